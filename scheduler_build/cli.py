@@ -1,0 +1,36 @@
+"""`scheduler-build`: the same tasks as `inv`, for pip users without a tasks.py."""
+
+from __future__ import annotations
+
+import os
+
+from invoke import Config, Program
+
+from . import __version__
+from .tasks import namespace
+
+
+class SchedulerBuildConfig(Config):
+    """Reads invoke.yaml like `inv` does; environment variables use SCHEDULER_BUILD_."""
+
+    prefix = "invoke"
+    env_prefix = "SCHEDULER_BUILD"
+
+    def __init__(self, *args, **kwargs):
+        # With a built-in namespace invoke has no project location: use the cwd so a
+        # project's invoke.yaml still applies.
+        kwargs.setdefault("project_location", os.getcwd())
+        super().__init__(*args, **kwargs)
+
+
+program = Program(
+    namespace=namespace(),
+    name="scheduler-build",
+    binary="scheduler-build",
+    version=__version__,
+    config_class=SchedulerBuildConfig,
+)
+
+
+def main() -> None:
+    program.run()

@@ -1,0 +1,108 @@
+"""Compile inside the builder container: pure command construction plus one runner.
+
+The container has no network (`--network none`): vendoring must be complete.
+Go's build cache lives in a named volume so rebuilds are incremental.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from docker.types import Mount
+
+from . import docker_api
+
+VERSION_PACKAGES = ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
+BUILD_TAGS = ("selinux", "notest")
+SRC, VENDOR, OUT, GOCACHE = "/src", "/src/vendor", "/out", "/gocache"
+
+
+@dataclass(frozen=True)
+class VersionStamp:
+    git_version: str  # v1.36.3 or v1.36.3-acme.1
+    git_major: str
+    git_minor: str
+    git_commit: str = ""
+    git_tree_state: str = "clean"
+    build_date: str = "1970-01-01T00:00:00Z"
+
+
+def ldflags(stamp: VersionStamp, strip: bool = True, cgo_static: bool = False) -> str:
+    """The -ldflags string: stripped, version-stamped, optionally externally linked static."""
+    parts: list[str] = []
+    if strip:
+        parts += ["-s", "-w"]
+    values = {
+        "gitVersion": stamp.git_version,
+        "gitMajor": stamp.git_major,
+        "gitMinor": stamp.git_minor,
+        "gitCommit": stamp.git_commit,
+        "gitTreeState": stamp.git_tree_state,
+        "buildDate": stamp.build_date,
+    }
+    for package in VERSION_PACKAGES:
+        for key, value in values.items():
+            parts.append(f"-X '{package}.{key}={value}'")
+    if cgo_static:
+        parts += ["-linkmode", "external", "-extldflags", "'-static'"]
+    return " ".join(parts)
+
+
+def go_build_command(package: str, output: str, flags: str) -> list[str]:
+    return [
+        "go", "build",
+        "-trimpath",
+        "-mod=vendor",
+        "-buildvcs=false",
+        "-tags", ",".join(BUILD_TAGS),
+        "-ldflags", flags,
+        "-o", output,
+        package,
+    ]
+
+
+def build_environment(goos: str, goarch: str, cgo_static: bool, source_date_epoch: int) -> dict[str, str]:
+    return {
+        "CGO_ENABLED": "1" if cgo_static else "0",
+        "GOOS": goos,
+        "GOARCH": goarch,
+        "GOFLAGS": "-mod=vendor",
+        "GOPROXY": "off",
+        "GOTOOLCHAIN": "local",
+        "GOCACHE": GOCACHE,
+        "GOMODCACHE": "/tmp/gomodcache-unused",
+        "HOME": "/tmp",
+        "SOURCE_DATE_EPOCH": str(source_date_epoch),
+    }
+
+
+def run(
+    client,
+    image: str,
+    *,
+    workspace: Path,
+    vendor: Path,
+    out_dir: Path,
+    gocache_volume: str,
+    package: str,
+    binary_name: str,
+    flags: str,
+    environment: dict[str, str],
+    network: str = "none",
+) -> tuple[int, list[str]]:
+    """Compile `package` to out_dir/binary_name in the builder; returns (exit code, argv)."""
+    argv = go_build_command(package, f"{OUT}/{binary_name}", flags)
+    mounts = [
+        Mount(SRC, str(workspace), type="bind", read_only=True),
+        Mount(VENDOR, str(vendor), type="bind", read_only=True),
+        Mount(OUT, str(out_dir), type="bind"),
+        Mount(GOCACHE, gocache_volume, type="volume"),
+    ]
+    # A shell line so the container's own output shows what ran.
+    script = "echo '+ " + shlex.join(argv).replace("'", "'\\''") + "' && exec " + shlex.join(argv)
+    code = docker_api.run_streaming(
+        client, image, ["sh", "-c", script], mounts=mounts, environment=environment, workdir=SRC, network=network
+    )
+    return code, argv

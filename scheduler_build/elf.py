@@ -1,0 +1,70 @@
+"""Pure ELF inspection: class, machine, interpreter and dynamic section.
+
+Enough of the format to prove a binary is static and built for the requested
+architecture; reads only the file header and program headers.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+PT_DYNAMIC = 2
+PT_INTERP = 3
+MACHINES = {0x3E: "amd64", 0xB7: "arm64", 0x03: "386", 0x28: "arm", 0x15: "ppc64le", 0x16: "s390x", 0xF3: "riscv64"}
+
+
+class NotELF(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class ElfInfo:
+    arch: str
+    bits: int
+    elf_type: str  # EXEC or DYN (static-pie) or other
+    interpreter: str | None
+    has_dynamic: bool
+
+    @property
+    def is_static(self) -> bool:
+        return self.interpreter is None and not self.has_dynamic
+
+
+def inspect(data: bytes) -> ElfInfo:
+    if len(data) < 64 or data[:4] != b"\x7fELF":
+        raise NotELF("not an ELF file")
+    elf_class, endian = data[4], data[5]
+    if elf_class not in (1, 2) or endian not in (1, 2):
+        raise NotELF("unknown ELF class or byte order")
+    order = "<" if endian == 1 else ">"
+    if elf_class == 2:
+        e_type, e_machine = struct.unpack_from(order + "HH", data, 16)
+        (e_phoff,) = struct.unpack_from(order + "Q", data, 32)
+        e_phentsize, e_phnum = struct.unpack_from(order + "HH", data, 54)
+    else:
+        e_type, e_machine = struct.unpack_from(order + "HH", data, 16)
+        (e_phoff,) = struct.unpack_from(order + "I", data, 28)
+        e_phentsize, e_phnum = struct.unpack_from(order + "HH", data, 42)
+    interpreter = None
+    has_dynamic = False
+    for index in range(e_phnum):
+        offset = e_phoff + index * e_phentsize
+        if offset + e_phentsize > len(data):
+            raise NotELF("truncated program header table")
+        (p_type,) = struct.unpack_from(order + "I", data, offset)
+        if p_type == PT_DYNAMIC:
+            has_dynamic = True
+        elif p_type == PT_INTERP:
+            if elf_class == 2:
+                p_offset, _, _, p_filesz = struct.unpack_from(order + "QQQQ", data, offset + 8)
+            else:
+                p_offset, _, _, p_filesz = struct.unpack_from(order + "IIII", data, offset + 4)
+            interpreter = data[p_offset : p_offset + p_filesz].rstrip(b"\x00").decode(errors="replace")
+    return ElfInfo(
+        arch=MACHINES.get(e_machine, f"machine-{e_machine:#x}"),
+        bits=64 if elf_class == 2 else 32,
+        elf_type={2: "EXEC", 3: "DYN"}.get(e_type, str(e_type)),
+        interpreter=interpreter,
+        has_dynamic=has_dynamic,
+    )

@@ -1,0 +1,61 @@
+"""Atomic file-system updates: an interrupted task leaves the previous good state."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+
+def write_atomic(path: Path, data: bytes | str, mode: int | None = None) -> None:
+    """Write via a temporary file in the same directory, fsync, then rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode() if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(raw)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+
+
+def publish_dir(staging: Path, final: Path) -> Path:
+    """Make the complete directory `staging` visible at `final` in one step.
+
+    `final` is a symlink to a sibling directory named after the content; the
+    symlink is swapped with rename(2), so readers see the old tree or the new one,
+    never a mix. Directories the symlink no longer points at are removed.
+    """
+    staging, final = Path(staging), Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    if final.exists() and not final.is_symlink():
+        # A real directory from an older layout: move it aside, it is replaced below.
+        shutil.rmtree(final)
+    target_name = f".{final.name}.{staging.name.lstrip('.')}"
+    target = final.parent / target_name
+    if target.exists():
+        shutil.rmtree(target)
+    os.replace(staging, target)
+    link_tmp = final.parent / f".{final.name}.link.{os.getpid()}"
+    _unlink_quietly(link_tmp)
+    os.symlink(target_name, link_tmp)
+    os.replace(link_tmp, final)
+    for sibling in final.parent.glob(f".{final.name}.*"):
+        if sibling.name != target_name and sibling.is_dir() and not sibling.is_symlink():
+            shutil.rmtree(sibling, ignore_errors=True)
+    return final
+
+
+def _unlink_quietly(path: os.PathLike | str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

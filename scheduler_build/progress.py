@@ -1,0 +1,38 @@
+"""Phase lines on stderr: stdout is reserved for machine-readable results."""
+
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def phase(name: str, detail: str = "") -> Iterator[dict]:
+    """Print `==> name detail` on entry and `<== name ok (1.2s)` on exit.
+
+    The yielded dict collects the elapsed seconds under "seconds" so callers can
+    record phase timings (build-info.json) without timing twice.
+    """
+    record: dict = {}
+    log(f"==> {name}{': ' + detail if detail else ''}")
+    start = time.monotonic()
+    try:
+        yield record
+    except BaseException:
+        record["seconds"] = round(time.monotonic() - start, 3)
+        log(f"<== {name} FAILED after {record['seconds']:.1f}s")
+        raise
+    record["seconds"] = round(time.monotonic() - start, 3)
+    log(f"<== {name} ok ({record['seconds']:.1f}s)")
+
+
+def stream_line(line: str) -> None:
+    """Forward one line of tool output (go, docker) to stderr as it arrives."""
+    sys.stderr.write(line if line.endswith("\n") else line + "\n")
+    sys.stderr.flush()

@@ -1,0 +1,72 @@
+"""Option resolution: flag, then invoke config (invoke.yaml, env vars), then default.
+
+Invoke's own configuration system does the loading (project invoke.yaml, the
+user's files, environment variables with the program's prefix); this module only
+reads the merged result so every task resolves options the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+# Defaults for every setting, registered on the root collection; invoke merges
+# files and environment variables over them. Env vars only reach keys listed here.
+DEFAULTS: dict[str, Any] = {
+    "k8s": {
+        # A minor ("1.36") resolves to its newest patch; "latest" to the newest release.
+        "version": "1.36",
+    },
+    "paths": {
+        "cache_dir": "",  # empty: $XDG_CACHE_HOME/scheduler-build or ~/.cache/scheduler-build
+        "dist_dir": "dist",
+    },
+    "builder": {
+        "image": "",  # empty: official golang:<go> if present or pullable, else bootstrapped
+        "pull": True,  # try pulling the official image before falling back
+        "goroot": "",  # empty: `go env GOROOT` of the host
+    },
+    "build": {
+        "name": "",  # dist/<name>/...; empty: the component name
+        "component": "kube-scheduler",
+        "os": "linux",
+        "arch": "",  # empty: the host's architecture
+        "cgo_static": False,
+        "source_date_epoch": "",  # empty: $SOURCE_DATE_EPOCH, else the release's commit time
+        "version_suffix": "",
+        "gocache_volume": "scheduler-build-gocache",
+    },
+    "registry": {
+        "url": "",  # HOST[:PORT]/REPO, checked by `inv doctor` when set
+    },
+}
+
+
+def get(config: Any, dotted: str, flag: Any = None) -> Any:
+    """Resolve one option: an explicit flag wins, then invoke config, then DEFAULTS."""
+    if flag is not None:
+        return flag
+    node: Any = config
+    for part in dotted.split("."):
+        try:
+            node = node[part]
+        except (KeyError, TypeError):
+            node = _default(dotted)
+            break
+    return node
+
+
+def _default(dotted: str) -> Any:
+    node: Any = DEFAULTS
+    for part in dotted.split("."):
+        node = node[part]
+    return node
+
+
+def cache_dir(config: Any = None) -> Path:
+    configured = get(config, "paths.cache_dir") if config is not None else ""
+    if configured:
+        return Path(configured).expanduser().resolve()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "scheduler-build"

@@ -1,0 +1,17 @@
+"""The invoke collections, one per concern; tasks.py and the console script compose them."""
+
+from invoke import Collection
+
+from .. import settings
+from . import build, builder, dev, k8s
+
+
+def namespace() -> Collection:
+    ns = Collection()
+    ns.add_task(dev.doctor)
+    ns.add_task(dev.test)
+    ns.add_collection(k8s.ns)
+    ns.add_collection(builder.ns)
+    ns.add_collection(build.ns)
+    ns.configure(settings.DEFAULTS)
+    return ns
