@@ -133,7 +133,7 @@ def run(request: BuildRequest) -> BuildResult:
 
     name = request.name or request.component
     platform_dir = f"{request.goos}-{arch}"
-    final_dir = Path(request.dist_dir) / name / resolution.version / platform_dir
+    final_dir = Path(request.dist_dir).resolve() / name / resolution.version / platform_dir
     final_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".tmp-{platform_dir}-", dir=final_dir.parent))
     try:

@@ -13,6 +13,7 @@ from pathlib import Path
 from docker.types import Mount
 
 from . import docker_api
+from .progress import stream_line
 
 VERSION_PACKAGES = ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
 BUILD_TAGS = ("selinux", "notest")
@@ -44,9 +45,10 @@ def ldflags(stamp: VersionStamp, strip: bool = True, cgo_static: bool = False) -
     }
     for package in VERSION_PACKAGES:
         for key, value in values.items():
-            parts.append(f"-X '{package}.{key}={value}'")
+            # Values never contain spaces (validated upstream), so no quoting is needed.
+            parts.append(f"-X {package}.{key}={value}")
     if cgo_static:
-        parts += ["-linkmode", "external", "-extldflags", "'-static'"]
+        parts += ["-linkmode", "external", "-extldflags", "-static"]
     return " ".join(parts)
 
 
@@ -100,9 +102,8 @@ def run(
         Mount(OUT, str(out_dir), type="bind"),
         Mount(GOCACHE, gocache_volume, type="volume"),
     ]
-    # A shell line so the container's own output shows what ran.
-    script = "echo '+ " + shlex.join(argv).replace("'", "'\\''") + "' && exec " + shlex.join(argv)
+    stream_line("+ " + shlex.join(argv))
     code = docker_api.run_streaming(
-        client, image, ["sh", "-c", script], mounts=mounts, environment=environment, workdir=SRC, network=network
+        client, image, argv, mounts=mounts, environment=environment, workdir=SRC, network=network
     )
     return code, argv

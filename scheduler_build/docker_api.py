@@ -99,16 +99,19 @@ def run_streaming(
     user: str | None = None,
 ) -> int:
     """Run `command` in a fresh container, stream its output, remove it; return the exit code."""
-    container = client.containers.create(
-        image,
-        command=command,
-        mounts=mounts,
-        environment=environment,
-        working_dir=workdir,
-        network_mode=network,
-        user=user,
-        detach=True,
-    )
+    try:
+        container = client.containers.create(
+            image,
+            command=command,
+            mounts=mounts,
+            environment=environment,
+            working_dir=workdir,
+            network_mode=network,
+            user=user,
+            detach=True,
+        )
+    except docker.errors.APIError as exc:
+        raise UserError(f"the Docker engine refused to create a container from {image}: {exc.explanation or _short(exc)}") from None
     try:
         container.start()
         buffer = b""

@@ -20,7 +20,7 @@ from ._common import emit, user_errors
         "name": "dist/<name>/... directory name (default: build.name, else the component)",
         "cgo-static": "link with cgo, -linkmode external -extldflags -static (needs gcc in the builder)",
         "builder-image": "compile in this image instead of the official or bootstrapped golang image",
-        "pull": "try pulling the official golang image before bootstrapping (default: builder.pull)",
+        "no-pull": "never try pulling the official golang image (default: builder.pull decides)",
         "dist": "output root (default: paths.dist_dir = dist)",
         "source-date-epoch": "build date stamp in seconds (default: $SOURCE_DATE_EPOCH, else the release time)",
         "version-suffix": "appended to the stamped version, e.g. acme.1 -> v1.36.3-acme.1",
@@ -29,8 +29,8 @@ from ._common import emit, user_errors
     },
 )
 @user_errors
-def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cgo_static=None,
-          builder_image=None, pull=None, dist=None, source_date_epoch=None, version_suffix=None,
+def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cgo_static=False,
+          builder_image=None, no_pull=False, dist=None, source_date_epoch=None, version_suffix=None,
           gocache_volume=None, json=False):
     """Build a static, version-stamped kube-scheduler in a golang container with no network."""
     cfg = c.config
@@ -40,9 +40,9 @@ def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cg
         name=settings.get(cfg, "build.name", name),
         goos=settings.get(cfg, "build.os", os),
         arch=settings.get(cfg, "build.arch", arch),
-        cgo_static=bool(settings.get(cfg, "build.cgo_static", cgo_static)),
+        cgo_static=bool(settings.get(cfg, "build.cgo_static", cgo_static or None)),
         builder_image=settings.get(cfg, "builder.image", builder_image),
-        pull=bool(settings.get(cfg, "builder.pull", pull)),
+        pull=False if no_pull else bool(settings.get(cfg, "builder.pull")),
         goroot=settings.get(cfg, "builder.goroot"),
         dist_dir=Path(settings.get(cfg, "paths.dist_dir", dist)),
         cache_dir=settings.cache_dir(cfg),

@@ -22,10 +22,10 @@ def bootstrap(c, goroot=None, force=False):
 @task(help={
     "k8s-version": "Kubernetes version whose go.mod sets the Go version needed (default: k8s.version)",
     "image": "an explicit builder image to check (default: builder.image)",
-    "pull": "allow pulling the official golang image (default: builder.pull)",
+    "no-pull": "never try pulling the official golang image (default: builder.pull decides)",
 })
 @user_errors
-def show(c, k8s_version=None, image=None, pull=None):
+def show(c, k8s_version=None, image=None, no_pull=False):
     """Show which builder image `inv build` would use, bootstrapping it if needed."""
     resolution = k8s.resolve(settings.get(c.config, "k8s.version", k8s_version), settings.cache_dir(c.config))
     client = docker_api.connect()
@@ -33,7 +33,7 @@ def show(c, k8s_version=None, image=None, pull=None):
         client,
         resolution.go_version,
         settings.get(c.config, "builder.image", image),
-        bool(settings.get(c.config, "builder.pull", pull)),
+        False if no_pull else bool(settings.get(c.config, "builder.pull")),
         settings.get(c.config, "builder.goroot"),
     )
     emit(f"{chosen.image} go{chosen.go_version} {chosen.source}")

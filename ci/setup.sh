@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Prepare a machine for scheduler-build: the Python package with its test extra,
+# a running Docker engine, Go, and the Debian packages the tests use.
+# Idempotent, and quiet when everything is already present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { echo "setup: $*" >&2; }
+
+# Debian packages the toolkit and its tests use (real parts, no mocks):
+#   docker.io        the engine (20.10, API 1.41)
+#   busybox-static   the root filesystem of the bootstrapped golang builder
+#   ca-certificates  CA bundle copied into images
+#   docker-registry  the distribution registry for push tests
+#   etcd-server      the control plane's store for e2e tests
+#   qemu-user-static runs arm64 binaries to check their version
+#   debootstrap      the Python runtime base of the extender image
+APT_PACKAGES=(docker.io busybox-static ca-certificates docker-registry etcd-server qemu-user-static debootstrap)
+
+export PATH="/usr/local/go/bin:$PATH"
+
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # Debian starts the registry and etcd as services; the tests start their own on
+    # free ports, so stop the packaged ones where an init system runs them.
+    for svc in docker-registry etcd; do
+      service "$svc" stop >/dev/null 2>&1 || true
+    done
+  else
+    say "missing Debian packages: ${missing[*]} (run as root on Debian, or install them)"
+  fi
+fi
+
+if ! docker info >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v dockerd >/dev/null 2>&1; then
+    say "starting dockerd"
+    nohup dockerd >/var/log/dockerd.log 2>&1 &
+    for _ in $(seq 1 60); do
+      docker info >/dev/null 2>&1 && break
+      sleep 1
+    done
+    docker info >/dev/null 2>&1 || { say "dockerd did not start; see /var/log/dockerd.log"; exit 1; }
+  else
+    say "no Docker engine answers and it cannot be started here (need root and dockerd)"
+    exit 1
+  fi
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+  say "Go is missing: install Go 1.26+ at /usr/local/go"
+  exit 1
+fi
+
+if ! python3 -c "import scheduler_build, invoke, docker, jinja2, yaml, kubernetes, pytest" >/dev/null 2>&1 \
+   || ! command -v inv >/dev/null 2>&1; then
+  say "installing the scheduler-build package with its test extra"
+  python3 -m pip install -q --disable-pip-version-check -e '.[test]' >/dev/null 2>&1 \
+    || python3 -m pip install --disable-pip-version-check -e '.[test]'
+fi

@@ -1,0 +1,45 @@
+"""Shared fixtures. Integration fixtures use the real Docker engine and Go toolchain,
+and the default content-addressed caches (~/.cache/scheduler-build, the Go build
+cache volume), so the whole suite compiles each distinct input once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+# The Kubernetes minor the integration tests build; the newest patch is resolved.
+TEST_K8S_MINOR = "1.36"
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    return DATA
+
+
+def build_request(dist: Path, **overrides):
+    from scheduler_build import settings
+    from scheduler_build.build import BuildRequest
+
+    fields = dict(k8s_version=TEST_K8S_MINOR, dist_dir=dist, cache_dir=settings.cache_dir(), pull=False)
+    fields.update(overrides)
+    return BuildRequest(**fields)
+
+
+@pytest.fixture(scope="session")
+def built_scheduler(tmp_path_factory):
+    """One real kube-scheduler build (native arch) shared by every integration test.
+
+    Returns scheduler_build.build.BuildResult: .binary, .build_info, .info.
+    """
+    from scheduler_build import build
+
+    dist = tmp_path_factory.mktemp("dist")
+    return build.run(build_request(dist))
