@@ -198,7 +198,8 @@ def run(request: BuildRequest) -> BuildResult:
             "duration_seconds": round(time.monotonic() - started, 3),
         }
         (staging / "build-info.json").write_text(json.dumps(info, indent=2, sort_keys=True) + "\n")
-        publish_dir(staging, final_dir)
+        os.chmod(staging, 0o755)
+        publish_dir(staging, final_dir, info["binary"]["sha256"][:16])
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)

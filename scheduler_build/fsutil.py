@@ -27,7 +27,7 @@ def write_atomic(path: Path, data: bytes | str, mode: int | None = None) -> None
         raise
 
 
-def publish_dir(staging: Path, final: Path) -> Path:
+def publish_dir(staging: Path, final: Path, version: str) -> Path:
     """Make the complete directory `staging` visible at `final` in one step.
 
     `final` is a symlink to a sibling directory named after the content; the
@@ -39,9 +39,13 @@ def publish_dir(staging: Path, final: Path) -> Path:
     if final.exists() and not final.is_symlink():
         # A real directory from an older layout: move it aside, it is replaced below.
         shutil.rmtree(final)
-    target_name = f".{final.name}.{staging.name.lstrip('.')}"
+    target_name = f".{final.name}.{version}"
     target = final.parent / target_name
     if target.exists():
+        if final.is_symlink() and os.readlink(final) == target_name:
+            # Same content is already published: keep it, drop the new copy.
+            shutil.rmtree(staging)
+            return final
         shutil.rmtree(target)
     os.replace(staging, target)
     link_tmp = final.parent / f".{final.name}.link.{os.getpid()}"

@@ -1,15 +1,17 @@
 """Resolve and vendor the wrapper module's dependencies on the host, cached.
 
-`go mod tidy` runs with the network (the Go module proxy) on the host; its result
-is cached by the digest of the generated files. `go mod vendor` is cached by the
-digest of go.mod, go.sum and the sources (the import graph): a warm build of the
-same inputs neither tidies nor vendors. Each cache entry appears atomically.
+`go mod tidy` (on the host, with the Go module proxy) is cached by the digest of
+the generated go.mod and the import set of the sources; `go mod vendor` by the
+digest of the tidied go.mod, go.sum and that import set. Editing a source file
+without changing its imports therefore neither tidies nor vendors again. Each
+cache entry appears atomically (built in a temporary directory, then renamed).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -20,6 +22,10 @@ from .errors import UserError
 from .goproxy import NETWORK_HINT
 from .progress import stream_line
 from .workspace import Workspace
+
+_IMPORT_BLOCK = re.compile(r"^import\s*\((.*?)^\)", re.S | re.M)
+_IMPORT_LINE = re.compile(r'^import\s+(?:[\w.]+\s+)?"([^"]+)"', re.M)
+_QUOTED = re.compile(r'"([^"]+)"')
 
 
 @dataclass
@@ -32,10 +38,36 @@ class Vendored:
     vendor_cached: bool
 
 
+def go_imports(source: str) -> set[str]:
+    """Import paths of one Go file (pure; enough for cache keys)."""
+    found = set(_IMPORT_LINE.findall(source))
+    for block in _IMPORT_BLOCK.findall(source):
+        found.update(_QUOTED.findall(block))
+    return found
+
+
+def _digest(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(len(part).to_bytes(8, "big") + part)
+    return h.hexdigest()
+
+
+def _import_set(files: dict[str, str]) -> bytes:
+    imports: set[str] = set()
+    for name, text in files.items():
+        if name.endswith(".go"):
+            imports |= go_imports(text)
+    return "\n".join(sorted(imports)).encode()
+
+
 def _go(args: list[str], cwd: Path) -> None:
     env = dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GO111MODULE="on", GOWORK="off")
     stream_line("+ go " + " ".join(args))
-    proc = subprocess.Popen(["go", *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        proc = subprocess.Popen(["go", *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    except FileNotFoundError:
+        raise UserError("the Go toolchain is not on PATH (vendoring runs on the host)", "install Go 1.26+ at /usr/local/go")
     tail: list[str] = []
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -43,8 +75,8 @@ def _go(args: list[str], cwd: Path) -> None:
         tail = (tail + [line.strip()])[-5:]
     if proc.wait() != 0:
         detail = tail[-1] if tail else "no output"
-        hint = NETWORK_HINT if any(w in detail for w in ("dial tcp", "lookup", "proxy", "timeout")) else "the output above shows Go's own error"
-        raise UserError(f"`go {' '.join(args)}` failed: {detail}", hint)
+        network = any(w in detail for w in ("dial tcp", "lookup", "proxy", "timeout", "connection refused"))
+        raise UserError(f"`go {' '.join(args)}` failed: {detail}", NETWORK_HINT if network else "Go's own error is above")
 
 
 def _publish(tmp: Path, final: Path) -> None:
@@ -56,54 +88,67 @@ def _publish(tmp: Path, final: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _tmpdir(parent: Path) -> Path:
+    parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=".tmp-", dir=parent))
+
+
 def prepare(workspace: Workspace, cache_root: Path) -> Vendored:
     """Tidy (cached) and vendor (cached) the rendered workspace; return the directories to mount."""
-    key = workspace.digest()
-    work_dir = cache_root / "work" / key[:32]
-    tidy_cached = (work_dir / "go.sum").is_file()
+    imports = _import_set(workspace.files)
+    tidy_dir = cache_root / "tidy" / _digest(workspace.files["go.mod"].encode(), imports)[:32]
+    tidy_cached = (tidy_dir / "go.sum").is_file()
     if not tidy_cached:
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=_mkdir(cache_root / "work")))
+        tmp = _tmpdir(tidy_dir.parent)
         try:
             for name, text in workspace.files.items():
                 (tmp / name).write_text(text)
             _go(["mod", "tidy"], tmp)
-            (tmp / "vendor").mkdir()
-            _publish(tmp, work_dir)
+            for item in list(tmp.iterdir()):
+                if item.name not in ("go.mod", "go.sum"):
+                    item.unlink()
+            _publish(tmp, tidy_dir)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
-    go_sum = (work_dir / "go.sum").read_bytes()
-    h = hashlib.sha256()
-    for name in sorted(p.name for p in work_dir.iterdir() if p.is_file()):
-        h.update(name.encode() + b"\0" + (work_dir / name).read_bytes() + b"\0")
-    vendor_key = h.hexdigest()
+    go_mod = (tidy_dir / "go.mod").read_bytes()
+    go_sum = (tidy_dir / "go.sum").read_bytes()
+    vendor_key = _digest(go_mod, go_sum, imports)
     vendor_dir = cache_root / "vendor" / vendor_key[:32]
     vendor_cached = (vendor_dir / "modules.txt").is_file()
     if not vendor_cached:
-        _mkdir(vendor_dir.parent)
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=vendor_dir.parent))
+        tmp = _tmpdir(vendor_dir.parent)
         try:
-            # Vendor from a scratch copy: `go mod vendor -o` writes where we say, and
-            # the published workspace stays untouched if this fails.
             src = tmp / "src"
             src.mkdir()
-            for item in work_dir.iterdir():
-                if item.is_file():
-                    shutil.copy2(item, src / item.name)
+            for name, text in workspace.files.items():
+                if name != "go.mod":
+                    (src / name).write_text(text)
+            (src / "go.mod").write_bytes(go_mod)
+            (src / "go.sum").write_bytes(go_sum)
             _go(["mod", "vendor", "-o", str(tmp / "vendor")], src)
             _publish(tmp / "vendor", vendor_dir)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+    # The source directory the compiler sees: current sources + tidied go.mod/go.sum.
+    files = {name: text.encode() for name, text in workspace.files.items() if name != "go.mod"}
+    files["go.mod"], files["go.sum"] = go_mod, go_sum
+    source_dir = cache_root / "src" / _digest(*(n.encode() + b"\0" + files[n] for n in sorted(files)))[:32]
+    if not (source_dir / "go.sum").is_file():
+        tmp = _tmpdir(source_dir.parent)
+        try:
+            for name, data in files.items():
+                (tmp / name).write_bytes(data)
+            (tmp / "vendor").mkdir()  # mount point for the cached vendor tree
+            _publish(tmp, source_dir)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return Vendored(
-        workspace_dir=work_dir,
+        workspace_dir=source_dir,
         vendor_dir=vendor_dir,
         go_sum_sha256=hashlib.sha256(go_sum).hexdigest(),
         vendor_key=vendor_key,
         tidy_cached=tidy_cached,
         vendor_cached=vendor_cached,
     )
-
-
-def _mkdir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    return path

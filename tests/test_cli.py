@@ -1,0 +1,51 @@
+"""The command-line front door: errors are one line, no traceback; config layering."""
+
+import os
+import subprocess
+import sys
+
+from invoke import Config
+
+from scheduler_build import settings
+from scheduler_build.cli import SchedulerBuildConfig
+
+
+def run(args, env=None, cwd=None):
+    return subprocess.run(args, capture_output=True, text=True, env=dict(os.environ, **(env or {})), cwd=cwd, timeout=120)
+
+
+def test_malformed_version_is_one_line_without_traceback(repo):
+    proc = run(["inv", "k8s.resolve", "v1.36.x"], cwd=repo)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0
+    assert "'v1.36.x'" in proc.stderr
+
+
+def test_unreachable_proxy_is_a_clear_error(repo):
+    proc = run(["inv", "k8s.resolve", "1.36"], env={"GOPROXY": "http://127.0.0.1:9", "GOFLAGS": "-mod=mod"}, cwd=repo)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert "Go module proxy" in proc.stderr and "GOPROXY" in proc.stderr
+
+
+def test_console_script_lists_the_same_tasks(repo, tmp_path):
+    inv = run(["inv", "--list"], cwd=repo).stdout
+    ours = run([sys.executable, "-m", "scheduler_build", "--list"], cwd=tmp_path)
+    assert ours.returncode == 0, ours.stderr
+    for task in ("build", "k8s.resolve", "builder.bootstrap", "doctor", "test"):
+        assert task in inv and task in ours.stdout
+
+
+def test_settings_flag_then_config_then_default(tmp_path, monkeypatch):
+    (tmp_path / "invoke.yaml").write_text("k8s:\n  version: '1.35'\nbuild:\n  arch: arm64\n")
+    monkeypatch.setenv("SCHEDULER_BUILD_BUILD_ARCH", "s390x")
+    config = SchedulerBuildConfig(project_location=str(tmp_path), overrides=None)
+    config.load_collection(settings.DEFAULTS)
+    config.load_project()
+    config.load_shell_env()
+    assert settings.get(config, "k8s.version") == "1.35"  # project file over default
+    assert settings.get(config, "build.arch") == "s390x"  # env over project file
+    assert settings.get(config, "build.arch", "amd64") == "amd64"  # flag over everything
+    assert settings.get(config, "build.component") == "kube-scheduler"  # default
+    assert settings.get(Config(), "build.gocache_volume") == "scheduler-build-gocache"
