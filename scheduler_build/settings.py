@@ -37,6 +37,19 @@ DEFAULTS: dict[str, Any] = {
         "version_suffix": "",
         "gocache_volume": "scheduler-build-gocache",
     },
+    "config": {
+        "spec": "examples/underlay/scheduler.yaml",  # the build spec config.* and deploy read
+        "out": "",  # empty: <paths.dist_dir>/config/<name>
+        "runner_image": "",  # empty: the newest local scheduler-build/golang:* (runs the binary, no network)
+        "scheduler_name": "default-scheduler",  # migrate-policy's profile name
+        "fields_only": False,
+    },
+    "deploy": {
+        "kubeconfig": "",  # empty: $KUBECONFIG
+        "context": "",
+        "timeout": 300,  # seconds to wait for the Deployment to become available
+        "no_wait": False,
+    },
     "registry": {
         "url": "",  # HOST[:PORT]/REPO, checked by `inv doctor` when set
     },

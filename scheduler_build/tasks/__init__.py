@@ -13,5 +13,8 @@ def namespace() -> Collection:
     ns.add_collection(k8s.ns)
     ns.add_collection(builder.ns)
     ns.add_collection(build.ns)
+    from . import config, deploy
+    ns.add_collection(config.ns)
+    ns.add_task(deploy.deploy)
     ns.configure(settings.DEFAULTS)
     return ns

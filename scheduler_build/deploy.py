@@ -1,0 +1,290 @@
+"""`inv deploy`: server-side apply of the rendered objects, then wait for the Deployment.
+
+Objects come from a rendered directory (its kustomization.yaml lists them) or are
+rendered in memory from a spec. Each is applied with the kubernetes client's
+server-side apply under the field manager `scheduler-build` (conflicts forced:
+this tool owns the fields it renders), in dependency order (Namespace first).
+`dry_run` uses the API server's own dry run, so admission and validation still
+run and nothing is persisted.
+
+When the Deployment does not become available in time, `diagnose()` turns what
+the API server knows (Deployment and ReplicaSet conditions, pod and container
+states, events) into reasons a human can act on: image pulls, crash loops, RBAC
+or admission denials, unschedulable pods. It works on plain dicts so it is
+tested on recorded objects.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from .errors import UserError
+from .progress import log
+
+FIELD_MANAGER = "scheduler-build"
+# Apply order: what others depend on first.
+KIND_ORDER = ("Namespace", "ServiceAccount", "ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding",
+              "ConfigMap", "Secret", "Service", "Deployment")
+
+
+@dataclass
+class Applied:
+    kind: str
+    name: str
+    namespace: str
+    result: str  # "applied", "dry-run ok", "skipped: ..."
+
+
+@dataclass
+class DeployReport:
+    applied: list[Applied] = field(default_factory=list)
+    available: bool | None = None  # None: not waited for
+    reasons: list[str] = field(default_factory=list)
+    deployments: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"applied": [a.__dict__ for a in self.applied], "available": self.available,
+                "reasons": self.reasons, "deployments": self.deployments}
+
+
+def load_dir(directory: Path) -> list[dict]:
+    """The objects of a rendered directory, in the order its kustomization.yaml lists them."""
+    directory = Path(directory)
+    kust = directory / "kustomization.yaml"
+    if not kust.is_file():
+        raise UserError(f"{directory} has no kustomization.yaml", "render it first: inv config.render --spec S --out DIR")
+    try:
+        resources = (yaml.safe_load(kust.read_text()) or {}).get("resources") or []
+    except yaml.YAMLError as exc:
+        raise UserError(f"{kust}: invalid YAML: {exc}") from None
+    objects: list[dict] = []
+    for name in resources:
+        path = directory / name
+        if not path.is_file():
+            raise UserError(f"{kust} lists {name}, which does not exist", "re-render the directory")
+        try:
+            objects += [d for d in yaml.safe_load_all(path.read_text()) if d]
+        except yaml.YAMLError as exc:
+            raise UserError(f"{path}: invalid YAML: {exc}") from None
+    return objects
+
+
+def ordered(objects: list[dict]) -> list[dict]:
+    def key(obj: dict) -> tuple:
+        kind = obj.get("kind", "")
+        return (KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER),)
+
+    return sorted(objects, key=key)  # stable: same-kind objects keep the rendered order
+
+
+def api_client(kubeconfig: Path, context: str | None) -> Any:
+    from kubernetes import config as kube_config
+
+    kubeconfig = Path(kubeconfig)
+    if not kubeconfig.is_file():
+        raise UserError(f"--kubeconfig {kubeconfig}: no such file", "pass the kubeconfig of the target cluster")
+    try:
+        return kube_config.new_client_from_config(config_file=str(kubeconfig), context=context or None)
+    except kube_config.ConfigException as exc:
+        raise UserError(f"--kubeconfig {kubeconfig}: {exc}",
+                        "check --context against `kubectl config get-contexts --kubeconfig K`") from None
+
+
+def _api_error(exc: Exception) -> str:
+    """The API server's own message from an ApiException/DynamicApiError."""
+    import json
+
+    body = getattr(exc, "body", None)
+    if body:
+        try:
+            return json.loads(body).get("message") or str(body)
+        except (ValueError, AttributeError):
+            return str(body)
+    return str(getattr(exc, "summary", lambda: exc)() if callable(getattr(exc, "summary", None)) else exc)
+
+
+def apply(client: Any, objects: list[dict], dry_run: bool = False) -> list[Applied]:
+    """Server-side apply each object; stop at the first refusal with the server's reason."""
+    from kubernetes.dynamic import DynamicClient
+    from kubernetes.dynamic.exceptions import DynamicApiError, ResourceNotFoundError
+    from urllib3.exceptions import HTTPError as Urllib3Error
+
+    try:
+        dynamic = DynamicClient(client)
+    except (Urllib3Error, OSError) as exc:
+        raise UserError(f"cannot reach the API server at {client.configuration.host}: {exc}",
+                        "check the kubeconfig's server and that the cluster is up") from None
+    except DynamicApiError as exc:
+        raise UserError(f"the API server refused discovery: {_api_error(exc)}", "check the kubeconfig's credentials") from None
+    results: list[Applied] = []
+    new_namespaces: set[str] = set()
+    for obj in ordered(objects):
+        kind, api_version = obj.get("kind", ""), obj.get("apiVersion", "")
+        meta = obj.get("metadata") or {}
+        name, namespace = meta.get("name", ""), meta.get("namespace", "")
+        try:
+            resource = dynamic.resources.get(api_version=api_version, kind=kind)
+        except ResourceNotFoundError:
+            raise UserError(f"the API server does not serve {api_version} {kind} ({name})",
+                            "the cluster is too old or lacks that API") from None
+        if dry_run and namespace and namespace in new_namespaces:
+            # A server dry run persists nothing, so the namespace it "created" does not exist yet.
+            results.append(Applied(kind, name, namespace, f"not checked: namespace {namespace} is created by this apply"))
+            continue
+        try:
+            dynamic.server_side_apply(resource, body=obj, namespace=namespace or None, field_manager=FIELD_MANAGER,
+                                      force_conflicts=True, dry_run="All" if dry_run else None)
+        except DynamicApiError as exc:
+            raise UserError(f"applying {kind} {namespace + '/' if namespace else ''}{name} failed: "
+                            f"{getattr(exc, 'status', '')} {_api_error(exc)}".replace("  ", " "),
+                            "RBAC: the kubeconfig's user needs rights to create these objects (and to bind the "
+                            "system:kube-scheduler roles)" if getattr(exc, "status", 0) == 403 else
+                            "the server's message says which field") from None
+        if dry_run and kind == "Namespace":
+            try:
+                resource.get(name=name)
+            except DynamicApiError:
+                new_namespaces.add(name)
+        results.append(Applied(kind, name, namespace, "dry-run ok" if dry_run else "applied"))
+        log(f"    {kind} {namespace + '/' if namespace else ''}{name}: {results[-1].result}")
+    return results
+
+
+def wait_available(client: Any, deployments: list[tuple[str, str]], timeout: float,
+                   sleep: Callable[[float], None] = time.sleep) -> tuple[bool, list[str]]:
+    """Poll until every (namespace, name) Deployment is available, or explain why not."""
+    from kubernetes import client as k8s
+    from kubernetes.client.rest import ApiException
+
+    apps, core = k8s.AppsV1Api(client), k8s.CoreV1Api(client)
+    deadline = time.monotonic() + timeout
+    pending = list(deployments)
+    while True:
+        still = []
+        for namespace, name in pending:
+            try:
+                dep = apps.read_namespaced_deployment(name, namespace)
+            except ApiException as exc:
+                return False, [f"Deployment {namespace}/{name}: cannot read it: {exc.status} {exc.reason}"]
+            if not is_available(client.sanitize_for_serialization(dep)):
+                still.append((namespace, name))
+        if not still:
+            return True, []
+        if time.monotonic() >= deadline:
+            reasons: list[str] = []
+            for namespace, name in still:
+                reasons += gather_and_diagnose(client, apps, core, namespace, name)
+            return False, reasons
+        pending = still
+        sleep(2.0)
+
+
+def is_available(dep: dict) -> bool:
+    status, spec = dep.get("status") or {}, dep.get("spec") or {}
+    meta = dep.get("metadata") or {}
+    if (status.get("observedGeneration") or 0) < (meta.get("generation") or 0):
+        return False
+    want = spec.get("replicas", 1)
+    conditions = {c.get("type"): c for c in status.get("conditions") or []}
+    return (conditions.get("Available", {}).get("status") == "True"
+            and (status.get("updatedReplicas") or 0) >= want and (status.get("availableReplicas") or 0) >= want)
+
+
+def gather_and_diagnose(client: Any, apps: Any, core: Any, namespace: str, name: str) -> list[str]:
+    dep = client.sanitize_for_serialization(apps.read_namespaced_deployment(name, namespace))
+    selector = ",".join(f"{k}={v}" for k, v in sorted(((dep.get("spec") or {}).get("selector") or {})
+                                                       .get("matchLabels", {}).items()))
+    pods = client.sanitize_for_serialization(core.list_namespaced_pod(namespace, label_selector=selector)).get("items", [])
+    replica_sets = client.sanitize_for_serialization(
+        apps.list_namespaced_replica_set(namespace, label_selector=selector)).get("items", [])
+    events = client.sanitize_for_serialization(core.list_namespaced_event(namespace)).get("items", [])
+    return diagnose(dep, pods, replica_sets, events)
+
+
+WAITING_HINTS = {
+    "ErrImagePull": "the image cannot be pulled: check image.repository/tag and that it was pushed (inv image.push)",
+    "ImagePullBackOff": "the image cannot be pulled: check image.repository/tag and that it was pushed (inv image.push)",
+    "InvalidImageName": "the image reference is malformed: check image.repository/tag in the spec",
+    "CrashLoopBackOff": "the scheduler keeps exiting: its last output is above; often a configuration the binary refuses (run inv config.validate)",
+    "CreateContainerConfigError": "a referenced ConfigMap/Secret or security setting is wrong",
+    "RunContainerError": "the runtime could not start the container (entrypoint, user, or mounts)",
+}
+
+
+def diagnose(dep: dict, pods: list[dict], replica_sets: list[dict], events: list[dict]) -> list[str]:
+    """Why a Deployment is not available, from the objects the API server returned (plain dicts)."""
+    meta = dep.get("metadata") or {}
+    ident = f"Deployment {meta.get('namespace')}/{meta.get('name')}"
+    reasons: list[str] = []
+    status = dep.get("status") or {}
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == "ReplicaFailure" and cond.get("status") == "True":
+            reasons.append(f"{ident}: {cond.get('reason')}: {cond.get('message')}")
+        if cond.get("type") == "Progressing" and cond.get("status") == "False":
+            reasons.append(f"{ident}: {cond.get('reason')}: {cond.get('message')}")
+    for rs in replica_sets:
+        for cond in (rs.get("status") or {}).get("conditions") or []:
+            if cond.get("type") == "ReplicaFailure" and cond.get("status") == "True":
+                msg = cond.get("message", "")
+                hint = " (RBAC or admission denied creating pods)" if "forbidden" in msg else ""
+                reasons.append(f"ReplicaSet {rs['metadata']['name']}: {cond.get('reason')}: {msg}{hint}")
+    for pod in pods:
+        pname = (pod.get("metadata") or {}).get("name", "?")
+        pstatus = pod.get("status") or {}
+        for cond in pstatus.get("conditions") or []:
+            if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
+                reasons.append(f"pod {pname}: not scheduled: {cond.get('reason')}: {cond.get('message')}")
+        if not pstatus.get("conditions") and not (pod.get("spec") or {}).get("nodeName"):
+            reasons.append(f"pod {pname}: not scheduled yet (no node assigned; is a scheduler running?)")
+        for cs in pstatus.get("containerStatuses") or []:
+            state = cs.get("state") or {}
+            waiting = state.get("waiting")
+            if waiting:
+                reason = waiting.get("reason", "")
+                text = f"pod {pname} container {cs.get('name')}: {reason}"
+                if waiting.get("message"):
+                    text += f": {waiting['message']}"
+                if reason in WAITING_HINTS:
+                    text += f" -> {WAITING_HINTS[reason]}"
+                last = (cs.get("lastState") or {}).get("terminated")
+                if last:
+                    text += f" (last exit code {last.get('exitCode')}: {(last.get('message') or last.get('reason') or '').strip()})"
+                reasons.append(text)
+            elif "running" in state and not cs.get("ready"):
+                reasons.append(f"pod {pname} container {cs.get('name')}: running but not ready "
+                               "(readiness probe /readyz on 10259 failing; look at its log)")
+            elif "terminated" in state:
+                term = state["terminated"]
+                reasons.append(f"pod {pname} container {cs.get('name')}: exited {term.get('exitCode')}: "
+                               f"{(term.get('message') or term.get('reason') or '').strip()}")
+    names = {meta.get("name")} | {(rs.get("metadata") or {}).get("name") for rs in replica_sets} | {
+        (p.get("metadata") or {}).get("name") for p in pods}
+    warnings = [e for e in events if e.get("type") == "Warning"
+                and (e.get("involvedObject") or {}).get("name") in names]
+    for event in sorted(warnings, key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")[-5:]:
+        obj = event.get("involvedObject") or {}
+        reasons.append(f"event {obj.get('kind')} {obj.get('name')}: {event.get('reason')}: {event.get('message')}")
+    if not reasons:
+        reasons.append(f"{ident}: {status.get('availableReplicas') or 0}/{(dep.get('spec') or {}).get('replicas', 1)} "
+                       "replicas available and no error reported yet; give it longer (--timeout)")
+    return reasons
+
+
+def deploy(objects: list[dict], kubeconfig: Path, context: str | None = None, dry_run: bool = False,
+           wait: bool = True, timeout: float = 300.0) -> DeployReport:
+    client = api_client(kubeconfig, context)
+    report = DeployReport()
+    report.applied = apply(client, objects, dry_run=dry_run)
+    report.deployments = [f"{o['metadata'].get('namespace', 'default')}/{o['metadata']['name']}"
+                          for o in objects if o.get("kind") == "Deployment"]
+    if dry_run or not wait:
+        return report
+    targets = [tuple(d.split("/", 1)) for d in report.deployments]
+    log(f"    waiting up to {timeout:g}s for {', '.join(report.deployments)} to become available")
+    report.available, report.reasons = wait_available(client, targets, timeout)  # type: ignore[arg-type]
+    return report

@@ -1,0 +1,64 @@
+"""deploy: server-side apply the rendered scheduler into a cluster and wait for it."""
+
+from __future__ import annotations
+
+import json as json_lib
+from pathlib import Path
+
+from invoke import task
+
+from .. import deploy as deploy_mod
+from .. import schedconfig, settings
+from .. import spec as spec_mod
+from ..errors import UserError
+from ..progress import log, phase
+from ._common import emit, user_errors
+
+
+@task(help={
+    "kubeconfig": "kubeconfig of the target cluster (default: deploy.kubeconfig, else $KUBECONFIG)",
+    "context": "kubeconfig context (default: deploy.context, else the current context)",
+    "dry-run": "server-side dry run: the API server validates and admits, nothing is stored",
+    "dir": "a directory rendered by inv config.render (default: render --spec in memory)",
+    "spec": "the build spec to render when --dir is not given (default: config.spec)",
+    "image": "scheduler image when rendering from --spec (default: the spec's image and tag)",
+    "no-wait": "return after applying instead of waiting for the Deployment to be available",
+    "timeout": "seconds to wait for availability (default: deploy.timeout = 300)",
+    "json": "print the report as JSON on stdout",
+})
+@user_errors
+def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None, image=None, no_wait=False,
+           timeout=None, json=False):
+    """Apply the scheduler's manifests with server-side apply (field manager scheduler-build) and wait."""
+    import os
+
+    from .config import resolved_version
+
+    kubeconfig = settings.get(c.config, "deploy.kubeconfig", kubeconfig) or os.environ.get("KUBECONFIG", "")
+    if not kubeconfig:
+        raise UserError("no kubeconfig given", "pass --kubeconfig K (or set deploy.kubeconfig / $KUBECONFIG)")
+    if dir:
+        objects = deploy_mod.load_dir(Path(dir))
+    else:
+        loaded = spec_mod.load(settings.get(c.config, "config.spec", spec))
+        ref = image or schedconfig.image_ref(loaded, resolved_version(c, loaded, None))
+        files = schedconfig.render_files(loaded, ref)
+        import yaml
+
+        objects = [d for name in (yaml.safe_load(files["kustomization.yaml"]).get("resources") or [])
+                   for d in yaml.safe_load_all(files[name]) if d]
+    wait = not (no_wait or settings.get(c.config, "deploy.no_wait", None))
+    with phase("deploy", f"{len(objects)} objects{' (server dry run)' if dry_run else ''}"):
+        report = deploy_mod.deploy(objects, Path(kubeconfig), settings.get(c.config, "deploy.context", context),
+                                   dry_run=bool(dry_run), wait=wait,
+                                   timeout=float(settings.get(c.config, "deploy.timeout", timeout)))
+    if json:
+        emit(json_lib.dumps(report.as_dict(), indent=2, sort_keys=True))
+    else:
+        emit("\n".join(f"{a.kind} {a.namespace + '/' if a.namespace else ''}{a.name}: {a.result}" for a in report.applied))
+    if report.available is False:
+        for reason in report.reasons:
+            log(f"    why: {reason}")
+        raise UserError(f"{', '.join(report.deployments)} not available after {settings.get(c.config, 'deploy.timeout', timeout)}s: "
+                        f"{report.reasons[0] if report.reasons else 'no reason reported'}",
+                        "every reason found is listed above")

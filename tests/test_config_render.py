@@ -1,0 +1,128 @@
+"""config.render: golden files, determinism, atomic output (unit: no Docker, Go or network)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scheduler_build import schedconfig
+from scheduler_build import spec as spec_mod
+from scheduler_build.errors import UserError
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data" / "config"
+GOLDEN = DATA / "golden"
+# (spec file, check_files): the example's plugin directory comes from the plugin issue.
+SPECS = {
+    "minimal": (DATA / "specs" / "minimal.yaml", True),
+    "intree-full": (DATA / "specs" / "intree-full.yaml", True),
+    "underlay-example": (REPO / "examples" / "underlay" / "scheduler.yaml", False),
+}
+K8S = "v1.36.3"
+
+
+def rendered(key: str) -> dict[str, str]:
+    path, check = SPECS[key]
+    spec = spec_mod.load(path, check_files=check)
+    return schedconfig.render_files(spec, schedconfig.image_ref(spec, K8S))
+
+
+@pytest.mark.parametrize("key", sorted(SPECS))
+def test_rendered_files_match_golden(key):
+    files = rendered(key)
+    golden_dir = GOLDEN / key
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        golden_dir.mkdir(parents=True, exist_ok=True)
+        for old in golden_dir.iterdir():
+            old.unlink()
+        for name, text in files.items():
+            (golden_dir / name).write_text(text)
+    expected = {p.name: p.read_text() for p in golden_dir.iterdir()}
+    assert sorted(files) == sorted(expected)
+    for name in files:
+        assert files[name] == expected[name], f"{key}/{name} differs from its golden (UPDATE_GOLDEN=1 to accept)"
+
+
+@pytest.mark.parametrize("key", sorted(SPECS))
+def test_manifests_are_valid_objects_and_hardened(key):
+    files = rendered(key)
+    kust = yaml.safe_load(files["kustomization.yaml"])
+    objects = [d for name in kust["resources"] for d in yaml.safe_load_all(files[name])]
+    by_kind: dict[str, list] = {}
+    for obj in objects:
+        assert obj["apiVersion"] and obj["kind"] and obj["metadata"]["name"]
+        by_kind.setdefault(obj["kind"], []).append(obj)
+    spec = spec_mod.load(SPECS[key][0], check_files=SPECS[key][1])
+    roles = {b["roleRef"]["name"] for b in by_kind["ClusterRoleBinding"]}
+    assert {"system:kube-scheduler", "system:volume-scheduler"} <= roles
+    auth = [b for b in by_kind["RoleBinding"] if b["roleRef"]["name"] == "extension-apiserver-authentication-reader"]
+    assert auth and auth[0]["metadata"]["namespace"] == "kube-system"
+    lease_role = [r for r in by_kind["Role"] if any("leases" in rule["resources"] for rule in r["rules"])][0]
+    assert spec.leader_election["resourceName"] in lease_role["rules"][1]["resourceNames"]
+    cm = by_kind["ConfigMap"][0]
+    config = yaml.safe_load(cm["data"]["config.yaml"])
+    assert config == yaml.safe_load(files[schedconfig.CONFIG_FILE])
+    assert config["apiVersion"] == "kubescheduler.config.k8s.io/v1"
+    assert config["leaderElection"]["resourceLock"] == "leases"
+    dep = [d for d in by_kind["Deployment"] if d["metadata"]["name"] == spec.name][0]
+    pod = dep["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    sc = container["securityContext"]
+    assert sc["runAsNonRoot"] is True and sc["runAsUser"] == 65532 and sc["readOnlyRootFilesystem"] is True
+    assert sc["capabilities"] == {"drop": ["ALL"]} and sc["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert sc["allowPrivilegeEscalation"] is False
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+        assert container[probe]["httpGet"] == {"path": path, "port": 10259, "scheme": "HTTPS"}
+    assert container["resources"]["requests"]
+    mount = [m for m in container["volumeMounts"] if m["name"] == "config"][0]["mountPath"]
+    assert f"--config={mount}/config.yaml" in container["args"]
+    assert ("Namespace" in by_kind) == (spec.namespace not in ("kube-system", "default"))
+    if spec.reference_extender.enabled:
+        svc = by_kind["Service"][0]
+        url = f"http://{svc['metadata']['name']}.{svc['metadata']['namespace']}.svc:{svc['spec']['ports'][0]['port']}"
+        assert url in [e["urlPrefix"] for e in config["extenders"]]
+    else:
+        assert "Service" not in by_kind
+
+
+def test_same_spec_gives_byte_identical_output(tmp_path):
+    path, check = SPECS["intree-full"]
+    spec = spec_mod.load(path)
+    a = schedconfig.render(spec, tmp_path / "a", "r/x:1")
+    b = schedconfig.render(spec_mod.load(path), tmp_path / "b", "r/x:1")
+    assert a == b
+    for name in a:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_render_replaces_the_directory_in_one_step(tmp_path):
+    spec = spec_mod.load(SPECS["minimal"][0])
+    out = tmp_path / "out"
+    schedconfig.render(spec, out, "r/x:1")
+    first = os.readlink(out)
+    schedconfig.render(spec, out, "r/x:2")  # different content -> a new tree, swapped in
+    assert out.is_symlink() and os.readlink(out) != first
+    assert "r/x:2" in (out / "deployment.yaml").read_text()
+    # the old tree is gone, no temporary leftovers
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out", os.readlink(out)])
+
+
+def test_render_refuses_a_directory_with_foreign_files(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "notes.txt").write_text("mine")
+    with pytest.raises(UserError, match="did not write"):
+        schedconfig.render(spec_mod.load(SPECS["minimal"][0]), tmp_path / "out", "r/x:1")
+    assert (tmp_path / "out" / "notes.txt").read_text() == "mine"
+
+
+def test_parse_names_go():
+    text = 'package names\n\nconst (\n\tPrioritySort = "PrioritySort"\n\tNodeName     = "NodeName"\n)\n'
+    assert schedconfig.parse_names_go(text) == {"PrioritySort", "NodeName"}
+
+
+def test_refusal_reason_is_the_binarys_own_error():
+    out = 'W1 x\nE1123 10:58:51.330697 6750 run.go:72] "command failed" err="initializing profiles: ScorePlugin \\"Nope\\" does not exist"\n'
+    assert schedconfig.refusal_reason(out) == 'initializing profiles: ScorePlugin "Nope" does not exist'

@@ -1,0 +1,106 @@
+"""deploy: the parts that need no API server (object loading/order, diagnosis of recorded objects).
+
+The apply and wait path runs against a real kube-apiserver in tests/test_config_integration.py
+when a built kube-apiserver and etcd are available, and in the end-to-end suite.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scheduler_build import deploy, schedconfig
+from scheduler_build import spec as spec_mod
+from scheduler_build.errors import UserError
+
+SPECS = Path(__file__).resolve().parent / "data" / "config" / "specs"
+
+
+def test_load_dir_reads_the_kustomization_and_orders_dependencies_first(tmp_path):
+    spec = spec_mod.load(SPECS / "intree-full.yaml")
+    schedconfig.render(spec, tmp_path / "out", "r/x:1")
+    objects = deploy.ordered(deploy.load_dir(tmp_path / "out"))
+    kinds = [o["kind"] for o in objects]
+    assert kinds[0] == "Namespace"
+    assert kinds.index("ServiceAccount") < kinds.index("ClusterRoleBinding") < kinds.index("Deployment")
+    assert kinds.index("ConfigMap") < kinds.index("Deployment")
+    assert sum(k == "Deployment" for k in kinds) == 2
+
+
+def test_load_dir_without_kustomization(tmp_path):
+    with pytest.raises(UserError, match="no kustomization.yaml"):
+        deploy.load_dir(tmp_path)
+
+
+def test_missing_kubeconfig(tmp_path):
+    with pytest.raises(UserError, match="no such file"):
+        deploy.api_client(tmp_path / "nope", None)
+
+
+def test_unknown_context(tmp_path):
+    kc = tmp_path / "kc"
+    kc.write_text(schedconfig.DUMMY_KUBECONFIG)
+    with pytest.raises(UserError, match="--context|context"):
+        deploy.api_client(kc, "no-such-context")
+
+
+DEP = {"metadata": {"name": "s", "namespace": "n", "generation": 2},
+       "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}}},
+       "status": {"observedGeneration": 2, "replicas": 1, "unavailableReplicas": 1,
+                  "conditions": [{"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable"}]}}
+
+
+def pod(name, **status):
+    return {"metadata": {"name": name}, "spec": {"nodeName": "n1"}, "status": status}
+
+
+def test_is_available():
+    assert not deploy.is_available(DEP)
+    ok = {**DEP, "status": {"observedGeneration": 2, "updatedReplicas": 1, "availableReplicas": 1,
+                            "conditions": [{"type": "Available", "status": "True"}]}}
+    assert deploy.is_available(ok)
+    stale = {**ok, "metadata": {**ok["metadata"], "generation": 3}}
+    assert not deploy.is_available(stale)
+
+
+def test_diagnose_image_pull():
+    p = pod("s-1", containerStatuses=[{"name": "kube-scheduler", "ready": False, "state": {"waiting": {
+        "reason": "ImagePullBackOff", "message": "Back-off pulling image \"r/x:1\""}}}])
+    reasons = deploy.diagnose(DEP, [p], [], [])
+    assert any("ImagePullBackOff" in r and "image.repository" in r for r in reasons)
+
+
+def test_diagnose_crash_loop_shows_last_exit():
+    p = pod("s-1", containerStatuses=[{"name": "kube-scheduler", "ready": False,
+                                       "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                                       "lastState": {"terminated": {"exitCode": 1, "message": "couldn't build extenders"}}}])
+    (reason,) = [r for r in deploy.diagnose(DEP, [p], [], []) if "CrashLoopBackOff" in r]
+    assert "exit code 1" in reason and "couldn't build extenders" in reason
+
+
+def test_diagnose_rbac_denial_from_replicaset_and_events():
+    rs = {"metadata": {"name": "s-abc"}, "status": {"conditions": [{"type": "ReplicaFailure", "status": "True",
+          "reason": "FailedCreate", "message": "pods \"s-abc-\" is forbidden: error looking up service account n/s"}]}}
+    ev = {"type": "Warning", "reason": "FailedCreate", "message": "Error creating: pods is forbidden",
+          "involvedObject": {"kind": "ReplicaSet", "name": "s-abc"}, "lastTimestamp": "2026-01-01T00:00:00Z"}
+    other = {**ev, "involvedObject": {"kind": "Pod", "name": "unrelated"}}
+    reasons = deploy.diagnose(DEP, [], [rs], [ev, other])
+    assert any("forbidden" in r and "RBAC" in r for r in reasons)
+    assert any(r.startswith("event ReplicaSet s-abc") for r in reasons)
+    assert not any("unrelated" in r for r in reasons)
+
+
+def test_diagnose_unscheduled_and_not_ready():
+    unscheduled = {"metadata": {"name": "s-1"}, "spec": {}, "status": {"conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3 nodes are available"}]}}
+    running = pod("s-2", conditions=[{"type": "Ready", "status": "False"}],
+                  containerStatuses=[{"name": "kube-scheduler", "ready": False, "state": {"running": {}}}])
+    reasons = deploy.diagnose(DEP, [unscheduled, running], [], [])
+    assert any("not scheduled: Unschedulable: 0/3" in r for r in reasons)
+    assert any("running but not ready" in r for r in reasons)
+
+
+def test_diagnose_with_nothing_known_says_so():
+    (reason,) = deploy.diagnose(DEP, [], [], [])
+    assert "0/1 replicas available" in reason
