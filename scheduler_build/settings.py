@@ -50,6 +50,20 @@ DEFAULTS: dict[str, Any] = {
         "timeout": 300,  # seconds to wait for the Deployment to become available
         "no_wait": False,
     },
+    "image": {
+        "platforms": "",  # empty: the spec's platforms, else the host's
+        "version": "",  # empty: the spec's version, else 0.1.0 (tag <k8s-version>-<version>)
+        "repository": "",  # empty: the spec's image.repository, else scheduler-build/<name>
+        "licenses": "Apache-2.0",  # org.opencontainers.image.licenses (Kubernetes' licence)
+        "source": "",  # org.opencontainers.image.source; empty: git's origin URL
+        "force": False,
+    },
+    "push": {
+        "retries": 4,  # per request, on connection errors, 5xx and 429
+        "backoff": 0.5,  # first delay in seconds, doubled per retry, capped at 8
+        "insecure": False,  # allow plain HTTP to non-loopback registries
+        "ca_cert": "",  # empty: /etc/docker/certs.d/<host:port>/ca.crt, else the system CAs
+    },
     "registry": {
         "url": "",  # HOST[:PORT]/REPO, checked by `inv doctor` when set
     },

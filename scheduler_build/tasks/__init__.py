@@ -16,5 +16,7 @@ def namespace() -> Collection:
     from . import config, deploy
     ns.add_collection(config.ns)
     ns.add_task(deploy.deploy)
+    from . import image
+    ns.add_collection(image.ns)
     ns.configure(settings.DEFAULTS)
     return ns

@@ -1,0 +1,379 @@
+"""`inv image.push`: push an OCI layout to a registry over the distribution API.
+
+Why not `docker push`: the engine (20.10) cannot push an OCI image index, and it
+re-compresses layers itself, so the pushed digests would not be the ones our
+reproducible layout records. We push the layout's exact bytes instead: blobs
+first, then each platform's manifest and its SBOM artifact by digest, and the
+tags last, so a tag never names an image whose parts are missing. Every manifest
+is read back and its digest compared.
+
+Credentials: SCHEDULER_BUILD_REGISTRY_USERNAME / _PASSWORD, else the docker
+config (`auths`, `credsStore`, `credHelpers`, read by docker-py's auth module,
+which runs the credential helpers). They live in memory only: never logged,
+never written, never part of an error message.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import re
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import requests
+
+from . import image as image_mod
+from .errors import UserError
+from .progress import log
+
+USER_ENV = "SCHEDULER_BUILD_REGISTRY_USERNAME"
+PASSWORD_ENV = "SCHEDULER_BUILD_REGISTRY_PASSWORD"
+CERTS_D = Path("/etc/docker/certs.d")
+REFERRERS_TAG_HINT = "OCI 1.1 referrers tag schema: sha256-<subject hex>"
+_REPO_RE = re.compile(r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$")
+_HOST_RE = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]{1,5})?$")
+
+
+class AuthFailed(UserError):
+    """The registry refused the credentials (or wanted some): retrying cannot help."""
+
+
+class Transient(Exception):
+    """A failure worth retrying: connection refused/reset, timeout, 5xx, 429."""
+
+
+@dataclass(frozen=True)
+class Target:
+    host: str  # host[:port]
+    repository: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.host}/{self.repository}"
+
+
+def parse_target(text: str) -> Target:
+    text = (text or "").strip()
+    if not text:
+        raise UserError("no registry given", "pass --registry HOST[:PORT]/REPO or set registry.url, e.g. 127.0.0.1:5000/acme/kube-scheduler")
+    if "://" in text:
+        raise UserError(f"--registry {text!r} must not have a scheme", "use HOST[:PORT]/REPO, e.g. registry.example.com/acme/kube-scheduler")
+    if "@" in text or (":" in text.split("/")[-1] and "/" in text):
+        raise UserError(f"--registry {text!r} names a tag or digest", "give the repository only; tags come from the build, e.g. 127.0.0.1:5000/acme/kube-scheduler")
+    host, _, repo = text.partition("/")
+    if not repo or not _HOST_RE.match(host) or not ("." in host or ":" in host or host == "localhost"):
+        raise UserError(f"--registry {text!r} is not HOST[:PORT]/REPO", "e.g. 127.0.0.1:5000/acme/kube-scheduler or ghcr.io/acme/kube-scheduler")
+    if not _REPO_RE.match(repo):
+        raise UserError(f"--registry: repository {repo!r} is not a valid name", "lowercase letters, digits and separators (. _ -), path components joined by /")
+    return Target(host, repo)
+
+
+def is_loopback(host: str) -> bool:
+    name = host.rsplit(":", 1)[0].strip("[]") if host.count(":") <= 1 or host.startswith("[") else host
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def credentials(host: str, docker_config: str | None = None) -> tuple[str, str] | None:
+    """(username, password) from the environment, else docker's config and credential helpers."""
+    user, password = os.environ.get(USER_ENV, ""), os.environ.get(PASSWORD_ENV, "")
+    if user or password:
+        if not (user and password):
+            raise UserError(f"only one of {USER_ENV} and {PASSWORD_ENV} is set", "set both, or neither to use `docker login`'s credentials")
+        return user, password
+    try:
+        from docker import auth as docker_auth
+
+        config = docker_auth.load_config(config_path=docker_config)
+        found = config.resolve_authconfig(host) if config else None
+    except Exception as exc:  # a broken config or a failing credential helper
+        raise UserError(f"cannot read credentials for {host} from the docker config: {exc.__class__.__name__}", "check ~/.docker/config.json and its credential helper, or set the environment variables") from None
+    if not found:
+        return None
+    # `auths` entries come back lower-case, credential helpers' answers capitalised.
+    user = found.get("username") or found.get("Username") or ""
+    password = found.get("password") or found.get("Password") or ""
+    if user and password:
+        return user, password
+    token = found.get("IdentityToken") or found.get("identitytoken") or ""
+    if token:
+        return "<token>", token
+    return None
+
+
+@dataclass
+class Client:
+    target: Target
+    creds: tuple[str, str] | None = None
+    ca_cert: str = ""
+    insecure: bool = False  # allow plain HTTP (always allowed for loopback, like the engine)
+    retries: int = 4
+    backoff: float = 0.5
+    timeout: float = 60.0
+    sleep: Callable[[float], None] = time.sleep
+    on_event: Callable[[str, str], None] | None = None  # (event, detail), for tests and progress
+    base: str = ""
+    session: requests.Session = field(default_factory=requests.Session)
+    _token: str = ""
+
+    # -- connection and authentication -----------------------------------------------------
+
+    def _verify(self):
+        if self.ca_cert:
+            return self.ca_cert
+        ca = CERTS_D / self.target.host / "ca.crt"
+        return str(ca) if ca.is_file() else True
+
+    def connect(self) -> None:
+        """Find the scheme (HTTPS, or HTTP where allowed) and authenticate against /v2/."""
+        schemes = ["https"]
+        if self.insecure or is_loopback(self.target.host):
+            schemes.append("http")
+        last = ""
+        for scheme in schemes:
+            base = f"{scheme}://{self.target.host}"
+            try:
+                response = self._retrying("ping", lambda: self.session.get(f"{base}/v2/", timeout=self.timeout, verify=self._verify()))
+            except requests.exceptions.SSLError as exc:
+                last = f"TLS: {_reason(exc)}"
+                continue
+            self.base = base
+            if response.status_code == 401:
+                self._authenticate(response)
+                check = self._request("GET", "/v2/")
+                if check.status_code == 401:
+                    raise AuthFailed(f"{self.target.host} rejected the credentials", f"check {USER_ENV}/{PASSWORD_ENV} or `docker login {self.target.host}`")
+            elif response.status_code != 200:
+                raise UserError(f"{base}/v2/ answered {response.status_code}: not a registry (distribution API v2)", "check the --registry host and port")
+            return
+        hint = f"put the registry's CA at {CERTS_D}/{self.target.host}/ca.crt (as the engine expects) or pass --ca-cert"
+        if not is_loopback(self.target.host) and not self.insecure:
+            hint += "; --insecure allows plain HTTP"
+        raise UserError(f"cannot talk TLS to {self.target.host}: {last}", hint)
+
+    def _authenticate(self, response: requests.Response) -> None:
+        challenge = response.headers.get("WWW-Authenticate", "")
+        if not self.creds:
+            raise AuthFailed(f"{self.target.host} requires authentication and no credentials were found",
+                             f"`docker login {self.target.host}`, or set {USER_ENV} and {PASSWORD_ENV}")
+        scheme, _, params = challenge.partition(" ")
+        if scheme.lower() == "basic":
+            self.session.auth = self.creds
+            return
+        if scheme.lower() == "bearer":
+            fields = dict(re.findall(r'(\w+)="([^"]*)"', params))
+            query = {"service": fields.get("service", ""), "scope": f"repository:{self.target.repository}:pull,push"}
+            token_response = self._retrying("token", lambda: self.session.get(fields.get("realm", ""), params=query, auth=self.creds, timeout=self.timeout, verify=self._verify()))
+            if token_response.status_code in (401, 403):
+                raise AuthFailed(f"{self.target.host}'s token service rejected the credentials", f"check {USER_ENV}/{PASSWORD_ENV} or `docker login {self.target.host}`")
+            if token_response.status_code != 200:
+                raise UserError(f"{self.target.host}'s token service answered {token_response.status_code}")
+            body = token_response.json()
+            self._token = body.get("token") or body.get("access_token") or ""
+            return
+        raise UserError(f"{self.target.host} asks for unsupported authentication {scheme!r}", "basic and bearer-token registries are supported")
+
+    def _request(self, method: str, path: str, **kwargs) -> requests.Response:
+        url = path if path.startswith("http") else f"{self.base}{path}"
+        headers = kwargs.pop("headers", {})
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        response = self.session.request(method, url, headers=headers, timeout=self.timeout, verify=self._verify(), **kwargs)
+        if response.status_code in (401, 403):
+            raise AuthFailed(f"{self.target.host} refused {method} {urllib.parse.urlsplit(url).path} ({response.status_code})",
+                             f"the credentials lack push access to {self.target.repository}")
+        if response.status_code >= 500 or response.status_code == 429:
+            raise Transient(f"{method} {urllib.parse.urlsplit(url).path}: {response.status_code}")
+        return response
+
+    def _retrying(self, what: str, call: Callable[[], requests.Response]) -> requests.Response:
+        """Bounded retries with exponential backoff; auth failures and 4xx are final."""
+        delay = self.backoff
+        for attempt in range(1, self.retries + 2):
+            try:
+                return call()
+            except requests.exceptions.SSLError:
+                raise
+            except (requests.exceptions.ConnectionError, requests.exceptions.Timeout, requests.exceptions.ChunkedEncodingError, Transient) as exc:
+                if attempt > self.retries:
+                    raise UserError(f"{what} to {self.target.host} failed after {attempt} attempts: {_reason(exc)}",
+                                    "is the registry up? nothing was tagged, so re-running the push is safe") from None
+                log(f"    {what}: {_reason(exc)}; retry {attempt}/{self.retries} in {delay:.1f}s")
+                self._event("retry", what)
+                self.sleep(delay)
+                delay = min(delay * 2, 8.0)
+        raise AssertionError("unreachable")
+
+    def _event(self, event: str, detail: str) -> None:
+        if self.on_event is not None:
+            self.on_event(event, detail)
+
+    # -- blobs and manifests -------------------------------------------------------------
+
+    def has_blob(self, digest: str) -> bool:
+        response = self._retrying(f"check {digest[:19]}", lambda: self._request("HEAD", f"/v2/{self.target.repository}/blobs/{digest}"))
+        return response.status_code == 200
+
+    def push_blob(self, path: Path, digest: str) -> bool:
+        """Upload one blob (monolithic PUT); True if uploaded, False if already present."""
+        if self.has_blob(digest):
+            return False
+
+        def attempt() -> requests.Response:
+            started = self._request("POST", f"/v2/{self.target.repository}/blobs/uploads/")
+            if started.status_code != 202 or "Location" not in started.headers:
+                raise UserError(f"{self.target.host} would not start an upload ({started.status_code})")
+            location = urllib.parse.urljoin(self.base + "/", started.headers["Location"])
+            location += ("&" if "?" in location else "?") + urllib.parse.urlencode({"digest": digest})
+            with open(path, "rb") as handle:
+                body = _ReportingReader(handle, path.stat().st_size, lambda n: self._event("bytes", f"{digest}:{n}"))
+                done = self._request("PUT", location, data=body, headers={"Content-Type": "application/octet-stream"})
+            if done.status_code != 201:
+                raise UserError(f"upload of {digest[:19]} to {self.target.host} answered {done.status_code}: {done.text[:200]}")
+            return done
+
+        self._retrying(f"upload {digest[:19]}", attempt)
+        self._event("blob", digest)
+        return True
+
+    def put_manifest(self, reference: str, data: bytes, media_type: str) -> str:
+        expected = image_mod.digest_of(data)
+        response = self._retrying(f"manifest {reference[:26]}", lambda: self._request(
+            "PUT", f"/v2/{self.target.repository}/manifests/{reference}", data=data, headers={"Content-Type": media_type}))
+        if response.status_code != 201:
+            raise UserError(f"{self.target.host} rejected manifest {reference[:26]} ({response.status_code}): {response.text[:300]}")
+        returned = response.headers.get("Docker-Content-Digest", expected)
+        if returned != expected:
+            raise UserError(f"{self.target.host} stored manifest {reference[:26]} as {returned}, expected {expected}")
+        self._event("manifest", reference)
+        return expected
+
+    def get_manifest(self, reference: str, media_types: list[str]) -> tuple[bytes, str]:
+        response = self._retrying(f"read {reference[:26]}", lambda: self._request(
+            "GET", f"/v2/{self.target.repository}/manifests/{reference}", headers={"Accept": ", ".join(media_types)}))
+        if response.status_code != 200:
+            raise UserError(f"{self.target.name}:{reference} is not in the registry ({response.status_code})")
+        return response.content, response.headers.get("Content-Type", "")
+
+    def get_blob(self, digest: str) -> bytes:
+        response = self._retrying(f"read {digest[:19]}", lambda: self._request("GET", f"/v2/{self.target.repository}/blobs/{digest}"))
+        if response.status_code != 200:
+            raise UserError(f"blob {digest} is not in {self.target.name} ({response.status_code})")
+        return response.content
+
+
+class _ReportingReader:
+    """A file body for requests with a known length that reports progress per chunk."""
+
+    def __init__(self, handle, size: int, report: Callable[[int], None]):
+        self.handle, self.size, self.report, self.sent = handle, size, report, 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def read(self, amount: int = -1) -> bytes:
+        data = self.handle.read(1 << 20 if amount is None or amount < 0 else amount)
+        if data:
+            self.sent += len(data)
+            self.report(self.sent)
+        return data
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc)
+    # requests' messages can be long nested reprs; keep the innermost reason.
+    match = re.search(r"\[Errno -?\d+\] ([^'\")]+)|(Connection refused|Connection reset by peer|Read timed out|RemoteDisconnected[^'\")]*)", text)
+    if match:
+        return (match.group(1) or match.group(2)).strip()
+    return text.splitlines()[0][:200] if text else exc.__class__.__name__
+
+
+@dataclass
+class PushResult:
+    references: list[str]  # repo@sha256:... : the index first, then each platform image
+    index_digest: str
+    sbom_references: list[str]
+    tags: list[str]
+    uploaded_bytes: int = 0
+
+    def as_dict(self) -> dict:
+        return {"references": self.references, "index_digest": self.index_digest, "sbom_references": self.sbom_references,
+                "tags": self.tags, "uploaded_bytes": self.uploaded_bytes}
+
+
+def push(layout: Path, client: Client) -> PushResult:
+    """Push a layout built by image.build; tags last; verify every manifest by digest."""
+    info = image_mod.read_layout(layout)
+    if not info.get("index_digest"):
+        raise UserError(f"no built image under {layout}", "run `inv image.build` first")
+    client.connect()
+    repo = client.target.name
+    blobs_dir = layout / "blobs" / "sha256"
+    uploaded = 0
+
+    def blob_file(digest: str) -> Path:
+        path = blobs_dir / digest.split(":", 1)[1]
+        if not path.is_file():
+            raise UserError(f"{layout} is missing blob {digest}", "rebuild with `inv image.build --force`")
+        return path
+
+    references, sbom_refs = [], []
+    for p in info["platforms"]:
+        manifest_bytes = image_mod.blob(layout, p["manifest_digest"])
+        manifest = json.loads(manifest_bytes)
+        log(f"    {p['platform']}: {len(manifest['layers'])} layer(s) and config")
+        for desc in [manifest["config"], *manifest["layers"]]:
+            if client.push_blob(blob_file(desc["digest"]), desc["digest"]):
+                uploaded += desc["size"]
+        client.put_manifest(p["manifest_digest"], manifest_bytes, image_mod.OCI_MANIFEST)
+        references.append(f"{repo}@{p['manifest_digest']}")
+
+        artifact_bytes = image_mod.blob(layout, p["sbom_manifest_digest"])
+        artifact = json.loads(artifact_bytes)
+        for desc in [artifact["config"], *artifact["layers"]]:
+            if client.push_blob(blob_file(desc["digest"]), desc["digest"]):
+                uploaded += desc["size"]
+        client.put_manifest(p["sbom_manifest_digest"], artifact_bytes, image_mod.OCI_MANIFEST)
+        sbom_refs.append(f"{repo}@{p['sbom_manifest_digest']}")
+        # Registries without the OCI 1.1 referrers API find an image's referrers
+        # through an index tagged sha256-<subject hex>.
+        referrers = image_mod.canonical({
+            "schemaVersion": 2,
+            "mediaType": image_mod.OCI_INDEX,
+            "manifests": [{"mediaType": image_mod.OCI_MANIFEST, "digest": p["sbom_manifest_digest"], "size": len(artifact_bytes),
+                           "artifactType": artifact.get("artifactType", "")}],
+        })
+        client.put_manifest(referrers_tag(p["manifest_digest"]), referrers, image_mod.OCI_INDEX)
+
+    index_bytes = image_mod.blob(layout, info["index_digest"])
+    # The index by digest, then the tags: nothing is tagged before all of it is there.
+    client.put_manifest(info["index_digest"], index_bytes, image_mod.OCI_INDEX)
+    for tag in info["tags"]:
+        client.put_manifest(tag, index_bytes, image_mod.OCI_INDEX)
+
+    # Read everything back and compare digests.
+    for tag in info["tags"]:
+        body, _ = client.get_manifest(tag, [image_mod.OCI_INDEX])
+        if image_mod.digest_of(body) != info["index_digest"]:
+            raise UserError(f"{repo}:{tag} reads back as {image_mod.digest_of(body)}, expected {info['index_digest']}")
+    for p in info["platforms"]:
+        body, _ = client.get_manifest(p["manifest_digest"], [image_mod.OCI_MANIFEST])
+        if image_mod.digest_of(body) != p["manifest_digest"]:
+            raise UserError(f"{repo}@{p['manifest_digest']} reads back with a different digest")
+    log(f"    verified {len(info['tags'])} tag(s) and {len(info['platforms'])} image(s) by digest")
+    return PushResult([f"{repo}@{info['index_digest']}", *references], info["index_digest"], sbom_refs, info["tags"], uploaded)
+
+
+def referrers_tag(digest: str) -> str:
+    algorithm, _, hexpart = digest.partition(":")
+    return f"{algorithm}-{hexpart}"
+

@@ -1,0 +1,118 @@
+"""image: reproducible FROM-scratch images with SBOMs, pushed to a registry by digest."""
+
+import json as json_lib
+from pathlib import Path
+
+from invoke import Collection, task
+
+from .. import image as image_stage
+from .. import registry as registry_stage
+from .. import settings, verify
+from ..errors import UserError
+from ..progress import phase
+from ._common import emit, user_errors
+
+
+def _options(c, spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force) -> image_stage.Options:
+    cfg = c.config
+    return image_stage.Options(
+        spec_path=spec or "",
+        k8s_version=k8s_version or "",
+        platforms=settings.get(cfg, "image.platforms", platforms) or "",
+        name=settings.get(cfg, "build.name", name) or "",
+        spec_version=settings.get(cfg, "image.version", version) or "",
+        repository=settings.get(cfg, "image.repository", repository) or "",
+        dist_dir=Path(settings.get(cfg, "paths.dist_dir", dist)),
+        cache_dir=settings.cache_dir(cfg),
+        source_date_epoch=str(settings.get(cfg, "build.source_date_epoch", source_date_epoch) or ""),
+        licenses=settings.get(cfg, "image.licenses"),
+        source=settings.get(cfg, "image.source"),
+        pull=bool(settings.get(cfg, "builder.pull")),
+        force=bool(settings.get(cfg, "image.force", force or None)),
+    )
+
+
+COMMON_HELP = {
+    "spec": "build spec (name, version, kubernetes.version, platforms, image.repository)",
+    "k8s-version": "Kubernetes version of the binaries under dist/ (default: the spec's, else k8s.version)",
+    "platforms": "comma-separated, e.g. linux/amd64,linux/arm64 (default: the spec's, else image.platforms, else the host's)",
+    "dist": "output root holding dist/<name>/<k8s-version>/ (default: paths.dist_dir = dist)",
+    "name": "dist/<name>/... and the image title (default: the spec's name, else build.name, else kube-scheduler)",
+    "version": "the spec version in the tag <k8s-version>-<version> (default: the spec's, else image.version = 0.1.0)",
+    "repository": "local image repository (default: the spec's image.repository, else scheduler-build/<name>)",
+    "source-date-epoch": "image creation time in seconds (default: $SOURCE_DATE_EPOCH, else the binary's build date)",
+}
+
+
+@task(
+    help={
+        **COMMON_HELP,
+        "force": "rebuild even when an identical image (same inputs) is already present",
+        "json": "print the result as JSON instead of one tag per line",
+    },
+)
+@user_errors
+def build(c, spec=None, k8s_version=None, platforms=None, dist=None, name=None, version=None, repository=None,
+          source_date_epoch=None, force=False, json=False):
+    """Assemble reproducible FROM-scratch images (one per platform), their SPDX SBOMs and an OCI index."""
+    opts = _options(c, spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force)
+    with phase("image.build"):
+        request = image_stage.prepare(opts, verify.host_arch())
+        result = image_stage.build(request, verify.host_arch())
+    if json:
+        emit(json_lib.dumps(result.as_dict(), indent=2, sort_keys=True))
+    else:
+        emit("\n".join(f"{request.repository}:{tag}" for tag in result.tags))
+
+
+@task(
+    help={
+        **COMMON_HELP,
+        "registry": "HOST[:PORT]/REPO to push to (default: registry.url, else the spec's image.repository)",
+        "retries": "retries per request on transient failures, with exponential backoff (default: push.retries = 4)",
+        "insecure": "allow plain HTTP to a non-loopback registry (loopback registries may always use it)",
+        "ca-cert": "CA bundle for the registry's TLS (default: /etc/docker/certs.d/<host:port>/ca.crt, else the system's)",
+        "no-build": "push what dist/ holds; do not run image.build first",
+        "json": "print the result as JSON instead of one repo@sha256:... line per manifest",
+    },
+)
+@user_errors
+def push(c, registry=None, spec=None, k8s_version=None, platforms=None, dist=None, name=None, version=None,
+         repository=None, source_date_epoch=None, retries=None, insecure=False, ca_cert=None, no_build=False, json=False):
+    """Push the image index, every platform image and their SBOMs; print each by digest."""
+    cfg = c.config
+    opts = _options(c, spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, False)
+    request = image_stage.prepare(opts, verify.host_arch()) if not no_build else None
+    if request is not None:
+        result = image_stage.build(request, verify.host_arch())
+        layout = result.layout
+        fallback_repo = opts.repository or (request.repository if "/" in request.repository and "." in request.repository.split("/")[0] else "")
+    else:
+        from .. import k8s
+
+        spec_obj = image_stage._from_spec(opts.spec_path) if opts.spec_path else None
+        resolved = k8s.resolve(opts.k8s_version or (spec_obj.kubernetes_version if spec_obj else "") or settings.get(cfg, "k8s.version"), opts.cache_dir).version
+        layout = image_stage.layout_dir(opts.dist_dir, opts.name or (spec_obj.name if spec_obj else "kube-scheduler"), resolved)
+        fallback_repo = spec_obj.image.repository if spec_obj else ""
+    target = registry_stage.parse_target(settings.get(cfg, "registry.url", registry) or fallback_repo)
+    try:
+        retries_n = int(settings.get(cfg, "push.retries", retries))
+    except ValueError:
+        raise UserError(f"--retries must be a whole number, got {retries!r}", "e.g. --retries 4") from None
+    client = registry_stage.Client(
+        target=target,
+        creds=registry_stage.credentials(target.host),
+        ca_cert=settings.get(cfg, "push.ca_cert", ca_cert) or "",
+        insecure=bool(settings.get(cfg, "push.insecure", insecure or None)),
+        retries=max(0, retries_n),
+        backoff=float(settings.get(cfg, "push.backoff")),
+    )
+    with phase("image.push", target.name):
+        pushed = registry_stage.push(layout, client)
+    if json:
+        emit(json_lib.dumps(pushed.as_dict(), indent=2, sort_keys=True))
+    else:
+        emit("\n".join(pushed.references))
+
+
+ns = Collection("image", build, push)

@@ -1,0 +1,203 @@
+"""Unit tests for image assembly, SBOMs and the registry client's pure parts (no docker/go/network)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import stat
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from scheduler_build import image, registry, sbom
+from scheduler_build.errors import UserError
+
+VERSION_M = """/x/kube-scheduler: go1.26.8
+\tpath\tscheduler-build.local/wrapper
+\tmod\tscheduler-build.local/wrapper\t(devel)\t
+\tdep\tcel.dev/expr\tv0.25.1\t
+\tdep\tk8s.io/api\tv0.0.0\t
+\t=>\tk8s.io/api\tv0.36.3\th1:abc=
+\tdep\tgithub.com/spf13/cobra\tv1.10.1\th1:def=
+\tbuild\t-buildmode=exe
+\tbuild\tCGO_ENABLED=0
+\tbuild\tGOARCH=arm64
+"""
+
+
+def test_tags_are_semver_safe():
+    assert image.tags_for("v1.36.3", "0.1.0", "abc1234", False) == ["v1.36.3-0.1.0", "v1.36.3-0.1.0-gabc1234"]
+    assert image.tags_for("v1.36.3", "1.2.0-rc.1", "abc1234", True)[1] == "v1.36.3-1.2.0-rc.1-gabc1234-dirty"
+    assert image.tags_for("v1.36.3", "0.1.0", "", False) == ["v1.36.3-0.1.0"]
+    for tag in image.tags_for("v1.36.3", "0.1.0", "abc1234", True):
+        assert "+" not in tag
+
+
+@pytest.mark.parametrize("bad, words", [("1.0.0+build.5", "'+'"), ("1.02.0", "leading zero"), ("1..0", "alphanumerics"), ("", "alphanumerics"), ("1.0/x", "alphanumerics")])
+def test_bad_spec_versions_name_the_problem(bad, words):
+    with pytest.raises(UserError) as err:
+        image.check_spec_version(bad)
+    assert words in str(err.value)
+
+
+def test_platforms_parse_and_reject():
+    assert image.parse_platforms("linux/amd64, linux/arm64,linux/amd64") == [("linux/amd64", "amd64"), ("linux/arm64", "arm64")]
+    assert image.parse_platforms("linux/arm64/v8") == [("linux/arm64", "arm64")]
+    for bad in ("windows/amd64", "linux/", "amd64", "linux/mips", ","):
+        with pytest.raises(UserError) as err:
+            image.parse_platforms(bad)
+        assert "--platforms" in str(err.value)
+
+
+def test_remote_credentials_never_reach_labels():
+    assert image.strip_userinfo("https://bot:ghp_secret@github.com/acme/x.git") == "https://github.com/acme/x.git"
+    assert image.strip_userinfo("git@github.com:acme/x.git") == "git@github.com:acme/x.git"
+
+
+def _entries(tmp_path: Path):
+    binary = tmp_path / "kube-scheduler"
+    binary.write_bytes(b"\x7fELF" + os.urandom(4096))
+    ca = tmp_path / "ca.crt"
+    ca.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    return image.rootfs_entries(binary, "kube-scheduler", ca_bundle=ca)
+
+
+def test_layer_is_deterministic_and_owned_right(tmp_path):
+    entries = _entries(tmp_path)
+    first = tmp_path / "a.tar.gz"
+    second = tmp_path / "b.tar.gz"
+    one = image.write_compressed_layer(first, entries, 1700000000)
+    os.utime(tmp_path / "kube-scheduler", (1, 1))  # host mtimes must not matter
+    two = image.write_compressed_layer(second, entries, 1700000000)
+    assert one == two and first.read_bytes() == second.read_bytes()
+    assert image.write_compressed_layer(tmp_path / "c.tar.gz", entries, 1700000001)[0] != one[0]
+    assert one[0] == "sha256:" + hashlib.sha256(gzip.decompress(first.read_bytes())).hexdigest()
+    assert one[0] == image.layer_diff_id(entries, 1700000000)
+    with tarfile.open(first) as tar:
+        members = {m.name: m for m in tar.getmembers()}
+    assert list(members) == sorted(members)
+    assert {m.mtime for m in members.values()} == {1700000000}
+    assert members["usr/local/bin/kube-scheduler"].mode & stat.S_IXUSR
+    assert members["home/nonroot"].uid == 65532
+    with tarfile.open(first) as tar:
+        passwd = tar.extractfile("etc/passwd").read().decode()
+        group = tar.extractfile("etc/group").read().decode()
+    assert "nonroot:x:65532:65532:" in passwd and "nonroot:x:65532:" in group
+
+
+def test_config_is_canonical_non_root_with_labels():
+    labels = {"b": "2", "a": "1"}
+    data = image.image_config("arm64", "sha256:00", 0, labels, "kube-scheduler")
+    assert data == image.image_config("arm64", "sha256:00", 0, dict(reversed(list(labels.items()))), "kube-scheduler")
+    config = json.loads(data)
+    assert config["config"]["User"] == "65532:65532"
+    assert config["config"]["Entrypoint"] == ["/usr/local/bin/kube-scheduler"]
+    assert config["created"] == "1970-01-01T00:00:00Z" and config["variant"] == "v8"
+
+
+def test_patch_digest_defaults_to_empty_series():
+    assert image.patch_digest({}) == "sha256:" + hashlib.sha256(b"").hexdigest()
+    assert image.patch_digest({"patches": {"digest": "sha256:ab"}}) == "sha256:ab"
+
+
+def test_sbom_from_go_version_m():
+    info = sbom.parse_version_m(VERSION_M)
+    assert info.go_version == "go1.26.8"
+    assert [d.path for d in info.deps] == ["cel.dev/expr", "k8s.io/api", "github.com/spf13/cobra"]
+    assert info.deps[1].replaced_by == "k8s.io/api v0.36.3"
+    doc = sbom.document("kube-scheduler", "ab" * 32, "v1.36.3", "linux/arm64", info, 0)
+    assert doc["spdxVersion"] == "SPDX-2.3" and doc["creationInfo"]["created"] == "1970-01-01T00:00:00Z"
+    purls = {ref["referenceLocator"] for p in doc["packages"] for ref in p["externalRefs"]}
+    assert {"pkg:golang/cel.dev/expr@v0.25.1", "pkg:golang/github.com/spf13/cobra@v1.10.1", "pkg:golang/stdlib@go1.26.8"} <= purls
+    ids = [p["SPDXID"] for p in doc["packages"]]
+    assert len(ids) == len(set(ids))
+    assert all(ch.isalnum() or ch in ".-" for i in ids for ch in i.removeprefix("SPDXRef-"))
+    related = {r["relatedSpdxElement"] for r in doc["relationships"]}
+    assert set(ids) <= related
+    assert sbom.dumps(doc) == sbom.dumps(sbom.document("kube-scheduler", "ab" * 32, "v1.36.3", "linux/arm64", sbom.parse_version_m(VERSION_M), 0))
+
+
+@pytest.mark.parametrize("text, words", [
+    ("", "no registry"),
+    ("https://r.example.com/x", "scheme"),
+    ("r.example.com/x:v1", "tag or digest"),
+    ("r.example.com/x@sha256:ab", "tag or digest"),
+    ("acme/kube-scheduler", "HOST[:PORT]/REPO"),
+    ("r.example.com/Acme", "not a valid name"),
+    ("r.example.com", "HOST[:PORT]/REPO"),
+])
+def test_registry_target_errors(text, words):
+    with pytest.raises(UserError) as err:
+        registry.parse_target(text)
+    assert words in str(err.value)
+
+
+def test_registry_target_ok():
+    assert registry.parse_target("127.0.0.1:5000/acme/kube-scheduler") == registry.Target("127.0.0.1:5000", "acme/kube-scheduler")
+    assert registry.parse_target("localhost/x").host == "localhost"
+    assert registry.is_loopback("127.0.0.1:5000") and registry.is_loopback("localhost:1") and not registry.is_loopback("ghcr.io")
+    assert registry.referrers_tag("sha256:ab12") == "sha256-ab12"
+
+
+def test_credentials_env_then_docker_config_then_helper(tmp_path, monkeypatch):
+    monkeypatch.delenv(registry.USER_ENV, raising=False)
+    monkeypatch.delenv(registry.PASSWORD_ENV, raising=False)
+    config = tmp_path / "config.json"
+    import base64
+
+    config.write_text(json.dumps({"auths": {"r.example.com": {"auth": base64.b64encode(b"alice:s3cret").decode()}}}))
+    assert registry.credentials("r.example.com", str(config)) == ("alice", "s3cret")
+    assert registry.credentials("other.example.com", str(config)) is None
+    # A real credential helper executable on PATH, as `docker login` uses them.
+    helper = tmp_path / "bin" / "docker-credential-fake"
+    helper.parent.mkdir()
+    helper.write_text('#!/bin/sh\nread host\necho "{\\"Username\\":\\"bob\\",\\"Secret\\":\\"h3lper-$host\\"}"\n')
+    helper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{helper.parent}:{os.environ['PATH']}")
+    config.write_text(json.dumps({"credHelpers": {"h.example.com": "fake"}}))
+    assert registry.credentials("h.example.com", str(config)) == ("bob", "h3lper-h.example.com")
+    monkeypatch.setenv(registry.USER_ENV, "env-user")
+    monkeypatch.setenv(registry.PASSWORD_ENV, "env-pass")
+    assert registry.credentials("h.example.com", str(config)) == ("env-user", "env-pass")
+    monkeypatch.delenv(registry.PASSWORD_ENV)
+    with pytest.raises(UserError, match="only one of"):
+        registry.credentials("h.example.com", str(config))
+
+
+def test_retry_is_bounded_with_backoff_and_auth_is_final():
+    import requests
+
+    sleeps: list[float] = []
+    client = registry.Client(registry.Target("127.0.0.1:1", "x"), retries=3, backoff=0.5, sleep=sleeps.append)
+    calls = []
+
+    def refused():
+        calls.append(1)
+        raise requests.exceptions.ConnectionError("[Errno 111] Connection refused")
+
+    with pytest.raises(UserError) as err:
+        client._retrying("upload", refused)
+    assert len(calls) == 4 and sleeps == [0.5, 1.0, 2.0]
+    assert "after 4 attempts" in str(err.value) and "Connection refused" in str(err.value)
+
+    calls.clear()
+
+    def denied():
+        calls.append(1)
+        raise registry.AuthFailed("denied")
+
+    with pytest.raises(registry.AuthFailed):
+        client._retrying("upload", denied)
+    assert len(calls) == 1
+
+
+def test_reporting_reader_has_length_and_reports():
+    seen = []
+    reader = registry._ReportingReader(io.BytesIO(b"x" * 10), 10, seen.append)
+    assert len(reader) == 10
+    assert reader.read(4) == b"xxxx" and reader.read() == b"xxxxxx" and reader.read() == b""
+    assert seen == [4, 10]
