@@ -1,0 +1,233 @@
+// Package underlayiplimit implements the UnderlayIPLimit scheduling-framework
+// plugin: each node hosts at most N pods that need an underlay IP.
+//
+// Scaffolded with `inv scaffold.plugin --name UnderlayIPLimit --points
+// prefilter,filter,score,reserve,postbind --k8s-version 1.36`, then filled in.
+// The semantics are those of the bundled Python extender (scheduler_build/extender):
+//   - a node's capacity is the integer in its capacity label, DefaultCapacity
+//     when the label is absent; a label that is not a non-negative integer makes
+//     the node fail Filter and score 0;
+//   - a pod opts in with the pod label set to "true";
+//   - usage of a node = opted-in pods on it (its NodeInfo), plus pods reserved
+//     there by this plugin that the snapshot does not show yet;
+//   - Filter rejects an opted-in pod on nodes with usage >= capacity;
+//   - Score = MaxNodeScore * free / capacity, so nodes with more free IPs win;
+//     pods that do not opt in score 0 everywhere (no preference).
+package underlayiplimit
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// Name is the plugin's name in a KubeSchedulerConfiguration profile.
+const Name = "UnderlayIPLimit"
+
+// stateKey is where PreFilter leaves this cycle's data for Filter and Score.
+const stateKey fwk.StateKey = Name + "/prefilter"
+
+// preFilterState records whether the pod being scheduled needs an underlay IP.
+type preFilterState struct {
+	wants bool
+}
+
+// Clone is required by fwk.StateData; the state is read-only after PreFilter.
+func (s *preFilterState) Clone() fwk.StateData {
+	return s
+}
+
+// UnderlayIPLimit is the plugin; New creates one per profile that enables it.
+type UnderlayIPLimit struct {
+	handle fwk.Handle
+	args   UnderlayIPLimitArgs
+
+	// reserved maps opted-in pods that passed Reserve to their node until they
+	// are bound or unreserved: the next cycle's snapshot may not show them yet.
+	mu       sync.Mutex
+	reserved map[types.UID]string
+}
+
+var _ fwk.PreFilterPlugin = &UnderlayIPLimit{}
+
+var _ fwk.FilterPlugin = &UnderlayIPLimit{}
+
+var _ fwk.ScorePlugin = &UnderlayIPLimit{}
+
+var _ fwk.ReservePlugin = &UnderlayIPLimit{}
+
+var _ fwk.PostBindPlugin = &UnderlayIPLimit{}
+
+// New is the factory registered with app.WithPlugin: it decodes, defaults and
+// validates the pluginConfig args.
+func New(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	args, err := DecodeArgs(obj)
+	if err != nil {
+		return nil, err
+	}
+	return &UnderlayIPLimit{handle: h, args: *args, reserved: map[types.UID]string{}}, nil
+}
+
+// Name returns the plugin's name.
+func (pl *UnderlayIPLimit) Name() string {
+	return Name
+}
+
+// wants reports whether the pod opted in to an underlay IP.
+func (pl *UnderlayIPLimit) wants(pod *v1.Pod) bool {
+	return pod.Labels[pl.args.PodLabel] == "true"
+}
+
+// capacity is the node's quota; ok is false when the label is not a non-negative integer.
+func (pl *UnderlayIPLimit) capacity(node *v1.Node) (capacity int64, ok bool) {
+	raw, found := node.Labels[pl.args.CapacityLabel]
+	if !found {
+		return pl.args.DefaultCapacity, true
+	}
+	// Digits only: ParseInt alone would accept "+7" and "-0".
+	for _, r := range raw {
+		if r < '0' || r > '9' {
+			return 0, false
+		}
+	}
+	value, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return value, true
+}
+
+// used counts the opted-in pods on the node, plus those reserved there but not yet in the snapshot.
+func (pl *UnderlayIPLimit) used(nodeInfo fwk.NodeInfo) int64 {
+	var count int64
+	seen := make(map[types.UID]bool, len(nodeInfo.GetPods()))
+	for _, info := range nodeInfo.GetPods() {
+		pod := info.GetPod()
+		seen[pod.UID] = true
+		if pl.wants(pod) && pod.Status.Phase != v1.PodSucceeded && pod.Status.Phase != v1.PodFailed {
+			count++
+		}
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	for uid, node := range pl.reserved {
+		if node == nodeInfo.Node().Name && !seen[uid] {
+			count++
+		}
+	}
+	return count
+}
+
+// podWants reads PreFilter's verdict, falling back to the pod's labels.
+func (pl *UnderlayIPLimit) podWants(state fwk.CycleState, pod *v1.Pod) bool {
+	if data, err := state.Read(stateKey); err == nil {
+		if s, ok := data.(*preFilterState); ok {
+			return s.wants
+		}
+	}
+	return pl.wants(pod)
+}
+
+// PreFilter records whether the pod opts in; pods that do not skip Filter.
+func (pl *UnderlayIPLimit) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	wants := pl.wants(pod)
+	state.Write(stateKey, &preFilterState{wants: wants})
+	if !wants {
+		return nil, fwk.NewStatus(fwk.Skip)
+	}
+	return nil, nil
+}
+
+// PreFilterExtensions lets preemption tell the plugin about pods it adds or removes.
+func (pl *UnderlayIPLimit) PreFilterExtensions() fwk.PreFilterExtensions {
+	return pl
+}
+
+// AddPod: preemption's simulation hands Filter a NodeInfo with the pod added,
+// and usage is counted from that NodeInfo, so there is nothing to adjust.
+func (pl *UnderlayIPLimit) AddPod(_ context.Context, _ fwk.CycleState, _ *v1.Pod, _ fwk.PodInfo, _ fwk.NodeInfo) *fwk.Status {
+	return nil
+}
+
+// RemovePod: likewise, a removed victim is already absent from the NodeInfo.
+func (pl *UnderlayIPLimit) RemovePod(_ context.Context, _ fwk.CycleState, _ *v1.Pod, _ fwk.PodInfo, _ fwk.NodeInfo) *fwk.Status {
+	return nil
+}
+
+// Filter rejects nodes without a free underlay IP for a pod that needs one.
+func (pl *UnderlayIPLimit) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
+	if !pl.podWants(state, pod) {
+		return nil
+	}
+	node := nodeInfo.Node()
+	capacity, ok := pl.capacity(node)
+	if !ok {
+		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
+			fmt.Sprintf("node %s has an invalid %s label %q", node.Name, pl.args.CapacityLabel, node.Labels[pl.args.CapacityLabel]))
+	}
+	if used := pl.used(nodeInfo); used >= capacity {
+		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("node %s has no free underlay IP (%d/%d used)", node.Name, used, capacity))
+	}
+	return nil
+}
+
+// Score prefers nodes with a larger share of free underlay IPs.
+func (pl *UnderlayIPLimit) Score(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
+	if !pl.podWants(state, pod) {
+		return 0, nil
+	}
+	capacity, ok := pl.capacity(nodeInfo.Node())
+	if !ok || capacity == 0 {
+		return 0, nil
+	}
+	free := capacity - pl.used(nodeInfo)
+	if free <= 0 {
+		return 0, nil
+	}
+	return fwk.MaxNodeScore * free / capacity, nil
+}
+
+// ScoreExtensions returns the plugin itself: it normalises its scores.
+func (pl *UnderlayIPLimit) ScoreExtensions() fwk.ScoreExtensions {
+	return pl
+}
+
+// NormalizeScore keeps every score within [0, MaxNodeScore]; Score already
+// scales by the node's own capacity, so nodes stay comparable.
+func (pl *UnderlayIPLimit) NormalizeScore(_ context.Context, _ fwk.CycleState, _ *v1.Pod, scores fwk.NodeScoreList) *fwk.Status {
+	for i := range scores {
+		scores[i].Score = min(max(scores[i].Score, 0), fwk.MaxNodeScore)
+	}
+	return nil
+}
+
+// Reserve counts an opted-in pod against its node until it is bound or unreserved.
+func (pl *UnderlayIPLimit) Reserve(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
+	if !pl.podWants(state, pod) {
+		return nil
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	pl.reserved[pod.UID] = nodeName
+	return nil
+}
+
+// Unreserve releases the pod's IP when a later point failed.
+func (pl *UnderlayIPLimit) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	delete(pl.reserved, pod.UID)
+}
+
+// PostBind drops the reservation: the bound pod is in the scheduler's cache now.
+func (pl *UnderlayIPLimit) PostBind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	delete(pl.reserved, pod.UID)
+}

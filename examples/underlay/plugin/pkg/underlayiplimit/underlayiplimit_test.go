@@ -1,0 +1,193 @@
+package underlayiplimit
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	st "k8s.io/kubernetes/pkg/scheduler/testing"
+)
+
+// newPlugin builds the plugin through New, as the scheduler does, from raw
+// pluginConfig args (empty: no pluginConfig entry).
+func newPlugin(t *testing.T, raw string) *UnderlayIPLimit {
+	t.Helper()
+	var obj runtime.Object
+	if raw != "" {
+		obj = &runtime.Unknown{Raw: []byte(raw), ContentType: runtime.ContentTypeJSON}
+	}
+	p, err := New(context.Background(), obj, nil)
+	if err != nil {
+		t.Fatalf("New(%s): %v", raw, err)
+	}
+	return p.(*UnderlayIPLimit)
+}
+
+func optedIn(name string) *v1.Pod {
+	return st.MakePod().Name(name).UID(name).Label(DefaultPodLabel, "true").Obj()
+}
+
+// node is a snapshot entry: `withIP` opted-in pods and `without` other pods;
+// capacity "" leaves the label off.
+func node(name, capacity string, withIP, without int) fwk.NodeInfo {
+	var pods []*v1.Pod
+	for i := 0; i < withIP; i++ {
+		pods = append(pods, st.MakePod().Name(fmt.Sprintf("%s-ip-%d", name, i)).UID(fmt.Sprintf("%s-ip-%d", name, i)).
+			Label(DefaultPodLabel, "true").Node(name).Obj())
+	}
+	for i := 0; i < without; i++ {
+		pods = append(pods, st.MakePod().Name(fmt.Sprintf("%s-%d", name, i)).UID(fmt.Sprintf("%s-%d", name, i)).Node(name).Obj())
+	}
+	wrapper := st.MakeNode().Name(name)
+	if capacity != "" {
+		wrapper = wrapper.Label(DefaultCapacityLabel, capacity)
+	}
+	info := framework.NewNodeInfo(pods...)
+	info.SetNode(wrapper.Obj())
+	return info
+}
+
+// filter runs PreFilter then Filter, as the framework does.
+func filter(t *testing.T, pl *UnderlayIPLimit, pod *v1.Pod, ni fwk.NodeInfo) *fwk.Status {
+	t.Helper()
+	state := framework.NewCycleState()
+	if _, s := pl.PreFilter(context.Background(), state, pod, []fwk.NodeInfo{ni}); s.Code() == fwk.Skip {
+		return nil
+	} else if !s.IsSuccess() {
+		t.Fatalf("PreFilter: %v", s)
+	}
+	return pl.Filter(context.Background(), state, pod, ni)
+}
+
+func TestArgs(t *testing.T) {
+	pl := newPlugin(t, "")
+	if pl.args.DefaultCapacity != 10 || pl.args.CapacityLabel != DefaultCapacityLabel || pl.args.PodLabel != DefaultPodLabel {
+		t.Errorf("defaults = %+v", pl.args)
+	}
+	pl = newPlugin(t, `{"defaultCapacity": 3, "capacityLabel": "acme.io/ips", "podLabel": "acme.io/needs-ip"}`)
+	if pl.args.DefaultCapacity != 3 || pl.args.CapacityLabel != "acme.io/ips" || pl.args.PodLabel != "acme.io/needs-ip" {
+		t.Errorf("args = %+v", pl.args)
+	}
+	for _, raw := range []string{`{"defaultCapacity": -1}`, `{"capacityLabel": "not a label"}`, `{"defaultCapacity": "ten"}`} {
+		if _, err := New(context.Background(), &runtime.Unknown{Raw: []byte(raw)}, nil); err == nil {
+			t.Errorf("New(%s) accepted invalid args", raw)
+		}
+	}
+}
+
+func TestFilter(t *testing.T) {
+	pl := newPlugin(t, "")
+	pod := optedIn("p")
+	cases := []struct {
+		node   fwk.NodeInfo
+		code   fwk.Code
+		reason string
+	}{
+		{node("free", "2", 1, 5), fwk.Success, ""},
+		{node("full", "2", 2, 0), fwk.Unschedulable, "node full has no free underlay IP (2/2 used)"},
+		{node("default-full", "", 10, 0), fwk.Unschedulable, "node default-full has no free underlay IP (10/10 used)"},
+		{node("default-free", "", 9, 30), fwk.Success, ""},
+		{node("zero", "0", 0, 0), fwk.Unschedulable, "node zero has no free underlay IP (0/0 used)"},
+		{node("bad", "+3", 0, 0), fwk.UnschedulableAndUnresolvable, `node bad has an invalid underlay.example.com/capacity label "+3"`},
+	}
+	for _, c := range cases {
+		s := filter(t, pl, pod, c.node)
+		if s.Code() != c.code || (c.reason != "" && s.Message() != c.reason) {
+			t.Errorf("Filter(%s) = %v %q, want %v %q", c.node.Node().Name, s.Code(), s.Message(), c.code, c.reason)
+		}
+	}
+	// A pod that does not opt in is never rejected (PreFilter skips Filter).
+	if s := filter(t, pl, st.MakePod().Name("plain").UID("plain").Obj(), node("full", "2", 2, 0)); !s.IsSuccess() {
+		t.Errorf("Filter rejected a pod without the label: %v", s)
+	}
+}
+
+func TestScore(t *testing.T) {
+	pl := newPlugin(t, "")
+	state := framework.NewCycleState()
+	pod := optedIn("p")
+	if _, s := pl.PreFilter(context.Background(), state, pod, nil); !s.IsSuccess() {
+		t.Fatal(s)
+	}
+	var scores fwk.NodeScoreList
+	want := map[string]int64{"empty": 100, "half": 50, "full": 0, "bad": 0}
+	for _, ni := range []fwk.NodeInfo{node("empty", "4", 0, 3), node("half", "4", 2, 0), node("full", "4", 4, 0), node("bad", "x", 0, 0)} {
+		score, s := pl.Score(context.Background(), state, pod, ni)
+		if !s.IsSuccess() {
+			t.Fatal(s)
+		}
+		scores = append(scores, fwk.NodeScore{Name: ni.Node().Name, Score: score})
+	}
+	if s := pl.ScoreExtensions().NormalizeScore(context.Background(), state, pod, scores); !s.IsSuccess() {
+		t.Fatal(s)
+	}
+	for _, s := range scores {
+		if s.Score != want[s.Name] {
+			t.Errorf("score(%s) = %d, want %d", s.Name, s.Score, want[s.Name])
+		}
+	}
+	plain := st.MakePod().Name("plain").UID("plain").Obj()
+	plainState := framework.NewCycleState()
+	pl.PreFilter(context.Background(), plainState, plain, nil)
+	if score, _ := pl.Score(context.Background(), plainState, plain, node("empty", "4", 0, 0)); score != 0 {
+		t.Errorf("a pod without the label scored %d, want 0", score)
+	}
+}
+
+func TestReserveKeepsCountUntilBound(t *testing.T) {
+	pl := newPlugin(t, "")
+	ni := node("n", "2", 1, 0)
+	first, second := optedIn("first"), optedIn("second")
+	state := framework.NewCycleState()
+	if s := filter(t, pl, first, ni); !s.IsSuccess() {
+		t.Fatalf("first pod: %v", s)
+	}
+	pl.PreFilter(context.Background(), state, first, nil)
+	if s := pl.Reserve(context.Background(), state, first, "n"); !s.IsSuccess() {
+		t.Fatal(s)
+	}
+	// The snapshot does not show `first` yet: the reservation fills the node.
+	if s := filter(t, pl, second, ni); s.Code() != fwk.Unschedulable || s.Message() != "node n has no free underlay IP (2/2 used)" {
+		t.Errorf("after Reserve: %v %q", s.Code(), s.Message())
+	}
+	// Once the snapshot shows the pod, it is counted once, not twice.
+	withFirst := node("n", "3", 1, 0)
+	if err := addPod(withFirst, first, "n"); err != nil {
+		t.Fatal(err)
+	}
+	if s := filter(t, pl, second, withFirst); !s.IsSuccess() {
+		t.Errorf("reserved pod counted twice: %v", s)
+	}
+	pl.Unreserve(context.Background(), state, first, "n")
+	if s := filter(t, pl, second, ni); !s.IsSuccess() {
+		t.Errorf("after Unreserve: %v", s)
+	}
+	pl.Reserve(context.Background(), state, first, "n")
+	pl.PostBind(context.Background(), state, first, "n")
+	if len(pl.reserved) != 0 {
+		t.Errorf("PostBind left %v", pl.reserved)
+	}
+	// Pods without the label reserve nothing.
+	plain := st.MakePod().Name("plain").UID("plain").Obj()
+	plainState := framework.NewCycleState()
+	pl.PreFilter(context.Background(), plainState, plain, nil)
+	pl.Reserve(context.Background(), plainState, plain, "n")
+	if len(pl.reserved) != 0 {
+		t.Errorf("a pod without the label was reserved: %v", pl.reserved)
+	}
+}
+
+func addPod(ni fwk.NodeInfo, pod *v1.Pod, nodeName string) error {
+	bound := pod.DeepCopy()
+	bound.Spec.NodeName = nodeName
+	info, err := framework.NewPodInfo(bound)
+	if err != nil {
+		return err
+	}
+	ni.AddPodInfo(info)
+	return nil
+}

@@ -1,0 +1,387 @@
+"""`inv scaffold.plugin`: generate an out-of-tree scheduling-framework plugin module.
+
+Everything that depends on the Kubernetes version lives in `framework_api()`,
+keyed by minor ranges (not by a list of versions): where the framework types
+live (k8s.io/kubernetes/pkg/scheduler/framework until 1.34, the staging module
+k8s.io/kube-scheduler/framework from 1.35) and the few signatures that changed
+(PreBindPreFlight's result in 1.36, QueueSort's entity type in 1.37). The
+exact release is resolved through k8s.resolve(), so the generated go.mod pins
+the same staging replaces a build of that version uses.
+
+Validation happens before anything is written; the module is rendered (and
+tidied) in a temporary sibling of the output directory and renamed into place.
+"""
+
+from __future__ import annotations
+
+import keyword
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import k8s
+from .errors import UserError
+from .goproxy import NETWORK_HINT
+from .progress import log, stream_line
+from .templating import render
+
+
+@dataclass(frozen=True)
+class Point:
+    key: str  # what --points accepts
+    interface: str  # the Go interface the plugin asserts
+    config: str  # the profile's plugins.<config> set enabling it ("" = not configurable)
+    doc: str
+
+
+# Order is the scheduling cycle's order; generated code and configs follow it.
+POINTS: tuple[Point, ...] = (
+    Point("preenqueue", "PreEnqueuePlugin", "preEnqueue", "gate pods before they enter the active queue"),
+    Point("queuesort", "QueueSortPlugin", "queueSort", "order the scheduling queue (one per scheduler)"),
+    Point("prefilter", "PreFilterPlugin", "preFilter", "pre-compute cycle state; with PreFilterExtensions"),
+    Point("filter", "FilterPlugin", "filter", "reject nodes that cannot run the pod"),
+    Point("postfilter", "PostFilterPlugin", "postFilter", "react when no node fits (e.g. preemption)"),
+    Point("prescore", "PreScorePlugin", "preScore", "pre-compute scoring state"),
+    Point("score", "ScorePlugin", "score", "rank feasible nodes; with NormalizeScore"),
+    Point("reserve", "ReservePlugin", "reserve", "Reserve/Unreserve: keep state between scheduling and binding"),
+    Point("permit", "PermitPlugin", "permit", "approve, deny or delay binding"),
+    Point("prebind", "PreBindPlugin", "preBind", "prepare binding (with PreBindPreFlight)"),
+    Point("bind", "BindPlugin", "bind", "bind the pod (Skip lets the next binder do it)"),
+    Point("postbind", "PostBindPlugin", "postBind", "clean up after a successful bind"),
+    Point("enqueueextensions", "EnqueueExtensions", "", "queueing hints: which cluster events may make a rejected pod schedulable"),
+)
+POINT_KEYS = tuple(p.key for p in POINTS)
+_ALIASES = {
+    "prefilterextensions": "prefilter",
+    "normalizescore": "score",
+    "unreserve": "reserve",
+    "queueinghints": "enqueueextensions",
+    "enqueue": "enqueueextensions",
+}
+
+_GO_KEYWORDS = {
+    "break", "case", "chan", "const", "continue", "default", "defer", "else", "fallthrough", "for",
+    "func", "go", "goto", "if", "import", "interface", "map", "package", "range", "return", "select",
+    "struct", "switch", "type", "var",
+}
+_EXPORTED = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+# Module path rules from golang.org/x/mod/module.CheckPath, the parts that matter:
+# a first element with a dot (a domain), lower-case, elements of [a-z0-9._~-] / [A-Za-z0-9._~-].
+_FIRST_ELEMENT = re.compile(r"^[a-z0-9][a-z0-9.-]*\.[a-z0-9.-]*[a-z0-9]$")
+_ELEMENT = re.compile(r"^[A-Za-z0-9._~-]+$")
+
+
+@dataclass(frozen=True)
+class FrameworkAPI:
+    """Where the framework's types live and the signatures that changed, for one minor."""
+
+    minor: tuple[int, int]
+    split: bool  # Plugin/Handle/results still in k8s.io/kubernetes/pkg/scheduler/framework
+    prebind_preflight_result: bool  # PreBindPreFlight returns (*PreBindPreFlightResult, *Status)
+    queue_sort_entity: bool  # QueueSort.Less takes fwk.QueuedEntityInfo
+    types: dict[str, str] = field(default_factory=dict)
+
+
+# (first minor, changes from then on). A newer minor inherits every row at or below it;
+# verified against the sources of v1.34.4, v1.35.4, v1.36.3 and v1.37.2.
+_API_CHANGES: tuple[tuple[tuple[int, int], dict], ...] = (
+    # 1.34: Status, CycleState, NodeInfo, PodInfo, queueing hints in k8s.io/kube-scheduler/framework;
+    # Plugin, Handle, every extension-point interface and the results still in pkg/scheduler/framework.
+    ((1, 34), dict(split=True, prebind_preflight_result=False, queue_sort_entity=False)),
+    # 1.35: the rest moved to k8s.io/kube-scheduler/framework.
+    ((1, 35), dict(split=False)),
+    # 1.36: PreBindPreFlight returns (*fwk.PreBindPreFlightResult, *fwk.Status).
+    ((1, 36), dict(prebind_preflight_result=True)),
+    # 1.37: QueueSortPlugin.Less(fwk.QueuedEntityInfo, fwk.QueuedEntityInfo).
+    ((1, 37), dict(queue_sort_entity=True)),
+)
+OLDEST_MINOR = _API_CHANGES[0][0]
+
+
+def framework_api(minor: str) -> FrameworkAPI:
+    """The framework layout of a minor such as "1.36" (pure)."""
+    major_s, minor_s = minor.split(".")[:2]
+    wanted = (int(major_s), int(minor_s))
+    if wanted < OLDEST_MINOR:
+        raise UserError(
+            f"scaffold templates start at Kubernetes {OLDEST_MINOR[0]}.{OLDEST_MINOR[1]}, not {minor}",
+            "use --k8s-version 1.34 or newer",
+        )
+    merged: dict = {}
+    for first, changes in _API_CHANGES:
+        if wanted >= first:
+            merged.update(changes)
+    owner = "framework" if merged["split"] else "fwk"
+    types = {
+        name: f"{owner}.{name}"
+        for name in (
+            "Plugin", "Handle", "PreFilterResult", "PostFilterResult", "NodeToStatusReader",
+            "NodeScoreList", "MaxNodeScore", "PreFilterExtensions", "ScoreExtensions",
+            *(p.interface for p in POINTS),
+        )
+    }
+    return FrameworkAPI(minor=wanted, types=types, **merged)
+
+
+def validate_name(name: str) -> str:
+    if not name or not _EXPORTED.match(name) or name.lower() in _GO_KEYWORDS or keyword.iskeyword(name):
+        raise UserError(
+            f"--name {name!r} is not an exported Go identifier",
+            "use CamelCase starting with an upper-case ASCII letter, letters and digits only, e.g. UnderlayIPLimit",
+        )
+    return name
+
+
+def parse_points(text: str) -> tuple[str, ...]:
+    """Comma-separated, case-insensitive; returned in scheduling-cycle order, deduplicated."""
+    wanted: set[str] = set()
+    unknown: list[str] = []
+    for raw in (text or "").split(","):
+        item = raw.strip().lower().replace("-", "").replace("_", "")
+        if not item:
+            continue
+        item = _ALIASES.get(item, item)
+        if item in POINT_KEYS:
+            wanted.add(item)
+        else:
+            unknown.append(raw.strip())
+    if unknown:
+        raise UserError(
+            f"unknown extension point(s) in --points: {', '.join(unknown)}",
+            "valid points: " + ", ".join(POINT_KEYS),
+        )
+    if not wanted:
+        raise UserError("--points names no extension point", "valid points: " + ", ".join(POINT_KEYS))
+    return tuple(k for k in POINT_KEYS if k in wanted)
+
+
+def validate_module(module: str) -> str:
+    elements = (module or "").split("/")
+    bad = (
+        not module
+        or module != module.strip()
+        or not _FIRST_ELEMENT.match(elements[0])
+        or any(not _ELEMENT.match(e) or e.startswith(".") or e.endswith(".") for e in elements)
+    )
+    if bad:
+        raise UserError(
+            f"--module {module!r} is not a valid Go module path",
+            "start with a lower-case domain and use letters, digits and ._~- in each element, e.g. example.com/acme/underlay",
+        )
+    return module
+
+
+def check_out_dir(out: Path, force: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} exists and is not a directory", "choose a new directory")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise UserError(f"--out {out} is not empty", "choose a new directory, or pass --force to replace its contents")
+
+
+@dataclass
+class ScaffoldRequest:
+    name: str
+    points: str
+    module: str
+    k8s_version: str
+    out: Path
+    cache_dir: Path
+    force: bool = False
+    tidy: bool = True
+
+
+@dataclass
+class ScaffoldResult:
+    out: Path
+    k8s_version: str
+    package: str  # Go import path of the plugin package
+    files: list[str]
+
+
+def _imports(groups: list[list[str]]) -> list[list[str]]:
+    """Sorted, deduplicated import groups (stdlib first), as gofmt keeps them."""
+    return [sorted(set(g), key=lambda s: s.split('"')[1]) for g in groups if g]
+
+
+def render_files(name: str, points: tuple[str, ...], module: str, resolution: k8s.Resolution) -> tuple[dict[str, str], str]:
+    """Pure: the module's files (path -> text) and the plugin's import path."""
+    api = framework_api(resolution.minor)
+    has = {k: (k in points) for k in POINT_KEYS}
+    package = name.lower()
+    import_path = f"{module}/pkg/{package}"
+    fwk_import = '\tfwk "k8s.io/kube-scheduler/framework"'
+    framework_import = '\t"k8s.io/kubernetes/pkg/scheduler/framework"'
+
+    needs_framework = api.split  # Plugin / Handle types
+    std = ['\t"context"']
+    if has["filter"] or has["enqueueextensions"]:
+        std.append('\t"fmt"')
+    if has["permit"]:
+        std.append('\t"time"')
+    if has["reserve"]:
+        std.append('\t"sync"')
+    third = ['\t"k8s.io/apimachinery/pkg/runtime"', fwk_import]
+    if set(points) - {"queuesort"}:
+        third.append('\tv1 "k8s.io/api/core/v1"')
+    if has["reserve"]:
+        third.append('\t"k8s.io/apimachinery/pkg/types"')
+    if has["queuesort"] and not api.queue_sort_entity:
+        third.append('\tcorev1helpers "k8s.io/component-helpers/scheduling/corev1"')
+    if has["enqueueextensions"]:
+        third.append('\t"k8s.io/klog/v2"')
+    if needs_framework:
+        third.append(framework_import)
+    plugin_imports = _imports([std, third])
+
+    test_std = ['\t"context"', '\t"fmt"', '\t"testing"']
+    test_third = [
+        '\tv1 "k8s.io/api/core/v1"',
+        '\t"k8s.io/apimachinery/pkg/runtime"',
+        fwk_import,
+        framework_import,
+        '\tst "k8s.io/kubernetes/pkg/scheduler/testing"',
+    ]
+    if has["enqueueextensions"]:
+        test_third.append('\t"k8s.io/klog/v2"')
+    test_imports = _imports([test_std, test_third])
+    args_imports = _imports([['\t"fmt"'], ['\t"k8s.io/apimachinery/pkg/runtime"', '\tframeworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"']])
+
+    chosen = [p for p in POINTS if p.key in points]
+    context = dict(
+        name=name,
+        package=package,
+        module=module,
+        import_path=import_path,
+        points=points,
+        chosen=chosen,
+        has=has,
+        api=api,
+        T=api.types,
+        k8s_version=resolution.version,
+        minor=resolution.minor,
+        go_version=resolution.go_version,
+        staging_version=resolution.staging_version,
+        replaces=resolution.replaces,
+        plugin_imports=plugin_imports,
+        test_imports=test_imports,
+        args_imports=args_imports,
+        scheduler_name=_kebab(name) + "-scheduler",
+    )
+    base = "scaffold/"
+    files = {
+        "go.mod": render(base + "go.mod.j2", **context),
+        f"pkg/{package}/{package}.go": render(base + "plugin.go.j2", **context),
+        f"pkg/{package}/args.go": render(base + "args.go.j2", **context),
+        f"pkg/{package}/{package}_test.go": render(base + "plugin_test.go.j2", **context),
+        "cmd/scheduler/main.go": render(base + "main.go.j2", **context),
+        "config/scheduler-config.yaml": _sample_config(name, chosen, context["scheduler_name"]),
+        "README.md": render(base + "README.md.j2", **context),
+    }
+    return files, import_path
+
+
+def _kebab(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name).lower()
+
+
+def _sample_config(name: str, chosen: list[Point], scheduler_name: str) -> str:
+    """A KubeSchedulerConfiguration with a profile of its own enabling the plugin (YAML via safe_dump)."""
+    import yaml
+
+    plugins: dict = {}
+    for point in chosen:
+        if not point.config:
+            continue
+        entry: dict = {"name": name}
+        if point.key == "score":
+            entry["weight"] = 1
+        if point.key == "queuesort":
+            # One queue sort per scheduler: replace PrioritySort.
+            plugins[point.config] = {"enabled": [entry], "disabled": [{"name": "*"}]}
+        elif point.key == "bind":
+            # Binders run in order until one binds: ours first, DefaultBinder for its Skip.
+            plugins[point.config] = {"enabled": [entry, {"name": "DefaultBinder"}], "disabled": [{"name": "*"}]}
+        else:
+            plugins[point.config] = {"enabled": [entry]}
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "leaderElection": {"leaderElect": False},
+        "profiles": [
+            {
+                "schedulerName": scheduler_name,
+                "plugins": plugins,
+                "pluginConfig": [{"name": name, "args": {"limit": 10}}],
+            }
+        ],
+    }
+    header = f"# Sample configuration: pods with `schedulerName: {scheduler_name}` use {name}.\n"
+    return header + yaml.safe_dump(config, sort_keys=True, default_flow_style=False)
+
+
+def go_env() -> dict[str, str]:
+    return dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GO111MODULE="on", GOWORK="off")
+
+
+def _tidy(directory: Path) -> None:
+    stream_line("+ go mod tidy")
+    try:
+        proc = subprocess.run(["go", "mod", "tidy"], cwd=directory, env=go_env(), capture_output=True, text=True)
+    except FileNotFoundError:
+        raise UserError("the Go toolchain is not on PATH (the scaffold tidies its go.mod)", "install Go, or pass --no-tidy")
+    for line in (proc.stdout + proc.stderr).splitlines():
+        stream_line(line)
+    if proc.returncode != 0:
+        lines = [l for l in (proc.stdout + proc.stderr).splitlines() if l.strip()]
+        detail = lines[-1] if lines else "no output"
+        network = any(w in detail for w in ("dial tcp", "lookup", "proxy", "timeout"))
+        raise UserError(f"`go mod tidy` of the scaffold failed: {detail}", NETWORK_HINT if network else "nothing was written to --out")
+
+
+def scaffold(request: ScaffoldRequest) -> ScaffoldResult:
+    """Validate everything, render into a temporary sibling, tidy, then move into place."""
+    name = validate_name(request.name)
+    points = parse_points(request.points)
+    module = validate_module(request.module)
+    out = Path(request.out).absolute()
+    check_out_dir(out, request.force)
+    resolution = k8s.resolve(request.k8s_version, request.cache_dir)
+    framework_api(resolution.minor)  # refuses minors older than the templates know
+    files, import_path = render_files(name, points, module, resolution)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.scaffold-", dir=out.parent))
+    try:
+        for rel, text in sorted(files.items()):
+            target = tmp / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+        if request.tidy:
+            log(f"    go mod tidy for k8s.io/kubernetes {resolution.version}")
+            _tidy(tmp)
+        os.chmod(tmp, 0o755)
+        _swap_into_place(tmp, out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    return ScaffoldResult(out=out, k8s_version=resolution.version, package=import_path, files=written)
+
+
+def _swap_into_place(tmp: Path, out: Path) -> None:
+    """Rename the finished tree to `out`; an existing `out` (empty, or --force) is moved aside first."""
+    if not out.exists():
+        os.rename(tmp, out)
+        return
+    aside = out.parent / f".{out.name}.replaced-{os.getpid()}"
+    os.rename(out, aside)
+    try:
+        os.rename(tmp, out)
+    except BaseException:
+        os.rename(aside, out)
+        raise
+    shutil.rmtree(aside, ignore_errors=True)

@@ -1,0 +1,178 @@
+"""Unit tests for scheduler_build.scaffold: validation, version table, rendering (no go, no network)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from scheduler_build import k8s, scaffold
+from scheduler_build.errors import UserError
+
+
+def resolution(version: str) -> k8s.Resolution:
+    minor = k8s.minor_of(version)
+    return k8s.Resolution(
+        requested=minor, version=version, minor=minor, go_version="1.25.0",
+        staging_version="v0." + version[3:], replaces={"k8s.io/api": "v0." + version[3:], "k8s.io/kube-scheduler": "v0." + version[3:]},
+    )
+
+
+@pytest.mark.parametrize("name", ["underlay", "_Foo", "Foo-Bar", "Foo Bar", "", "Ünder", "1Foo"])
+def test_bad_names(name):
+    with pytest.raises(UserError, match="exported Go identifier"):
+        scaffold.validate_name(name)
+
+
+def test_good_name():
+    assert scaffold.validate_name("UnderlayIPLimit") == "UnderlayIPLimit"
+
+
+def test_points_in_cycle_order_with_aliases():
+    assert scaffold.parse_points("Score, filter,PreFilter,unreserve,filter") == ("prefilter", "filter", "score", "reserve")
+    assert scaffold.parse_points("normalizeScore,queueing-hints") == ("score", "enqueueextensions")
+
+
+def test_unknown_point_lists_valid_ones():
+    with pytest.raises(UserError) as err:
+        scaffold.parse_points("filter,predicate,priority")
+    assert "predicate, priority" in str(err.value)
+    assert "prefilter" in err.value.hint and "enqueueextensions" in err.value.hint
+
+
+def test_no_points():
+    with pytest.raises(UserError, match="names no extension point"):
+        scaffold.parse_points(" , ")
+
+
+@pytest.mark.parametrize("module", ["underlay", "Example.com/x", "example.com//x", "example.com/x/", "-x.com/y", "example.com/a b", ".example.com/x", "example.com/x."])
+def test_bad_modules(module):
+    with pytest.raises(UserError, match="not a valid Go module path"):
+        scaffold.validate_module(module)
+
+
+@pytest.mark.parametrize("module", ["example.com/acme/underlay", "github.com/Acme/sched-plugins/v2", "gitlab.example.co.uk/x_y/z~1"])
+def test_good_modules(module):
+    assert scaffold.validate_module(module) == module
+
+
+def test_framework_api_by_minor_ranges():
+    a34, a35, a36, a37, a39 = (scaffold.framework_api(m) for m in ("1.34", "1.35", "1.36", "1.37", "1.39"))
+    assert a34.split and a34.types["Handle"] == "framework.Handle" and a34.types["FilterPlugin"] == "framework.FilterPlugin"
+    assert not a35.split and a35.types["Plugin"] == "fwk.Plugin" and not a35.prebind_preflight_result
+    assert a36.prebind_preflight_result and not a36.queue_sort_entity
+    assert a37.queue_sort_entity and a37.prebind_preflight_result
+    # A minor newer than the table inherits the newest layout.
+    assert a39.types == a37.types and a39.queue_sort_entity
+    with pytest.raises(UserError, match="start at Kubernetes 1.34"):
+        scaffold.framework_api("1.33")
+
+
+def test_out_dir_checks(tmp_path):
+    scaffold.check_out_dir(tmp_path / "new", force=False)
+    (tmp_path / "empty").mkdir()
+    scaffold.check_out_dir(tmp_path / "empty", force=False)
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "keep.txt").write_text("mine")
+    with pytest.raises(UserError, match="is not empty") as err:
+        scaffold.check_out_dir(full, force=False)
+    assert "--force" in err.value.hint
+    scaffold.check_out_dir(full, force=True)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(UserError, match="not a directory"):
+        scaffold.check_out_dir(tmp_path / "file", force=True)
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (dict(name="lower"), "exported Go identifier"),
+        (dict(points="filter,bogus"), "unknown extension point"),
+        (dict(module="nodot/x"), "not a valid Go module path"),
+    ],
+)
+def test_bad_input_writes_nothing(tmp_path, monkeypatch, bad, message):
+    # Validation runs before resolution: resolve must never be reached.
+    monkeypatch.setattr(k8s, "resolve", lambda *a, **k: pytest.fail("resolved despite bad input"))
+    fields = dict(name="Good", points="filter", module="example.com/x", k8s_version="1.36", out=tmp_path / "out", cache_dir=tmp_path / "cache")
+    fields.update(bad)
+    with pytest.raises(UserError, match=message):
+        scaffold.scaffold(scaffold.ScaffoldRequest(**fields))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_non_empty_out_untouched(tmp_path, monkeypatch):
+    monkeypatch.setattr(k8s, "resolve", lambda *a, **k: pytest.fail("resolved despite bad input"))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "main.go").write_text("package main\n")
+    with pytest.raises(UserError, match="not empty"):
+        scaffold.scaffold(scaffold.ScaffoldRequest(name="Good", points="filter", module="example.com/x", k8s_version="1.36", out=out, cache_dir=tmp_path))
+    assert [p.name for p in tmp_path.iterdir()] == ["out"] and (out / "main.go").read_text() == "package main\n"
+
+
+def test_force_replaces_atomically_without_tidy(tmp_path, monkeypatch):
+    monkeypatch.setattr(k8s, "resolve", lambda text, cache: resolution("v1.36.3"))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "stale.go").write_text("package stale\n")
+    result = scaffold.scaffold(scaffold.ScaffoldRequest(name="Good", points="filter", module="example.com/x", k8s_version="1.36", out=out, cache_dir=tmp_path, force=True, tidy=False))
+    assert not (out / "stale.go").exists()
+    assert "pkg/good/good.go" in result.files and result.package == "example.com/x/pkg/good"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary or set-aside directory left
+
+
+ALL = ",".join(scaffold.POINT_KEYS)
+
+
+@pytest.mark.parametrize("version", ["v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2"])
+def test_render_follows_version(version):
+    files, package = scaffold.render_files("AllPoints", scaffold.parse_points(ALL), "example.com/t/all", resolution(version))
+    plugin = files["pkg/allpoints/allpoints.go"]
+    test = files["pkg/allpoints/allpoints_test.go"]
+    minor = int(version.split(".")[1])
+    assert package == "example.com/t/all/pkg/allpoints"
+    assert f"k8s.io/kubernetes {version}" in files["go.mod"]
+    assert "k8s.io/kube-scheduler => k8s.io/kube-scheduler v0." in files["go.mod"]
+    if minor == 34:
+        assert "h framework.Handle) (framework.Plugin, error)" in plugin
+        assert "var _ framework.FilterPlugin = &AllPoints{}" in plugin
+        assert "(*framework.PreFilterResult, *fwk.Status)" in plugin
+    else:
+        assert "h fwk.Handle) (fwk.Plugin, error)" in plugin
+        assert '"k8s.io/kubernetes/pkg/scheduler/framework"\n' not in plugin  # only fwk in 1.35+
+    assert ("(*fwk.PreBindPreFlightResult, *fwk.Status)" in plugin) == (minor >= 36)
+    assert ("Less(a, b fwk.QueuedEntityInfo)" in plugin) == (minor >= 37)
+    assert "type AllPointsArgs struct" in files["pkg/allpoints/args.go"]
+    for point in scaffold.POINTS:
+        assert f"_ {scaffold.framework_api(k8s.minor_of(version)).types[point.interface]} =" in plugin
+    for fn in ("TestPreEnqueue", "TestLess", "TestPreFilter", "TestFilter", "TestPostFilter", "TestPreScore", "TestScore",
+               "TestReserveUnreserve", "TestPermit", "TestPreBind", "TestBind", "TestPostBind", "TestEventsToRegister"):
+        assert f"func {fn}(t *testing.T)" in test
+    assert "app.WithPlugin(allpoints.Name, allpoints.New)" in files["cmd/scheduler/main.go"]
+
+
+def test_render_only_chosen_points_and_imports():
+    files, _ = scaffold.render_files("OnlySort", ("queuesort",), "example.com/q", resolution("v1.36.3"))
+    plugin = files["pkg/onlysort/onlysort.go"]
+    assert "func (pl *OnlySort) Less(" in plugin and "Filter(" not in plugin
+    assert "k8s.io/api/core/v1" not in plugin and '"fmt"' not in plugin  # unused imports do not compile
+    assert "corev1helpers" in plugin
+
+
+def test_sample_config_enables_each_point_in_its_own_profile():
+    files, _ = scaffold.render_files("UnderlayIPLimit", ("prefilter", "filter", "score", "bind", "enqueueextensions"), "example.com/u", resolution("v1.36.3"))
+    config = yaml.safe_load(files["config/scheduler-config.yaml"])
+    assert config["apiVersion"] == "kubescheduler.config.k8s.io/v1"
+    (profile,) = config["profiles"]
+    assert profile["schedulerName"] == "underlay-ip-limit-scheduler"
+    assert profile["plugins"]["score"] == {"enabled": [{"name": "UnderlayIPLimit", "weight": 1}]}
+    assert profile["plugins"]["bind"] == {"enabled": [{"name": "UnderlayIPLimit"}, {"name": "DefaultBinder"}], "disabled": [{"name": "*"}]}
+    assert set(profile["plugins"]) == {"preFilter", "filter", "score", "bind"}
+    assert profile["pluginConfig"] == [{"name": "UnderlayIPLimit", "args": {"limit": 10}}]
+
+
+def test_rendering_is_deterministic():
+    a = scaffold.render_files("X", scaffold.parse_points(ALL), "example.com/x", resolution("v1.37.2"))
+    b = scaffold.render_files("X", scaffold.parse_points(ALL), "example.com/x", resolution("v1.37.2"))
+    assert a == b
