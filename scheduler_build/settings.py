@@ -64,6 +64,12 @@ DEFAULTS: dict[str, Any] = {
         "insecure": False,  # allow plain HTTP to non-loopback registries
         "ca_cert": "",  # empty: /etc/docker/certs.d/<host:port>/ca.crt, else the system CAs
     },
+    "cluster": {
+        "state_dir": "",  # empty: <cache_dir>/cluster
+        "apiserver": "",  # empty: build kube-apiserver of k8s.version with our own build
+        "etcd": "/usr/bin/etcd",  # Debian's etcd-server
+        "timeout": 180,  # seconds for each process to become ready (a loaded 2-core machine)
+    },
     "registry": {
         "url": "",  # HOST[:PORT]/REPO, checked by `inv doctor` when set
     },

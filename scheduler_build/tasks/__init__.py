@@ -18,5 +18,7 @@ def namespace() -> Collection:
     ns.add_task(deploy.deploy)
     from . import image
     ns.add_collection(image.ns)
+    from . import cluster
+    ns.add_collection(cluster.ns)
     ns.configure(settings.DEFAULTS)
     return ns
