@@ -70,6 +70,10 @@ DEFAULTS: dict[str, Any] = {
         "etcd": "/usr/bin/etcd",  # Debian's etcd-server
         "timeout": 180,  # seconds for each process to become ready (a loaded 2-core machine)
     },
+    "scaffold": {
+        "k8s_version": "",  # empty: k8s.version
+        "force": False,  # replace a non-empty --out
+    },
     "registry": {
         "url": "",  # HOST[:PORT]/REPO, checked by `inv doctor` when set
     },

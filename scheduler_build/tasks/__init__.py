@@ -20,5 +20,7 @@ def namespace() -> Collection:
     ns.add_collection(image.ns)
     from . import cluster
     ns.add_collection(cluster.ns)
+    from . import scaffold
+    ns.add_collection(scaffold.ns)
     ns.configure(settings.DEFAULTS)
     return ns
