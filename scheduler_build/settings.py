@@ -77,6 +77,24 @@ DEFAULTS: dict[str, Any] = {
     "registry": {
         "url": "",  # HOST[:PORT]/REPO, checked by `inv doctor` when set
     },
+    "extender": {
+        # `inv extender.serve`; the console script scheduler-extender takes the same as flags.
+        "host": "127.0.0.1",
+        "port": 8888,
+        "kubeconfig": "",  # empty: $KUBECONFIG, ~/.kube/config, else in-cluster, else none (never ready)
+        "policy": "underlay-ip",
+        "url_prefix": "/",
+        "filter_verb": "filter",
+        "prioritize_verb": "prioritize",
+        "preempt_verb": "preempt",
+        "bind_verb": "bind",
+        "max_body_bytes": 64 * 1024 * 1024,  # NodeLists of 5000 nodes are ~30 MB
+        "assume_ttl": 30.0,  # seconds a pod the extender bound counts before the watch confirms it
+        "tls_cert": "",
+        "tls_key": "",
+        "tls_client_ca": "",  # set: mutual TLS, clients need a certificate signed by this CA
+        "log_level": "info",
+    },
 }
 
 

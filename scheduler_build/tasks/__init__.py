@@ -22,5 +22,7 @@ def namespace() -> Collection:
     ns.add_collection(cluster.ns)
     from . import scaffold
     ns.add_collection(scaffold.ns)
+    from . import extender
+    ns.add_collection(extender.ns)
     ns.configure(settings.DEFAULTS)
     return ns

@@ -32,4 +32,18 @@ def build_bench(c, k8s_version="1.36", repeats=5, no_cold=False, json=False):
     emit(json_lib.dumps(results, indent=2) if json else module.markdown(results))
 
 
-ns = Collection("bench", build_bench)
+@task(name="extender", help={
+    "nodes": "comma-separated cluster sizes (default 100,1000,5000)",
+    "seconds": "measured seconds per cell (default 3)",
+    "concurrency": "keep-alive connections of the load generator (default 1, as kube-scheduler)",
+    "json": "print raw figures as JSON instead of a Markdown table",
+})
+@user_errors
+def extender_bench(c, nodes="100,1000,5000", seconds=3.0, concurrency=1, json=False):
+    """Python extender vs a Go stdlib extender: filter/prioritize, NodeList/NodeNames, rps and p50/p99."""
+    module = _bench_module("extender.run")
+    results = module.run([int(n) for n in str(nodes).split(",") if n.strip()], float(seconds), int(concurrency))
+    emit(json_lib.dumps(results, indent=2) if json else module.markdown(results))
+
+
+ns = Collection("bench", build_bench, extender_bench)

@@ -1,0 +1,3 @@
+module scheduler-build/bench/extender
+
+go 1.26

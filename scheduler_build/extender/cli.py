@@ -1,0 +1,98 @@
+"""`scheduler-extender` / `python -m scheduler_build.extender`: run the extender.
+
+The same options as `inv extender.serve`, for containers and process supervisors
+(the end-to-end tests start it this way).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import UserError
+from . import ServeConfig, TLSOptions
+from .policy import POLICIES
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="scheduler-extender",
+                                description="A kube-scheduler HTTP extender with the underlay-IP policy.")
+    p.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8888, help="listen port, 0 for a free one (default 8888)")
+    p.add_argument("--kubeconfig", default="", help="kubeconfig for list/watch and bind "
+                   "(default: $KUBECONFIG, ~/.kube/config, else in-cluster)")
+    p.add_argument("--policy", default="underlay-ip", choices=sorted(POLICIES), help="placement policy")
+    p.add_argument("--url-prefix", default="/", help="path prefix of the verbs, as in urlPrefix (default /)")
+    for verb in ("filter", "prioritize", "preempt", "bind"):
+        p.add_argument(f"--{verb}-verb", default=verb, help=f"path of the {verb} verb under the prefix; "
+                       f"empty disables it (default {verb})")
+    p.add_argument("--max-body-bytes", type=int, default=64 * 1024 * 1024,
+                   help="largest request body accepted (default 64 MiB)")
+    p.add_argument("--assume-ttl", type=float, default=30.0,
+                   help="seconds a pod this extender bound counts before the watch confirms it (default 30)")
+    p.add_argument("--tls-cert", default="", help="serve HTTPS with this certificate (PEM)")
+    p.add_argument("--tls-key", default="", help="private key of --tls-cert (PEM)")
+    p.add_argument("--tls-client-ca", default="", help="require client certificates signed by this CA (mTLS)")
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
+                   help="log level of the JSON logs on stderr")
+    return p
+
+
+def config_from(ns: argparse.Namespace) -> ServeConfig:
+    return validate(ServeConfig(
+        host=ns.host, port=ns.port, kubeconfig=ns.kubeconfig, policy=ns.policy, url_prefix=ns.url_prefix,
+        verbs={v: getattr(ns, f"{v}_verb") for v in ("filter", "prioritize", "preempt", "bind")},
+        max_body_bytes=ns.max_body_bytes, assume_ttl=ns.assume_ttl,
+        tls=TLSOptions(ns.tls_cert, ns.tls_key, ns.tls_client_ca), log_level=ns.log_level))
+
+
+def validate(cfg: ServeConfig) -> ServeConfig:
+    """Reject settings that cannot work, naming the flag/config key at fault."""
+    import os
+
+    if cfg.policy not in POLICIES:
+        raise UserError(f"extender.policy: unknown policy {cfg.policy!r}", f"known: {', '.join(sorted(POLICIES))}")
+    if not 0 <= cfg.port <= 65535:
+        raise UserError(f"extender.port: {cfg.port} is not a TCP port", "use 0..65535 (0 picks a free port)")
+    if cfg.max_body_bytes < 1024:
+        raise UserError(f"extender.max_body_bytes: {cfg.max_body_bytes} is too small",
+                        "NodeLists of thousands of nodes are megabytes; keep the default 64 MiB or more")
+    if cfg.assume_ttl <= 0:
+        raise UserError(f"extender.assume_ttl: {cfg.assume_ttl} must be positive", "e.g. 30 (seconds)")
+    if cfg.kubeconfig and not os.path.isfile(cfg.kubeconfig):
+        raise UserError(f"extender.kubeconfig: {cfg.kubeconfig} does not exist", "pass a kubeconfig file path")
+    tls = cfg.tls
+    if (tls.key_file or tls.client_ca_file) and not tls.cert_file:
+        raise UserError("extender.tls_key/tls_client_ca given without extender.tls_cert",
+                        "HTTPS needs --tls-cert (and --tls-key unless the cert file holds the key)")
+    for key, path in (("tls_cert", tls.cert_file), ("tls_key", tls.key_file), ("tls_client_ca", tls.client_ca_file)):
+        if path and not os.path.isfile(path):
+            raise UserError(f"extender.{key}: {path} does not exist", "pass a PEM file path")
+    if tls.cert_file:
+        import ssl
+
+        try:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(tls.cert_file, tls.key_file or None)
+            if tls.client_ca_file:
+                ctx.load_verify_locations(tls.client_ca_file)
+        except (ssl.SSLError, OSError) as exc:
+            raise UserError(f"extender.tls_cert/tls_key: cannot load {tls.cert_file}: {exc}",
+                            "give a PEM certificate and its matching private key") from None
+    for verb, path in cfg.verbs.items():
+        if path and (path.startswith("http") or " " in path):
+            raise UserError(f"extender.{verb}_verb: {path!r} is not a URL path segment", "e.g. filter or v1/filter")
+    return cfg
+
+
+def main(argv: list[str] | None = None) -> None:
+    from . import serve
+
+    try:
+        cfg = config_from(parser().parse_args(argv))
+        serve(cfg)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)

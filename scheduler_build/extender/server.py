@@ -1,0 +1,187 @@
+"""HTTP serving: an ASGI adapter around Extender.handle, run by uvicorn.
+
+uvicorn with its httptools parser and the uvloop event loop was chosen by
+measurement against aiohttp and granian (bench/extender/choose_server.py, the
+figures are in BENCHMARKS.md): see README "extender" for the why.
+
+The adapter enforces the body cap while reading (Content-Length first, then the
+running total for chunked bodies) and answers without reading the rest, closing
+the connection so no unread bytes are mistaken for the next request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from .app import Extender
+
+log = logging.getLogger("scheduler_build.extender")
+
+# Longer than Go's http.Transport IdleConnTimeout (90s): the scheduler closes idle
+# connections first, so it never reuses one the server is closing (a POST on such a
+# connection would fail instead of being retried).
+KEEP_ALIVE_SECONDS = 120
+
+
+class AsgiApp:
+    """A plain ASGI callable: no framework routing or middleware on the hot path."""
+
+    def __init__(self, extender: Extender):
+        self.extender = extender
+        self.max_body = extender.options.max_body_bytes
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        method, path = scope["method"], scope["path"]
+        body = b""
+        too_large = False
+        if method == "POST":
+            length = None
+            for name, value in scope["headers"]:
+                if name == b"content-length":
+                    try:
+                        length = int(value)
+                    except ValueError:
+                        length = None
+                    break
+            if length is not None and length > self.max_body:
+                too_large = True
+            else:
+                chunks, size = [], 0
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return
+                    chunk = message.get("body", b"")
+                    size += len(chunk)
+                    if size > self.max_body:
+                        too_large = True
+                        break
+                    chunks.append(chunk)
+                    if not message.get("more_body"):
+                        break
+                body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        resp = await self.extender.handle(method, path, body, too_large=too_large)
+        headers = [(b"content-type", resp.content_type.encode()),
+                   (b"content-length", str(len(resp.body)).encode())]
+        for name, value in resp.headers.items():
+            headers.append((name.lower().encode(), value.encode()))
+        if resp.close:
+            headers.append((b"connection", b"close"))
+        await send({"type": "http.response.start", "status": resp.status, "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else resp.body})
+
+
+@dataclass
+class TLSOptions:
+    cert_file: str = ""
+    key_file: str = ""
+    client_ca_file: str = ""  # set: clients must present a certificate signed by it (mTLS)
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message (+ exception)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {"ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+                 "level": record.levelname.lower(), "logger": record.name, "msg": record.getMessage()}
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        return msgspec.json.encode(entry).decode()
+
+
+def setup_logging(level: str = "info") -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+
+
+def uvicorn_config(extender: Extender, host: str, port: int, tls: TLSOptions | None = None,
+                   fd: int | None = None) -> Any:
+    import uvicorn
+
+    kwargs: dict[str, Any] = {}
+    if tls and tls.cert_file:
+        kwargs.update(ssl_certfile=tls.cert_file, ssl_keyfile=tls.key_file or None)
+        if tls.client_ca_file:
+            kwargs.update(ssl_ca_certs=tls.client_ca_file, ssl_cert_reqs=ssl.CERT_REQUIRED)
+    return uvicorn.Config(
+        AsgiApp(extender), host=host, port=port, fd=fd, loop="uvloop", http="httptools",
+        lifespan="off", access_log=False, log_config=None, server_header=False, date_header=False,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS, backlog=2048, **kwargs)
+
+
+class Server:
+    """uvicorn.Server that can also run in a background thread (tests, benchmarks)."""
+
+    def __init__(self, extender: Extender, host: str = "127.0.0.1", port: int = 0,
+                 tls: TLSOptions | None = None):
+        import socket
+
+        import uvicorn
+
+        self.extender = extender
+        # Bind here so port 0 resolves to a free port we can report before serving.
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.sock = socket.socket(family, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, port))
+        self.sock.listen(2048)
+        self.host, self.port = host, self.sock.getsockname()[1]
+        self.config = uvicorn_config(extender, host, self.port, tls)
+        self.server = uvicorn.Server(self.config)
+        self.scheme = "https" if tls and tls.cert_file else "http"
+        self._thread: Any = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+    def run(self) -> None:
+        """Serve in this thread until SIGINT/SIGTERM."""
+        self.server.run(sockets=[self.sock])
+
+    def start_background(self) -> "Server":
+        import threading
+
+        def target() -> None:
+            import uvloop
+
+            # No signal handlers outside the main thread; the owner stops us.
+            self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+            asyncio.set_event_loop_policy(None)
+            uvloop.run(self.server.serve(sockets=[self.sock]))
+
+        self._thread = threading.Thread(target=target, name="extender-server", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(10)
+        self.sock.close()
+        self.extender.close()
