@@ -269,6 +269,9 @@ def diagnose(dep: dict, pods: list[dict], replica_sets: list[dict], events: list
     for event in sorted(warnings, key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")[-5:]:
         obj = event.get("involvedObject") or {}
         reasons.append(f"event {obj.get('kind')} {obj.get('name')}: {event.get('reason')}: {event.get('message')}")
+    if not reasons and not replica_sets and not pods:
+        reasons.append(f"{ident}: no ReplicaSet or pod was created for it: is kube-controller-manager running "
+                       "(and the Deployment controller enabled)?")
     if not reasons:
         reasons.append(f"{ident}: {status.get('availableReplicas') or 0}/{(dep.get('spec') or {}).get('replicas', 1)} "
                        "replicas available and no error reported yet; give it longer (--timeout)")

@@ -101,6 +101,12 @@ def test_diagnose_unscheduled_and_not_ready():
     assert any("running but not ready" in r for r in reasons)
 
 
-def test_diagnose_with_nothing_known_says_so():
+def test_diagnose_without_replicasets_points_at_the_controller_manager():
     (reason,) = deploy.diagnose(DEP, [], [], [])
+    assert "kube-controller-manager" in reason
+
+
+def test_diagnose_with_nothing_wrong_yet_says_so():
+    rs = {"metadata": {"name": "s-abc"}, "status": {}}
+    (reason,) = deploy.diagnose(DEP, [pod("s-1", containerStatuses=[])], [rs], [])
     assert "0/1 replicas available" in reason
