@@ -473,6 +473,9 @@ class _Checker:
         deployment = self.deployment(top.get("deployment"))
         ref = self.reference_extender(top.get("referenceExtender"))
         self.binding_extenders(extenders, ref)
+        if deployment.replicas > 1 and not leader.get("leaderElect", True):
+            # Two active replicas of one scheduler would bind the same pods twice.
+            self.err("deployment.replicas", f"{deployment.replicas} replicas need leaderElection.leaderElect: true")
         return Spec(
             path=spec_path, name=name, version=version, kubernetes_version=k8s_version, version_suffix=suffix,
             plugins=tuple(plugins), patches=tuple(patches), platforms=tuple(platforms), image=image,

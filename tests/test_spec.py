@@ -157,6 +157,7 @@ INVALID = [
     ({"leaderElection.resourceName": "kube-scheduler", "namespace": "kube-system"}, "leaderElection.resourceName"),
     ({"clientConnection.qps": "many"}, "clientConnection.qps"),
     ({"deployment.replicas": 0}, "deployment.replicas"),
+    ({"deployment.replicas": 3, "leaderElection.leaderElect": False}, "deployment.replicas"),
     ({"deployment.resources.requests.cpu": "lots"}, "deployment.resources.requests.cpu"),
     ({"namespace": "Acme"}, "namespace"),
     ({"referenceExtender.image": _DEL}, "referenceExtender.image"),
@@ -231,4 +232,6 @@ def test_example_spec_is_valid():
 
 def test_readme_shows_the_complete_example_verbatim():
     example = (REPO / "examples/underlay/scheduler.yaml").read_text()
-    assert "```yaml\n" + example + "```" in (REPO / "README.md").read_text()
+    assert "```yaml\n" + example + "```" in (REPO / "README.md").read_text(), (
+        "README.md's build spec section must show examples/underlay/scheduler.yaml verbatim: "
+        "copy the changed example into its ```yaml block")
