@@ -52,7 +52,7 @@ OCI_EMPTY = "application/vnd.oci.empty.v1+json"
 EMPTY_JSON = b"{}"
 LABEL_PREFIX = "org.scheduler-build"
 # Bumped when the assembly changes, so an older image with the same inputs is rebuilt.
-ASSEMBLY_VERSION = "1"
+ASSEMBLY_VERSION = "2"
 
 _TAG_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _SEMVER_IDENT = re.compile(r"^[0-9A-Za-z-]+$")
@@ -231,7 +231,7 @@ def rootfs_entries(binary: Path, binary_name: str, ca_bundle: Path = CA_BUNDLE) 
     """(path, mode, uid, gid, content) for every entry of the single layer; None = directory."""
     if not ca_bundle.is_file():
         raise UserError(f"no CA bundle at {ca_bundle}", "apt-get install -y ca-certificates (TLS to extenders and API servers needs it)")
-    passwd = f"root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:{UID}:{GID}:nonroot:/home/nonroot:/sbin/nologin\n"
+    passwd = f"root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:{UID}:{GID}:nonroot:/nonexistent:/sbin/nologin\n"
     group = f"root:x:0:\nnonroot:x:{GID}:\n"
     return [
         ("etc", 0o755, 0, 0, None),
@@ -240,8 +240,6 @@ def rootfs_entries(binary: Path, binary_name: str, ca_bundle: Path = CA_BUNDLE) 
         ("etc/ssl", 0o755, 0, 0, None),
         ("etc/ssl/certs", 0o755, 0, 0, None),
         ("etc/ssl/certs/ca-certificates.crt", 0o644, 0, 0, ca_bundle),
-        ("home", 0o755, 0, 0, None),
-        ("home/nonroot", 0o700, UID, GID, None),
         ("tmp", 0o1777, 0, 0, None),
         ("usr", 0o755, 0, 0, None),
         ("usr/local", 0o755, 0, 0, None),
@@ -319,7 +317,7 @@ def image_config(arch: str, diff_id: str, epoch: int, labels: dict[str, str], bi
             "User": f"{UID}:{GID}",
             "Entrypoint": [f"/{BIN_DIR}/{binary_name}"],
             "Env": ["PATH=/usr/local/bin", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"],
-            "WorkingDir": "/home/nonroot",
+            "WorkingDir": "/",
             "Labels": dict(sorted(labels.items())),
         },
         "rootfs": {"type": "layers", "diff_ids": [diff_id]},

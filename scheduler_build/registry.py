@@ -149,10 +149,14 @@ class Client:
             self.base = base
             if response.status_code == 401:
                 self._authenticate(response)
-                check = self._request("GET", "/v2/")
-                if check.status_code == 401:
-                    raise AuthFailed(f"{self.target.host} rejected the credentials", f"check {USER_ENV}/{PASSWORD_ENV} or `docker login {self.target.host}`")
+                try:
+                    self._request("GET", "/v2/")
+                except AuthFailed:
+                    raise AuthFailed(f"{self.target.host} rejected the credentials", f"check {USER_ENV}/{PASSWORD_ENV} or `docker login {self.target.host}`") from None
             elif response.status_code != 200:
+                if last:
+                    # Plain HTTP to a TLS port: the TLS failure is the real story.
+                    break
                 raise UserError(f"{base}/v2/ answered {response.status_code}: not a registry (distribution API v2)", "check the --registry host and port")
             return
         hint = f"put the registry's CA at {CERTS_D}/{self.target.host}/ca.crt (as the engine expects) or pass --ca-cert"
