@@ -150,7 +150,7 @@ class ApiStub:
         return 201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
     # -- serving -----------------------------------------------------------
-    def start(self) -> "ApiStub":
+    def start(self, port: int = 0) -> "ApiStub":
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -190,12 +190,16 @@ class ApiStub:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = msgspec.json.decode(self.rfile.read(length)) if length else {}
                 parts = urlsplit(self.path).path.strip("/").split("/")
-                # api/v1/namespaces/NS/pods/NAME/binding
-                if len(parts) != 7 or parts[:3] != ["api", "v1", "namespaces"] or parts[4] != "pods" \
-                        or parts[6] != "binding":
+                # api/v1/namespaces/NS/pods/NAME/binding (what kube-scheduler uses) or
+                # api/v1/namespaces/NS/bindings with the pod's name in the body
+                if len(parts) == 7 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "pods" \
+                        and parts[6] == "binding":
+                    namespace, name = parts[3], parts[5]
+                elif len(parts) == 5 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "bindings":
+                    namespace, name = parts[3], (body.get("metadata") or {}).get("name", "")
+                else:
                     self._send(404, _status(404, "NotFound", f"no route for POST {self.path}"))
                     return
-                namespace, name = parts[3], parts[5]
                 code, status = stub.bind(namespace, name, body)
                 self._send(code, status)
 
@@ -232,9 +236,11 @@ class ApiStub:
                     sent = since
                     while True:
                         with stub.lock:
+                            if generation != stub._generation:
+                                break  # dropped: events after this point go to the next watch
                             pending = [(rv, line) for rv, line in stub.events[kind] if rv > sent]
                             if not pending:
-                                if generation != stub._generation or time.monotonic() >= deadline:
+                                if time.monotonic() >= deadline:
                                     break
                                 stub.lock.wait(min(0.2, max(0.0, deadline - time.monotonic())))
                                 continue
@@ -253,7 +259,7 @@ class ApiStub:
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                 self.wfile.flush()
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="apistub", daemon=True)
         self._thread.start()

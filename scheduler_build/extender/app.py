@@ -293,8 +293,9 @@ class Extender:
         )
         # _preload_content=False: the API answers with a Status, which the generated
         # V1Binding deserialiser rejects ("target must not be None").
-        client.CoreV1Api(self.api_client).create_namespaced_binding(
-            args.pod_namespace, binding, _preload_content=False, _request_timeout=10)
+        # POST pods/NAME/binding, the subresource kube-scheduler's DefaultBinder uses.
+        client.CoreV1Api(self.api_client).create_namespaced_pod_binding(
+            args.pod_name, args.pod_namespace, binding, _preload_content=False, _request_timeout=10)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

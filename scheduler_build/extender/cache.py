@@ -341,6 +341,8 @@ class Reflector:
             raise
         self._resp = resp
         try:
+            if self._stop.is_set():  # stop() ran while we were connecting
+                return rv
             for line in iter_resp_lines(resp):
                 if self._stop.is_set():
                     break
