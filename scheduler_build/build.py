@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__, builder, compile as compile_stage, docker_api, k8s, vendor, verify
+from . import plugins as plugins_stage
 from .errors import BuildFailed, UserError
 from .fsutil import publish_dir
 from .progress import log, phase
@@ -43,6 +44,10 @@ class BuildRequest:
     version_suffix: str = ""
     gocache_volume: str = "scheduler-build-gocache"
     plugins: tuple[PluginImport, ...] = ()
+    # Out-of-tree plugin sources (local directories or module@version) and the
+    # patch series against the kubernetes tree, both from a build spec (plugins.py).
+    plugin_sources: tuple = ()
+    patches: tuple[Path, ...] = ()
 
 
 @dataclass
@@ -105,6 +110,12 @@ def run(request: BuildRequest) -> BuildResult:
         log(f"    k8s.io/kubernetes {resolution.version}, go {resolution.go_version}, {len(resolution.replaces)} staging replaces")
     phases["resolve"] = rec["seconds"]
 
+    custom = plugins_stage.Customization()
+    if request.plugin_sources or request.patches:
+        with phase("customize", f"{len(request.plugin_sources)} plugin(s), {len(request.patches)} patch(es)") as rec:
+            custom = plugins_stage.prepare(resolution, request.plugin_sources, request.patches, request.cache_dir, request.component)
+        phases["customize"] = rec["seconds"]
+
     client = docker_api.connect()
     with phase("builder") as rec:
         chosen = builder.select(client, resolution.go_version, request.builder_image, request.pull, request.goroot)
@@ -116,7 +127,9 @@ def run(request: BuildRequest) -> BuildResult:
             )
     phases["builder"] = rec["seconds"]
 
-    workspace = render_wrapper(resolution, request.component, request.plugins)
+    workspace = render_wrapper(
+        resolution, request.component, tuple(request.plugins) + custom.imports, custom.requires, custom.local_replaces
+    )
     with phase("vendor") as rec:
         vendored = vendor.prepare(workspace, request.cache_dir)
         log(f"    tidy {'cached' if vendored.tidy_cached else 'ran'}, vendor {'cached' if vendored.vendor_cached else 'ran'} ({vendored.vendor_dir})")
@@ -175,7 +188,8 @@ def run(request: BuildRequest) -> BuildResult:
             },
             "builder": {"image": chosen.image, "image_id": chosen.image_id, "go_version": chosen.go_version, "source": chosen.source},
             "vendor": {"go_sum_sha256": vendored.go_sum_sha256, "key": vendored.vendor_key, "cached": vendored.vendor_cached},
-            "plugins": [{"package": p.package} for p in request.plugins],
+            "plugins": [{"package": p.package} for p in request.plugins] + custom.plugins_info,
+            "patches": custom.patches_info,
             "flags": {
                 "command": argv,
                 "ldflags": flags,

@@ -383,10 +383,54 @@ def default_binary(spec: Spec, k8s_version: str, dist_dir: Path) -> Path:
     return Path(dist_dir) / spec.name / k8s_version / f"linux-{arch}" / "kube-scheduler"
 
 
+_PLUGIN_DIR = re.compile(r"^pkg/scheduler/framework/plugins/[^/]+/[^/]+\.go$")
+_ADDED_NAME = re.compile(r'^\+\s*(?:const\s+)?Name\s*=\s*"([^"]+)"')
+_ADDED_NAMES_GO = re.compile(r'^\+\s*[A-Z][A-Za-z0-9_]*\s*=\s*"([^"]+)"')
+
+
+def patched_plugin_names(patches: list[Path] | tuple[Path, ...]) -> set[str]:
+    """Plugin names a patch series adds to the in-tree registry.
+
+    A patch that registers an in-tree plugin touches plugins/registry.go and
+    adds a package under pkg/scheduler/framework/plugins/ declaring `Name = "..."`
+    (or a constant in names/names.go). Only series that touch registry.go count:
+    a name that is never registered would still be refused by the binary.
+    """
+    names: set[str] = set()
+    registers = False
+    for patch in patches:
+        target = ""
+        for line in Path(patch).read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("+++ "):
+                target = line[4:].split("\t", 1)[0].strip()
+                target = target[2:] if target.startswith("b/") else target
+                target = target.split("k8s.io/kubernetes/", 1)[-1]
+                registers = registers or target.endswith("pkg/scheduler/framework/plugins/registry.go")
+                continue
+            if not line.startswith("+") or target.endswith("_test.go"):
+                continue
+            if target.endswith("plugins/names/names.go"):
+                match = _ADDED_NAMES_GO.match(line)
+            elif _PLUGIN_DIR.match(target):
+                match = _ADDED_NAME.match(line)
+            else:
+                match = None
+            if match:
+                names.add(match.group(1))
+    return names if registers else set()
+
+
 def check_fields(spec: Spec, k8s_version: str, cache_root: Path) -> frozenset[str]:
-    """The field-by-field half of `inv config.validate` beyond `spec.load`: plugin names."""
+    """The field-by-field half of `inv config.validate` beyond `spec.load`: plugin names.
+
+    Known names: the version's in-tree plugins, those the spec's patch series
+    registers in-tree, and those the spec's out-of-tree plugins register.
+    """
     with phase("plugins", f"in-tree names of Kubernetes {k8s_version}"):
-        known = in_tree_plugins(k8s_version, cache_root)
-        log(f"    {len(known)} in-tree plugins, {len(spec.plugin_names)} from the spec")
-    spec_mod.check_plugin_names(spec, known, k8s_version)
-    return known
+        known = set(in_tree_plugins(k8s_version, cache_root))
+        patched = patched_plugin_names(spec.patches)
+        known |= patched
+        log(f"    {len(known) - len(patched)} in-tree plugins, {len(patched)} added by patches"
+            f"{' (' + ', '.join(sorted(patched)) + ')' if patched else ''}, {len(spec.plugin_names)} from the spec's plugins")
+    spec_mod.check_plugin_names(spec, frozenset(known), k8s_version)
+    return frozenset(known)

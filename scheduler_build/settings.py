@@ -70,6 +70,12 @@ DEFAULTS: dict[str, Any] = {
         "etcd": "/usr/bin/etcd",  # Debian's etcd-server
         "timeout": 180,  # seconds for each process to become ready (a loaded 2-core machine)
     },
+    "buildspec": {
+        # `inv build` with no --spec builds this spec (plugins + patches); --no-spec,
+        # --k8s-version or --component without --spec build plain kube-scheduler.
+        "path": "examples/underlay/scheduler.yaml",
+        "all_platforms": False,  # build every platform the spec lists, not just the host's
+    },
     "scaffold": {
         "k8s_version": "",  # empty: k8s.version
         "force": False,  # replace a non-empty --out

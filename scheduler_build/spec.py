@@ -304,12 +304,12 @@ def check_plugin_names(spec: Spec, in_tree: set[str] | frozenset[str], k8s_versi
                     if name not in known:
                         errors.append((f"{base}.plugins.{point}.{kind}[{j}].name",
                                        f"unknown plugin {name!r}: not in-tree in Kubernetes {k8s_version} "
-                                       f"and not registered by the spec's plugins{_suggest(name, known)}"))
+                                       f"and not registered by the spec's plugins or patches{_suggest(name, known)}"))
         for j, entry in enumerate(profile.get("pluginConfig") or []):
             if entry.get("name") not in known:
                 errors.append((f"{base}.pluginConfig[{j}].name",
                                f"unknown plugin {entry.get('name')!r}: not in-tree in Kubernetes {k8s_version} "
-                               f"and not registered by the spec's plugins{_suggest(entry.get('name'), known)}"))
+                               f"and not registered by the spec's plugins or patches{_suggest(entry.get('name'), known)}"))
     if errors:
         raise SpecError(str(spec.path), errors)
 

@@ -118,9 +118,10 @@ def prepare(workspace: Workspace, cache_root: Path) -> Vendored:
     vendor_cached = (vendor_dir / "modules.txt").is_file()
     if not vendor_cached:
         tmp = _tmpdir(vendor_dir.parent)
+        # The source copy sits at the same depth below the cache root as the tidy
+        # directory, so relative replace paths (../../plugins/..., plugins.py) resolve.
+        src = _tmpdir(vendor_dir.parent)
         try:
-            src = tmp / "src"
-            src.mkdir()
             for name, text in workspace.files.items():
                 if name != "go.mod":
                     (src / name).write_text(text)
@@ -130,6 +131,7 @@ def prepare(workspace: Workspace, cache_root: Path) -> Vendored:
             _publish(tmp / "vendor", vendor_dir)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(src, ignore_errors=True)
 
     # The source directory the compiler sees: current sources + tidied go.mod/go.sum.
     files = {name: text.encode() for name, text in workspace.files.items() if name != "go.mod"}

@@ -30,8 +30,17 @@ class Workspace:
         return h.hexdigest()
 
 
-def render_wrapper(resolution: Resolution, component: str = "kube-scheduler", plugins: tuple[PluginImport, ...] = ()) -> Workspace:
+def render_wrapper(
+    resolution: Resolution,
+    component: str = "kube-scheduler",
+    plugins: tuple[PluginImport, ...] = (),
+    requires: dict[str, str] | None = None,
+    local_replaces: dict[str, str] | None = None,
+) -> Workspace:
+    """requires: extra module -> version; local_replaces: module -> directory (plugins.py)."""
     context = dict(
+        requires=dict(requires or {}),
+        local_replaces=dict(local_replaces or {}),
         module=WRAPPER_MODULE,
         k8s_version=resolution.version,
         go_version=resolution.go_version,

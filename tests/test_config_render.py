@@ -126,3 +126,33 @@ def test_parse_names_go():
 def test_refusal_reason_is_the_binarys_own_error():
     out = 'W1 x\nE1123 10:58:51.330697 6750 run.go:72] "command failed" err="initializing profiles: ScorePlugin \\"Nope\\" does not exist"\n'
     assert schedconfig.refusal_reason(out) == 'initializing profiles: ScorePlugin "Nope" does not exist'
+
+
+PATCH = """diff --git a/pkg/scheduler/framework/plugins/acme/acme.go b/pkg/scheduler/framework/plugins/acme/acme.go
+new file mode 100644
+--- /dev/null
++++ b/pkg/scheduler/framework/plugins/acme/acme.go
+@@ -0,0 +1,3 @@
++package acme
++
++const Name = "AcmeThing"
+diff --git a/pkg/scheduler/framework/plugins/acme/acme_test.go b/pkg/scheduler/framework/plugins/acme/acme_test.go
+--- /dev/null
++++ b/pkg/scheduler/framework/plugins/acme/acme_test.go
+@@ -0,0 +1,1 @@
++const Name = "NotAPlugin"
+"""
+REGISTRY = """--- a/pkg/scheduler/framework/plugins/registry.go
++++ b/pkg/scheduler/framework/plugins/registry.go
+@@ -1,1 +1,2 @@
+ 	registry := runtime.Registry{
++		acme.Name: acme.New,
+"""
+
+
+def test_patched_plugin_names_need_a_registration(tmp_path):
+    plugin, registry = tmp_path / "0001.patch", tmp_path / "0002.patch"
+    plugin.write_text(PATCH)
+    registry.write_text(REGISTRY)
+    assert schedconfig.patched_plugin_names([plugin]) == set()  # declared but never registered
+    assert schedconfig.patched_plugin_names([plugin, registry]) == {"AcmeThing"}

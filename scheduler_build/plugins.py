@@ -1,0 +1,159 @@
+"""Out-of-tree plugins and patches -> what the wrapper module needs to compile them.
+
+A local plugin (a directory holding a Go module) is snapshotted into
+cache/plugins/<content hash>/ and wired in with `require` + `replace`: the hash
+of its files is part of the path, so it is part of go.mod and therefore of the
+tidy/vendor cache keys, and the build reads the snapshot, not a tree that may
+change while it runs. A `module@version` plugin is a plain `require` resolved
+through the Go module proxy. Patched modules (patches.py) are wired in the same
+way. Replace paths are relative (`../../patched/...`): the wrapper's go.mod sits
+two levels below the cache root both when tidying and when vendoring, and a
+relative path keeps the recorded build info free of the machine's cache path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from . import patches as patches_mod
+from .errors import UserError
+from .k8s import Resolution
+from .progress import log
+from .workspace import PluginImport
+
+# A local module's placeholder version in the wrapper's require line.
+LOCAL_VERSION = "v0.0.0-00010101000000-000000000000"
+_SKIP_DIRS = {".git", ".hg", ".svn", "vendor", "node_modules", "__pycache__"}
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    """One plugin source, as the build spec names it (spec.PluginSource has the same fields)."""
+
+    package: str
+    names: tuple[str, ...] = ()
+    path: Path | None = None
+    module: str = ""
+    version: str = ""
+
+
+@dataclass
+class Customization:
+    imports: tuple[PluginImport, ...] = ()
+    requires: dict[str, str] = field(default_factory=dict)  # module -> version
+    local_replaces: dict[str, str] = field(default_factory=dict)  # module -> relative dir
+    plugins_info: list[dict] = field(default_factory=list)
+    patches_info: list[dict] = field(default_factory=list)
+
+
+def tree_digest(directory: Path) -> str:
+    """sha256 over the relative paths and contents of a module's files (VCS and vendor dirs skipped)."""
+    h = hashlib.sha256()
+    for rel in _files(directory):
+        h.update(rel.encode() + b"\0")
+        h.update(hashlib.sha256((directory / rel).read_bytes()).digest())
+    return h.hexdigest()
+
+
+def _files(directory: Path) -> list[str]:
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(directory):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+        for name in filenames:
+            full = Path(dirpath) / name
+            if full.is_file() and not full.is_symlink():
+                out.append(str(full.relative_to(directory)))
+    return sorted(out)
+
+
+def read_module(directory: Path) -> str:
+    gomod = directory / "go.mod"
+    if not gomod.is_file():
+        raise UserError(f"plugin directory {directory} has no go.mod", "a local plugin must be a Go module (go mod init <path>)")
+    match = re.search(r"(?m)^module\s+(\S+)", gomod.read_text(encoding="utf-8", errors="replace"))
+    if not match:
+        raise UserError(f"{gomod} has no module line", "add `module <path>` to it")
+    return match.group(1).strip('"')
+
+
+def snapshot(directory: Path, cache_root: Path) -> tuple[Path, str]:
+    """Copy a local module to cache/plugins/<hash>/ once; returns (snapshot dir, sha256)."""
+    digest = tree_digest(directory)
+    final = Path(cache_root) / "plugins" / digest[:32]
+    if (final / "go.mod").is_file():
+        return final, digest
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
+    try:
+        for rel in _files(directory):
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(directory / rel, tmp / rel)
+        os.chmod(tmp, 0o755)
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            pass  # published concurrently with the same content
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final, digest
+
+
+def _alias(package: str, taken: set[str]) -> str:
+    base = re.sub(r"[^A-Za-z0-9_]", "_", package.rsplit("/", 1)[-1]).lower() or "plugin"
+    if base[0].isdigit():
+        base = "p" + base
+    alias, n = base, 2
+    while alias in taken or alias in ("app", "cli", "os", "main"):
+        alias, n = f"{base}{n}", n + 1
+    taken.add(alias)
+    return alias
+
+
+def prepare(
+    resolution: Resolution,
+    plugins: Iterable[PluginSpec],
+    patch_paths: Iterable[Path],
+    cache_root: Path,
+    component: str = "kube-scheduler",
+) -> Customization:
+    """Snapshot local plugins, apply the patch series, and describe both for the wrapper."""
+    plugins = list(plugins)
+    patch_paths = [Path(p) for p in patch_paths]
+    custom = Customization()
+    if plugins and component != "kube-scheduler":
+        raise UserError(f"plugins only apply to kube-scheduler, not {component}", "drop the plugins or build kube-scheduler")
+    taken: set[str] = set()
+    imports: list[PluginImport] = []
+    for plugin in plugins:
+        entry: dict = {"package": plugin.package, "names": list(plugin.names)}
+        if plugin.path is not None:
+            directory = Path(plugin.path)
+            module = plugin.module or read_module(directory)
+            if not (plugin.package == module or plugin.package.startswith(module + "/")):
+                raise UserError(f"plugin package {plugin.package} is not inside module {module} ({directory})", "package must start with the module path")
+            snap, digest = snapshot(directory, cache_root)
+            custom.requires[module] = LOCAL_VERSION
+            custom.local_replaces[module] = f"../../plugins/{snap.name}"
+            entry.update(source="path", path=str(directory), module=module, sha256=digest)
+            log(f"    plugin {plugin.package} from {directory} (sha256 {digest[:12]})")
+        else:
+            custom.requires[plugin.module] = plugin.version
+            entry.update(source="module", module=plugin.module, version=plugin.version)
+            log(f"    plugin {plugin.package} from {plugin.module}@{plugin.version}")
+        imports.append(PluginImport(package=plugin.package, alias=_alias(plugin.package, taken)))
+        custom.plugins_info.append(entry)
+    custom.imports = tuple(imports)
+    if patch_paths:
+        done = patches_mod.materialize(patch_paths, resolution, cache_root)
+        for module in sorted(done.modules):
+            custom.local_replaces[module] = f"../../patched/{done.root.name}/{patches_mod.module_slug(module)}"
+        custom.patches_info = [{"file": r["file"], "sha256": r["sha256"], "targets": r["targets"]} for r in done.report]
+        log(f"    {len(patch_paths)} patch(es) applied to {', '.join(sorted(done.modules))}")
+    return custom

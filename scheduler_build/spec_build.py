@@ -1,0 +1,67 @@
+"""What `inv build --spec` and `inv build.check-patches` take from a build spec.
+
+Pure glue between spec.py (loading, validation) and build.py / patches.py:
+which spec a build uses, which platforms, and how the spec's fields fill a
+BuildRequest (flags still win).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from . import k8s, patches, verify
+from . import spec as spec_mod
+from .build import BuildRequest
+from .errors import UserError
+
+
+def choose_spec(flag: str | None, no_spec: bool, configured: str | None, plain_flags: bool) -> Path | None:
+    """--spec wins; --no-spec, or --k8s-version/--component without --spec, mean a plain build."""
+    if flag:
+        return Path(flag)
+    if no_spec or plain_flags or not configured:
+        return None
+    return Path(configured)
+
+
+def load_spec(path: Path) -> spec_mod.Spec:
+    if not Path(path).is_file():
+        raise UserError(
+            f"build spec {path} not found (relative to {Path.cwd()})",
+            "pass --spec PATH, or --no-spec for a plain kube-scheduler build",
+        )
+    return spec_mod.load(path)
+
+
+def spec_arches(loaded: spec_mod.Spec, all_platforms: bool) -> list[str]:
+    """The host's architecture when the spec lists it (or lists none), else its first platform."""
+    listed = [p.split("/", 1)[1] for p in loaded.platforms]
+    if all_platforms and listed:
+        return listed
+    host = verify.host_arch()
+    if not listed or host in listed:
+        return [host]
+    return [listed[0]]
+
+
+def apply_spec(request: BuildRequest, loaded: spec_mod.Spec, *, k8s_version: str | None, name: str | None,
+               version_suffix: str | None) -> BuildRequest:
+    """Fill the request from the spec; explicit flags keep precedence."""
+    if request.component != "kube-scheduler":
+        raise UserError(f"a build spec builds kube-scheduler, not {request.component}", "drop --component or pass --no-spec")
+    return dataclasses.replace(
+        request,
+        k8s_version=k8s_version or loaded.kubernetes_version,
+        name=name or loaded.name,
+        version_suffix=version_suffix if version_suffix is not None else loaded.version_suffix,
+        plugin_sources=tuple(loaded.plugins),
+        patches=tuple(loaded.patches),
+    )
+
+
+def check_patches(loaded: spec_mod.Spec, version: str, cache_dir: Path) -> dict:
+    """Resolve `version` and apply the spec's series in memory; raises PatchConflict on a rejected hunk."""
+    resolution = k8s.resolve(version, cache_dir)
+    applied = patches.apply_series(list(loaded.patches), resolution)
+    return {"spec": str(loaded.path), "kubernetes": resolution.version, "patches": applied.report}

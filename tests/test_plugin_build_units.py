@@ -1,0 +1,126 @@
+"""Unit tests for plugin snapshots, the wrapper's go.mod with plugins/patches, and spec -> build glue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scheduler_build import k8s, plugins, spec_build, verify
+from scheduler_build import spec as spec_mod
+from scheduler_build.build import BuildRequest
+from scheduler_build.errors import UserError
+from scheduler_build.workspace import render_wrapper
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def resolution() -> k8s.Resolution:
+    return k8s.Resolution(requested="1.36", version="v1.36.3", minor="1.36", go_version="1.26.0",
+                          staging_version="v0.36.3", replaces={"k8s.io/api": "v0.36.3", "k8s.io/kube-scheduler": "v0.36.3"})
+
+
+def make_module(root: Path, module: str = "example.com/acme/x") -> Path:
+    (root / "pkg/x").mkdir(parents=True)
+    (root / "go.mod").write_text(f"module {module}\n\ngo 1.26\n")
+    (root / "pkg/x/x.go").write_text("package x\n")
+    return root
+
+
+def test_tree_digest_tracks_content_not_vcs(tmp_path):
+    mod = make_module(tmp_path / "m")
+    first = plugins.tree_digest(mod)
+    (mod / ".git").mkdir()
+    (mod / ".git/HEAD").write_text("ref: x\n")
+    assert plugins.tree_digest(mod) == first
+    (mod / "pkg/x/x.go").write_text("package x\n\nconst Y = 1\n")
+    assert plugins.tree_digest(mod) != first
+
+
+def test_local_plugin_is_snapshotted_and_replaced(tmp_path):
+    mod = make_module(tmp_path / "m")
+    cache = tmp_path / "cache"
+    spec = plugins.PluginSpec(package="example.com/acme/x/pkg/x", names=("X",), path=mod)
+    custom = plugins.prepare(resolution(), [spec], [], cache)
+    (digest_dir,) = (cache / "plugins").iterdir()
+    assert (digest_dir / "pkg/x/x.go").read_text() == "package x\n"
+    assert custom.requires == {"example.com/acme/x": plugins.LOCAL_VERSION}
+    assert custom.local_replaces == {"example.com/acme/x": f"../../plugins/{digest_dir.name}"}
+    assert custom.imports[0].package == "example.com/acme/x/pkg/x" and custom.imports[0].alias == "x"
+    assert custom.plugins_info[0]["sha256"].startswith(digest_dir.name)
+    # Editing the plugin changes the snapshot, hence go.mod, hence every cache key downstream.
+    (mod / "pkg/x/x.go").write_text("package x // edited\n")
+    assert plugins.prepare(resolution(), [spec], [], cache).local_replaces != custom.local_replaces
+
+
+def test_module_plugin_and_aliases(tmp_path):
+    specs = [
+        plugins.PluginSpec(package="example.com/a/pkg/filter", module="example.com/a", version="v1.2.3"),
+        plugins.PluginSpec(package="example.com/b/pkg/filter", module="example.com/b", version="v0.1.0"),
+        plugins.PluginSpec(package="example.com/c/app", module="example.com/c", version="v0.1.0"),
+    ]
+    custom = plugins.prepare(resolution(), specs, [], tmp_path)
+    assert custom.requires == {"example.com/a": "v1.2.3", "example.com/b": "v0.1.0", "example.com/c": "v0.1.0"}
+    assert custom.local_replaces == {}
+    assert [i.alias for i in custom.imports] == ["filter", "filter2", "app2"]  # never shadows main.go's own imports
+
+
+def test_package_outside_module_and_missing_go_mod(tmp_path):
+    mod = make_module(tmp_path / "m")
+    with pytest.raises(UserError, match="not inside module example.com/acme/x"):
+        plugins.prepare(resolution(), [plugins.PluginSpec(package="example.com/other/pkg", path=mod)], [], tmp_path)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserError, match="has no go.mod"):
+        plugins.prepare(resolution(), [plugins.PluginSpec(package="example.com/e", path=tmp_path / "empty")], [], tmp_path)
+    with pytest.raises(UserError, match="plugins only apply to kube-scheduler"):
+        plugins.prepare(resolution(), [plugins.PluginSpec(package="example.com/acme/x", path=mod)], [], tmp_path, component="kube-apiserver")
+
+
+def test_wrapper_go_mod_plain_is_unchanged_and_custom_adds_replaces():
+    plain = render_wrapper(resolution()).files["go.mod"]
+    assert "=> ../../" not in plain and "require (" not in plain
+    assert "\tk8s.io/api => k8s.io/api v0.36.3\n" in plain
+    custom = render_wrapper(
+        resolution(), requires={"example.com/acme/x": plugins.LOCAL_VERSION},
+        local_replaces={"example.com/acme/x": "../../plugins/abc", "k8s.io/api": "../../patched/def/k8s.io_api"},
+    ).files["go.mod"]
+    assert f"\texample.com/acme/x {plugins.LOCAL_VERSION}\n" in custom
+    assert "\texample.com/acme/x => ../../plugins/abc\n" in custom
+    # A patched staging module is replaced by its copy, not pinned to the published version too.
+    assert "\tk8s.io/api => ../../patched/def/k8s.io_api\n" in custom and "k8s.io/api => k8s.io/api v0.36.3" not in custom
+    assert "\tk8s.io/kube-scheduler => k8s.io/kube-scheduler v0.36.3\n" in custom
+
+
+def test_choose_spec():
+    assert spec_build.choose_spec("s.yaml", False, "d.yaml", plain_flags=True) == Path("s.yaml")
+    assert spec_build.choose_spec(None, False, "d.yaml", plain_flags=False) == Path("d.yaml")
+    assert spec_build.choose_spec(None, True, "d.yaml", plain_flags=False) is None
+    assert spec_build.choose_spec(None, False, "d.yaml", plain_flags=True) is None  # `inv build --k8s-version 1.35`
+    assert spec_build.choose_spec(None, False, "", plain_flags=False) is None
+
+
+def test_missing_spec_is_a_user_error(tmp_path):
+    with pytest.raises(UserError, match="build spec .*nope.yaml not found") as err:
+        spec_build.load_spec(tmp_path / "nope.yaml")
+    assert "--no-spec" in err.value.hint
+
+
+def test_example_spec_fills_the_request():
+    loaded = spec_mod.load(REPO / "examples/underlay/scheduler.yaml")
+    request = spec_build.apply_spec(BuildRequest(), loaded, k8s_version=None, name=None, version_suffix=None)
+    assert request.k8s_version == "1.36" and request.name == loaded.name and request.version_suffix == "acme.1"
+    assert [p.package for p in request.plugin_sources] == ["example.com/acme/underlay/pkg/underlayiplimit"]
+    assert [p.name for p in request.patches] == ["0001-scheduler-add-AcmeSchedulable-in-tree-plugin.patch"]
+    flagged = spec_build.apply_spec(BuildRequest(), loaded, k8s_version="1.37", name="x", version_suffix="")
+    assert (flagged.k8s_version, flagged.name, flagged.version_suffix) == ("1.37", "x", "")
+    with pytest.raises(UserError, match="builds kube-scheduler, not kube-apiserver"):
+        spec_build.apply_spec(BuildRequest(component="kube-apiserver"), loaded, k8s_version=None, name=None, version_suffix=None)
+
+
+def test_spec_arches(monkeypatch):
+    loaded = spec_mod.load(REPO / "examples/underlay/scheduler.yaml")  # linux/amd64, linux/arm64
+    monkeypatch.setattr(verify, "host_arch", lambda: "amd64")
+    assert spec_build.spec_arches(loaded, all_platforms=False) == ["amd64"]
+    assert spec_build.spec_arches(loaded, all_platforms=True) == ["amd64", "arm64"]
+    monkeypatch.setattr(verify, "host_arch", lambda: "s390x")
+    assert spec_build.spec_arches(loaded, all_platforms=False) == ["amd64"]
