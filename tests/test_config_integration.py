@@ -112,10 +112,29 @@ def _example_plugin_binary() -> Path | None:
     return found[-1] if found else None
 
 
-def test_binary_with_the_example_plugin_accepts_the_example(runner_image):
-    binary = _example_plugin_binary()
+def test_binary_with_the_example_plugin_accepts_the_example(request, runner_image):
+    """The example spec's configuration (UnderlayIPLimit enabled) against a binary that has the plugin.
+
+    Uses a session fixture `built_example_scheduler` (a BuildResult of `inv build --spec
+    examples/underlay/scheduler.yaml`) when the plugin issue provides one, else a binary
+    already built into dist/, else skips: this test never compiles on its own.
+    """
+    try:
+        binary = request.getfixturevalue("built_example_scheduler").binary
+    except pytest.FixtureLookupError:
+        binary = _example_plugin_binary()
     if binary is None:
         pytest.skip("no kube-scheduler built from examples/underlay/scheduler.yaml yet (run `inv build --spec ...`)")
     spec = spec_mod.load(REPO / "examples/underlay/scheduler.yaml", check_files=False)
     verdict = schedconfig.validate_with_binary(binary, schedconfig.config_text(spec), runner_image)
     assert verdict.ok, verdict.output
+    written = yaml.safe_load(verdict.written)
+    assert "UnderlayIPLimit" in [e["name"] for e in written["profiles"][0]["plugins"]["multiPoint"]["enabled"]]
+
+
+def test_plain_binary_refuses_the_example_plugin(built_scheduler, runner_image):
+    """Without the plugin compiled in, the same configuration fails in the binary, naming the plugin."""
+    spec = spec_mod.load(REPO / "examples/underlay/scheduler.yaml", check_files=False)
+    verdict = schedconfig.validate_with_binary(built_scheduler.binary, schedconfig.config_text(spec), runner_image)
+    assert not verdict.ok
+    assert "UnderlayIPLimit" in schedconfig.refusal_reason(verdict.output)
