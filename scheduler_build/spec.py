@@ -695,8 +695,8 @@ class _Checker:
                             names_seen.add(n)
                             got["name"] = n
                     if entry.get("weight") is not None:
-                        # 0 means "the plugin's default weight" in v1; negatives are refused upstream.
-                        w = self.integer(f"{ep}.weight", entry["weight"], lo=0, hi=100)
+                        # 0 means "the plugin's default weight" in v1; the field is an int32 upstream.
+                        w = self.integer(f"{ep}.weight", entry["weight"], lo=0, hi=2**31 - 1)
                         if w is not None:
                             if point not in ("score", "multiPoint"):
                                 self.err(f"{ep}.weight", f"weight only applies to score and multiPoint, got {w} in {point}")
@@ -844,7 +844,7 @@ class _Checker:
             if value.get(key) is not None and self.string(f"{p}.{key}", value[key], DNS1123_SUBDOMAIN,
                                                           "a DNS-1123 name") is not None:
                 out[key] = value[key]
-        if out.get("resourceName") == "kube-scheduler" and out.get("resourceNamespace") == "kube-system":
+        if out.get("leaderElect") and out.get("resourceName") == "kube-scheduler" and out.get("resourceNamespace") == "kube-system":
             self.err(f"{p}.resourceName", "'kube-scheduler' in kube-system is the default scheduler's lock; "
                      "a second scheduler needs a lock of its own")
         lease, renew, retry = (_seconds(out.get(k)) for k in ("leaseDuration", "renewDeadline", "retryPeriod"))

@@ -37,6 +37,8 @@ def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None,
     kubeconfig = settings.get(c.config, "deploy.kubeconfig", kubeconfig) or os.environ.get("KUBECONFIG", "")
     if not kubeconfig:
         raise UserError("no kubeconfig given", "pass --kubeconfig K (or set deploy.kubeconfig / $KUBECONFIG)")
+    if not Path(kubeconfig).is_file():
+        raise UserError(f"--kubeconfig {kubeconfig}: no such file", "pass the kubeconfig of the target cluster")
     if dir:
         objects = deploy_mod.load_dir(Path(dir))
     else:
