@@ -156,3 +156,48 @@ def test_patched_plugin_names_need_a_registration(tmp_path):
     registry.write_text(REGISTRY)
     assert schedconfig.patched_plugin_names([plugin]) == set()  # declared but never registered
     assert schedconfig.patched_plugin_names([plugin, registry]) == {"AcmeThing"}
+
+
+@pytest.mark.skipif(not __import__("shutil").which("kubectl"), reason="kubectl is not installed")
+def test_kubectl_kustomize_builds_the_rendered_directory(tmp_path):
+    """`kubectl apply -k DIR` works: kustomize (built into kubectl, offline) accepts the directory."""
+    import subprocess
+
+    spec = spec_mod.load(SPECS["intree-full"][0])
+    files = schedconfig.render(spec, tmp_path / "out", "r/x:1")
+    proc = subprocess.run(["kubectl", "kustomize", str(tmp_path / "out")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    built = [d for d in yaml.safe_load_all(proc.stdout) if d]
+    expected = [d for name in yaml.safe_load(files["kustomization.yaml"])["resources"]
+                for d in yaml.safe_load_all(files[name]) if d]
+    key = lambda d: (d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"])  # noqa: E731
+    assert sorted(map(key, built)) == sorted(map(key, expected))
+
+
+def _inv(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "invoke", *args], cwd=REPO, capture_output=True, text=True, timeout=120)
+
+
+def test_cli_errors_are_one_message_and_an_exit_code(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: Bad\nversion: '1'\nkubernetes: {version: '1.36'}\nparallelism: 0\n")
+    rendered = _inv("config.render", "--spec", str(bad), "--out", str(tmp_path / "out"))
+    assert rendered.returncode == 2 and "Traceback" not in rendered.stderr
+    assert "2 errors in the build spec" in rendered.stderr and "parallelism: must be >= 1, got 0" in rendered.stderr
+    assert not (tmp_path / "out").exists()  # nothing written
+    migrated = _inv("config.migrate-policy", str(DATA / "policies" / "malformed.json"))
+    assert migrated.returncode == 2 and "line 5, column 3" in migrated.stderr and "Traceback" not in migrated.stderr
+
+
+def test_cli_migrate_policy_writes_the_file_and_warns(tmp_path):
+    out = tmp_path / "config.yaml"
+    result = _inv("config.migrate-policy", str(DATA / "policies" / "full.json"), "--out", str(out),
+                  "--scheduler-name", "legacy")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("warning: ") >= 5
+    assert yaml.safe_load(out.read_text())["profiles"][0]["schedulerName"] == "legacy"
+    strict = _inv("config.migrate-policy", str(DATA / "policies" / "full.json"), "--strict")
+    assert strict.returncode == 2 and "no exact v1 equivalent" in strict.stderr
