@@ -5,8 +5,9 @@ measurement against aiohttp and granian (bench/extender/choose_server.py, the
 figures are in BENCHMARKS.md): see README "extender" for the why.
 
 The adapter enforces the body cap while reading (Content-Length first, then the
-running total for chunked bodies) and answers without reading the rest, closing
-the connection so no unread bytes are mistaken for the next request.
+running total for chunked bodies): past the cap nothing more is kept; the rest
+is drained (up to DRAIN_FACTOR x the cap) so the client reads the answer, and a
+body larger still gets its answer with `Connection: close`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ log = logging.getLogger("scheduler_build.extender")
 # connections first, so it never reuses one the server is closing (a POST on such a
 # connection would fail instead of being retried).
 KEEP_ALIVE_SECONDS = 120
+# An oversized body is read and discarded up to this many times the cap before
+# the answer; beyond that the connection is closed without reading the rest.
+DRAIN_FACTOR = 4
 
 
 class AsgiApp:
@@ -51,7 +55,7 @@ class AsgiApp:
             return
         method, path = scope["method"], scope["path"]
         body = b""
-        too_large = False
+        too_large = drained = False
         if method == "POST":
             length = None
             for name, value in scope["headers"]:
@@ -61,24 +65,40 @@ class AsgiApp:
                     except ValueError:
                         length = None
                     break
+            chunks, size = [], 0
+            more = True
             if length is not None and length > self.max_body:
                 too_large = True
-            else:
-                chunks, size = [], 0
-                while True:
+            while more and not too_large:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                more = message.get("more_body", False)
+                if size > self.max_body:
+                    too_large = True
+                    break
+                chunks.append(chunk)
+            body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            if too_large:
+                chunks, body = [], b""
+                # Read and drop the rest, up to DRAIN_FACTOR x the cap, so the client
+                # reads our answer instead of a TCP reset (closing a socket with
+                # unread input resets it), and the connection stays usable.
+                if length is not None and length > DRAIN_FACTOR * self.max_body:
+                    more = True  # not worth reading: answer now and close
+                    size = length
+                while more and size <= DRAIN_FACTOR * self.max_body:
                     message = await receive()
                     if message["type"] == "http.disconnect":
                         return
-                    chunk = message.get("body", b"")
-                    size += len(chunk)
-                    if size > self.max_body:
-                        too_large = True
-                        break
-                    chunks.append(chunk)
-                    if not message.get("more_body"):
-                        break
-                body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+                    size += len(message.get("body", b""))
+                    more = message.get("more_body", False)
+                drained = not more
         resp = await self.extender.handle(method, path, body, too_large=too_large)
+        if too_large and drained:
+            resp.close = False
         headers = [(b"content-type", resp.content_type.encode()),
                    (b"content-length", str(len(resp.body)).encode())]
         for name, value in resp.headers.items():
