@@ -26,8 +26,9 @@ POLICIES = ["full.json", "underlay-configmap.yaml", "priorities.yaml"]
 
 
 @pytest.fixture(scope="module")
-def runner_image():
-    return schedconfig.builder_image()
+def runner_image(built_scheduler):
+    """The builder image the shared build used (it exists once built_scheduler does)."""
+    return built_scheduler.info["builder"]["image"]
 
 
 @pytest.fixture(scope="module")
