@@ -13,6 +13,7 @@ import concurrent.futures
 import ssl
 import threading
 import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -418,3 +419,119 @@ def events_for(api: Any, namespace: str, reason: str | None = None) -> list[Any]
 
     items = k.CoreV1Api(api).list_namespaced_event(namespace).items
     return [e for e in items if reason is None or e.reason == reason]
+
+
+# --------------------------------------------------------------------------- the image
+
+
+def scheduler_image(build_result: Any, dist_dir: Path, repository: str = "scheduler-build-e2e/kube-scheduler") -> str:
+    """Package a build as its scratch image (issue-5 path, loaded into the engine); return the local tag."""
+    from . import image, verify
+
+    arch = verify.host_arch()
+    info = build_result.info
+    request = image.ImageRequest(
+        name=info.get("name", "kube-scheduler"),
+        k8s_version=info["kubernetes"]["version"],
+        spec_version="0.0.0-e2e",
+        repository=repository,
+        inputs=[image.PlatformInput(platform=f"linux/{arch}", arch=arch, binary=Path(build_result.binary),
+                                    build_info=info)],
+        source_date_epoch=int(info.get("source_date_epoch", 0)),
+        dist_dir=Path(dist_dir),
+    )
+    result = image.build(request, arch)
+    return next(p.local_tag for p in result.platforms if p.arch == arch)
+
+
+# --------------------------------------------------------------------------- the extender
+
+
+@dataclass
+class RunningExtender:
+    port: int
+    record: cluster.ProcessRecord
+    argv: list[str]
+    log_path: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def get(self, path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"{self.url}{path}", timeout=3) as resp:
+                return resp.status, resp.read().decode(errors="replace")
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode(errors="replace")
+        except OSError as exc:
+            return 0, str(exc)
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        """/readyz answers 200 once its list/watch cache has synced."""
+        wait_until(lambda: self.get("/readyz")[0] == 200 or (not cluster.alive(self.record) and _died(self)),
+                   timeout, what=f"extender {self.url}/readyz")
+
+    def kill(self) -> None:
+        import signal
+
+        cluster.stop(self.record, grace=0.0, sig=signal.SIGKILL)
+
+    def stop(self) -> None:
+        cluster.stop(self.record)
+
+    def restart(self, timeout: float = 120.0) -> None:
+        """Start the same command again on the same port (what the scheduler is configured with)."""
+        self.stop()
+        self.record = cluster.spawn(self.record.name, self.argv, self.log_path)
+        self.wait_ready(timeout)
+
+    def metric(self, name: str, **labels: str) -> float:
+        """Sum of a Prometheus metric's samples matching the labels."""
+        code, text = self.get("/metrics")
+        total = 0.0
+        for line in text.splitlines():
+            if not line.startswith(name) or line.startswith("#"):
+                continue
+            head, _, value = line.rpartition(" ")
+            if all(f'{k}="{v}"' in head for k, v in labels.items()):
+                total += float(value)
+        return total
+
+
+def _died(ext: RunningExtender) -> bool:
+    raise UserError(f"the extender exited (log {ext.log_path}):\n{cluster.log_tail(ext.log_path, 25)}", "read its log above")
+
+
+def start_extender(workdir: Path, kubeconfig: str, name: str = "extender", *, port: int = 0,
+                   extra_args: Iterable[str] = (), wait: bool = True, timeout: float = 120.0) -> RunningExtender:
+    """The reference Python extender (scheduler_build.extender) as a local process on 127.0.0.1."""
+    import sys
+
+    port = port or cluster.free_port()
+    argv = [sys.executable, "-m", "scheduler_build.extender", "--host", "127.0.0.1", "--port", str(port),
+            "--kubeconfig", str(kubeconfig), *extra_args]
+    log_path = Path(workdir) / f"{name}.log"
+    record = cluster.spawn(name, argv, log_path)
+    ext = RunningExtender(port=port, record=record, argv=argv, log_path=log_path)
+    if wait:
+        ext.wait_ready(timeout)
+    return ext
+
+
+# --------------------------------------------------------------------------- `inv e2e`
+
+
+def pytest_argv(python: str, k: str | None = None, verbose: bool = False, exitfirst: bool = False,
+                junit: str | None = None, paths: Iterable[str] = ("tests",)) -> list[str]:
+    """The pytest command of `inv e2e`: every test marked e2e (they live in tests/e2e/)."""
+    argv = [python, "-m", "pytest", "-m", "e2e", *paths]
+    if k:
+        argv += ["-k", k]
+    if verbose:
+        argv.append("-v")
+    if exitfirst:
+        argv.append("-x")
+    if junit:
+        argv.append(f"--junitxml={junit}")
+    return argv

@@ -147,3 +147,9 @@ def test_pod_and_node_bodies():
     pod = e2e.pod_body("p", "acme", labels={"x": "y"})
     assert pod["spec"]["schedulerName"] == "acme"
     assert pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "10m"
+
+
+def test_inv_e2e_runs_the_e2e_marker():
+    argv = e2e.pytest_argv("/py", k="side", verbose=True, exitfirst=True, junit="r.xml")
+    assert argv[:5] == ["/py", "-m", "pytest", "-m", "e2e"]
+    assert argv[argv.index("-k") + 1] == "side" and "-v" in argv and "-x" in argv and "--junitxml=r.xml" in argv

@@ -24,5 +24,7 @@ def namespace() -> Collection:
     ns.add_collection(scaffold.ns)
     from . import extender
     ns.add_collection(extender.ns)
+    from . import e2e
+    ns.add_collection(e2e.ns)
     ns.configure(settings.DEFAULTS)
     return ns
