@@ -608,6 +608,7 @@ def _result_from_info(layout: Path, info: dict, skipped: bool) -> ImageResult:
 class Options:
     spec_path: str = ""
     k8s_version: str = ""
+    k8s_default: str = "1.36"  # k8s.version, for plain builds without --k8s-version
     platforms: str = ""
     name: str = ""
     spec_version: str = ""
@@ -624,18 +625,20 @@ class Options:
 
 
 def _from_spec(path: str):
-    from . import spec as spec_mod
+    from . import spec_build
 
-    return spec_mod.load(path)
+    return spec_build.load_spec(Path(path))
 
 
 def prepare(opts: Options, host_arch: str) -> ImageRequest:
     """Resolve spec/flags, find (or build) each platform's binary, return the request."""
+    import dataclasses
+
     from . import build as build_stage
-    from . import k8s
+    from . import k8s, spec_build
 
     spec = _from_spec(opts.spec_path) if opts.spec_path else None
-    requested = opts.k8s_version or (spec.kubernetes_version if spec else "") or "1.36"
+    requested = opts.k8s_version or (spec.kubernetes_version if spec else "") or opts.k8s_default
     platforms_text = opts.platforms or (",".join(spec.platforms) if spec and spec.platforms else f"linux/{host_arch}")
     platforms = parse_platforms(platforms_text)
     name = opts.name or (spec.name if spec else "") or "kube-scheduler"
@@ -651,13 +654,15 @@ def prepare(opts: Options, host_arch: str) -> ImageRequest:
         if not info_path.is_file():
             if not opts.build_missing:
                 raise UserError(f"no {plat} build at {platform_dir}", f"run `inv build --arch {arch}` first")
-            if spec is not None and spec.plugins:
-                raise UserError(f"no {plat} build of spec {spec.path} at {platform_dir}", f"run `inv build --spec {opts.spec_path} --arch {arch}` first")
             with phase("image.binary", f"building {plat} (no binary under {platform_dir})"):
-                build_stage.run(build_stage.BuildRequest(
+                request = build_stage.BuildRequest(
                     k8s_version=requested, arch=arch, name=name, dist_dir=Path(opts.dist_dir), cache_dir=opts.cache_dir,
-                    pull=opts.pull, source_date_epoch=opts.source_date_epoch,
-                    version_suffix=spec.version_suffix if spec else ""))
+                    pull=opts.pull, source_date_epoch=opts.source_date_epoch)
+                if spec is not None:
+                    # The same plugins, patches and suffix `inv build --spec` compiles in.
+                    request = spec_build.apply_spec(request, spec, k8s_version=opts.k8s_version or None, name=name, version_suffix=None)
+                    request = dataclasses.replace(request, arch=arch)
+                build_stage.run(request)
         try:
             info = json.loads(info_path.read_text())
         except (OSError, ValueError) as exc:

@@ -46,10 +46,27 @@ def multiarch(built_scheduler):
     return {"dist": dist, "native": built_scheduler, "other": other, "epoch": str(built_scheduler.info["source_date_epoch"])}
 
 
+@pytest.fixture(scope="session")
+def release_repo(tmp_path_factory) -> Path:
+    """A small git repository to run the tasks in: its commit names the -g<sha> tag and the
+    revision label. (The project's own tree changes under parallel work; this one holds still.)"""
+    path = tmp_path_factory.mktemp("release-repo")
+    (path / "README").write_text("release checkout\n")
+    ident = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run(["git", "init", "-q"], cwd=path, check=True)
+    subprocess.run(["git", "remote", "add", "origin", f"https://bot:{SECRET}@git.example.invalid/acme/sched.git"], cwd=path, check=True)
+    subprocess.run(["git", "add", "README"], cwd=path, check=True)
+    subprocess.run(["git", *ident, "commit", "-q", "-m", "release"], cwd=path, check=True)
+    return path
+
+
+_CWD: list[Path] = []
+
+
 def inv(*args: str, env: dict | None = None, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("SCHEDULER_BUILD_REGISTRY_")}
     full_env.update(env or {})
-    proc = subprocess.run([sys.executable, "-m", "invoke", "-r", str(REPO), *args], capture_output=True, text=True, env=full_env, cwd=cwd or REPO)
+    proc = subprocess.run([sys.executable, "-m", "invoke", "-r", str(REPO), *args], capture_output=True, text=True, env=full_env, cwd=cwd or _CWD[0])
     if check and proc.returncode != 0:
         raise AssertionError(f"inv {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
     return proc
@@ -57,11 +74,12 @@ def inv(*args: str, env: dict | None = None, cwd: Path | None = None, check: boo
 
 def build_args(multiarch, *extra: str) -> list[str]:
     platforms = f"linux/{verify.host_arch()},linux/{_other_arch()}"
-    return ["--dist", str(multiarch["dist"]), "--platforms", platforms, "--repository", TEST_REPOSITORY, *extra]
+    return ["--no-spec", "--dist", str(multiarch["dist"]), "--platforms", platforms, "--repository", TEST_REPOSITORY, *extra]
 
 
 @pytest.fixture(scope="session")
-def built_images(multiarch):
+def built_images(multiarch, release_repo):
+    _CWD[:] = [release_repo]
     env = {"SOURCE_DATE_EPOCH": multiarch["epoch"]}
     proc = inv("image.build", *build_args(multiarch, "--json"), env=env)
     result = json.loads(proc.stdout)
@@ -94,6 +112,8 @@ def test_multiarch_images_sboms_and_cross_binary(built_images):
     layout, result = built_images["layout"], built_images["result"]
     assert [p["platform"] for p in result["platforms"]] == [f"linux/{verify.host_arch()}", f"linux/{_other_arch()}"]
     assert all("+" not in tag for tag in result["tags"])
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=_CWD[0], capture_output=True, text=True).stdout.strip()
+    assert result["tags"][1].endswith(f"-g{sha[:7]}")
 
     other = built_images["other"]
     info = elf.inspect(other.binary.read_bytes())
@@ -115,6 +135,9 @@ def test_multiarch_images_sboms_and_cross_binary(built_images):
     assert labels["org.scheduler-build.patches.digest"].startswith("sha256:")
     for key in ("source", "revision", "version", "created", "title", "licenses"):
         assert labels[f"org.opencontainers.image.{key}"]
+    assert labels["org.opencontainers.image.revision"] == sha
+    # The remote's credentials are stripped before the URL becomes a label.
+    assert labels["org.opencontainers.image.source"] == "https://git.example.invalid/acme/sched.git"
     ran = client.containers.run(native_tag, ["--version"], network_mode="none", remove=True)
     assert k8s_version in ran.decode()
     arm = client.images.get(f"{TEST_REPOSITORY}:{result['tags'][0]}-{_other_arch()}")

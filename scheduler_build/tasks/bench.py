@@ -47,3 +47,19 @@ def extender_bench(c, nodes="100,1000,5000", seconds=3.0, concurrency=1, json=Fa
 
 
 ns = Collection("bench", build_bench, extender_bench)
+
+
+@task(name="image", help={
+    "k8s-version": "Kubernetes version of the native build to package (default 1.36)",
+    "repeats": "runs per measurement (default 3)",
+    "json": "print raw figures as JSON instead of Markdown tables",
+})
+@user_errors
+def image_bench(c, k8s_version="1.36", repeats=3, json=False):
+    """Image size vs binary, image.build cold/warm vs `docker build`, push vs `docker push` to a local registry."""
+    module = _bench_module("image_bench")
+    results = module.run(k8s_version, int(repeats))
+    emit(json_lib.dumps(results, indent=2) if json else module.markdown(results))
+
+
+ns.add_task(image_bench)

@@ -7,17 +7,20 @@ from invoke import Collection, task
 
 from .. import image as image_stage
 from .. import registry as registry_stage
-from .. import settings, verify
+from .. import settings, spec_build, verify
 from ..errors import UserError
 from ..progress import phase
 from ._common import emit, user_errors
 
 
-def _options(c, spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force) -> image_stage.Options:
+def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force) -> image_stage.Options:
     cfg = c.config
+    # The same choice as `inv build`: --spec, else buildspec.path unless --no-spec/--k8s-version.
+    chosen = spec_build.choose_spec(spec, no_spec, settings.get(cfg, "buildspec.path"), plain_flags=bool(k8s_version))
     return image_stage.Options(
-        spec_path=spec or "",
+        spec_path=str(chosen) if chosen else "",
         k8s_version=k8s_version or "",
+        k8s_default=settings.get(cfg, "k8s.version"),
         platforms=settings.get(cfg, "image.platforms", platforms) or "",
         name=settings.get(cfg, "build.name", name) or "",
         spec_version=settings.get(cfg, "image.version", version) or "",
@@ -33,7 +36,9 @@ def _options(c, spec, k8s_version, platforms, dist, name, version, repository, s
 
 
 COMMON_HELP = {
-    "spec": "build spec (name, version, kubernetes.version, platforms, image.repository)",
+    "spec": "build spec (name, version, kubernetes.version, platforms, image.repository); default: buildspec.path "
+            "unless --no-spec or --k8s-version asks for a plain kube-scheduler",
+    "no-spec": "plain kube-scheduler images: no spec, even with buildspec.path set",
     "k8s-version": "Kubernetes version of the binaries under dist/ (default: the spec's, else k8s.version)",
     "platforms": "comma-separated, e.g. linux/amd64,linux/arm64 (default: the spec's, else image.platforms, else the host's)",
     "dist": "output root holding dist/<name>/<k8s-version>/ (default: paths.dist_dir = dist)",
@@ -45,6 +50,7 @@ COMMON_HELP = {
 
 
 @task(
+    auto_shortflags=False,
     help={
         **COMMON_HELP,
         "force": "rebuild even when an identical image (same inputs) is already present",
@@ -52,10 +58,10 @@ COMMON_HELP = {
     },
 )
 @user_errors
-def build(c, spec=None, k8s_version=None, platforms=None, dist=None, name=None, version=None, repository=None,
+def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None, repository=None,
           source_date_epoch=None, force=False, json=False):
     """Assemble reproducible FROM-scratch images (one per platform), their SPDX SBOMs and an OCI index."""
-    opts = _options(c, spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force)
+    opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force)
     with phase("image.build"):
         request = image_stage.prepare(opts, verify.host_arch())
         result = image_stage.build(request, verify.host_arch())
@@ -66,6 +72,7 @@ def build(c, spec=None, k8s_version=None, platforms=None, dist=None, name=None, 
 
 
 @task(
+    auto_shortflags=False,
     help={
         **COMMON_HELP,
         "registry": "HOST[:PORT]/REPO to push to (default: registry.url, else the spec's image.repository)",
@@ -77,23 +84,22 @@ def build(c, spec=None, k8s_version=None, platforms=None, dist=None, name=None, 
     },
 )
 @user_errors
-def push(c, registry=None, spec=None, k8s_version=None, platforms=None, dist=None, name=None, version=None,
+def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None,
          repository=None, source_date_epoch=None, retries=None, insecure=False, ca_cert=None, no_build=False, json=False):
     """Push the image index, every platform image and their SBOMs; print each by digest."""
     cfg = c.config
-    opts = _options(c, spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, False)
-    request = image_stage.prepare(opts, verify.host_arch()) if not no_build else None
-    if request is not None:
-        result = image_stage.build(request, verify.host_arch())
-        layout = result.layout
-        fallback_repo = opts.repository or (request.repository if "/" in request.repository and "." in request.repository.split("/")[0] else "")
-    else:
+    opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, False)
+    spec_obj = image_stage._from_spec(opts.spec_path) if opts.spec_path else None
+    if no_build:
         from .. import k8s
 
-        spec_obj = image_stage._from_spec(opts.spec_path) if opts.spec_path else None
-        resolved = k8s.resolve(opts.k8s_version or (spec_obj.kubernetes_version if spec_obj else "") or settings.get(cfg, "k8s.version"), opts.cache_dir).version
-        layout = image_stage.layout_dir(opts.dist_dir, opts.name or (spec_obj.name if spec_obj else "kube-scheduler"), resolved)
-        fallback_repo = spec_obj.image.repository if spec_obj else ""
+        requested = opts.k8s_version or (spec_obj.kubernetes_version if spec_obj else "") or opts.k8s_default
+        name_ = opts.name or (spec_obj.name if spec_obj else "") or "kube-scheduler"
+        layout = image_stage.layout_dir(opts.dist_dir, name_, k8s.resolve(requested, opts.cache_dir).version)
+    else:
+        layout = image_stage.build(image_stage.prepare(opts, verify.host_arch()), verify.host_arch()).layout
+    # Where to: --registry, else registry.url, else the spec's image.repository.
+    fallback_repo = spec_obj.image.repository if spec_obj else ""
     target = registry_stage.parse_target(settings.get(cfg, "registry.url", registry) or fallback_repo)
     try:
         retries_n = int(settings.get(cfg, "push.retries", retries))

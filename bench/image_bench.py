@@ -1,0 +1,157 @@
+"""bench.image: image overhead, image.build cold/warm vs `docker build`, push vs `docker push`.
+
+Side by side in one run, on one native kube-scheduler build (warm from the caches):
+- size: the image's uncompressed size and compressed layer against the binary;
+- build: our assembly (cold: no layout and no engine image; warm: identical inputs,
+  skipped; forced: rebuilt from scratch with --force) against the classic builder
+  building dockerfiles/scheduler.Dockerfile from the same root file system
+  (no build cache);
+- push: our distribution-API push to a fresh local registry (cold) and again
+  (warm: every blob present) against the engine's `docker push` of the same image
+  to another fresh registry (docker-py, errors read from the stream).
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _median(values: list[float]) -> float:
+    return round(statistics.median(values), 3)
+
+
+def run(k8s_version: str = "1.36", repeats: int = 3) -> dict:
+    sys.path.insert(0, str(REPO / "tests"))
+    from registry_server import Registry
+
+    from scheduler_build import build, docker_api, image, registry, settings, verify
+
+    client = docker_api.connect()
+    arch = verify.host_arch()
+    work = Path(tempfile.mkdtemp(prefix="bench-image-"))
+    repository = "scheduler-build-bench/kube-scheduler"
+    try:
+        built = build.run(build.BuildRequest(k8s_version=k8s_version, dist_dir=work / "dist", cache_dir=settings.cache_dir(), pull=False))
+        opts = image.Options(k8s_version=k8s_version, platforms=f"linux/{arch}", dist_dir=work / "dist", cache_dir=settings.cache_dir(),
+                             repository=repository, build_missing=False)
+
+        def drop_engine_images() -> None:
+            for img in client.images.list(name=repository):
+                client.images.remove(img.id, force=True)
+
+        cold, warm, forced, baseline = [], [], [], []
+        result = None
+        for _ in range(repeats):
+            drop_engine_images()
+            shutil.rmtree(work / "dist" / "kube-scheduler" / built.info["kubernetes"]["version"] / "image", ignore_errors=True)
+            start = time.monotonic()
+            result = image.build(image.prepare(opts, arch), arch)
+            cold.append(time.monotonic() - start)
+            start = time.monotonic()
+            again = image.build(image.prepare(opts, arch), arch)
+            warm.append(time.monotonic() - start)
+            assert again.skipped
+            start = time.monotonic()
+            request = image.prepare(opts, arch)
+            request.force = True
+            image.build(request, arch)
+            forced.append(time.monotonic() - start)
+
+        # Baseline: the classic builder on the same root file system, no cache.
+        native = result.platforms[0]
+        context = work / "context"
+        shutil.rmtree(context, ignore_errors=True)
+        (context / "rootfs").mkdir(parents=True)
+        manifest = image.json.loads(image.blob(result.layout, native.manifest_digest))
+        with tarfile.open(image.Layout(result.layout).blob_path(manifest["layers"][0]["digest"])) as tar:
+            tar.extractall(context / "rootfs", filter="fully_trusted")
+        shutil.copy2(REPO / "dockerfiles" / "scheduler.Dockerfile", context / "Dockerfile")
+        for i in range(repeats):
+            start = time.monotonic()
+            docker_api.build_image(client, context, f"{repository}:dockerfile-{i}", on_line=lambda line: None)
+            baseline.append(time.monotonic() - start)
+            client.api.build  # noqa: B018 - keep the client warm between runs
+        for i in range(repeats):
+            client.images.remove(f"{repository}:dockerfile-{i}", force=True)
+
+        engine_image = client.images.get(native.config_digest)
+        size = {
+            "binary_bytes": native.binary_size,
+            "image_bytes": engine_image.attrs["Size"],
+            "overhead_bytes": engine_image.attrs["Size"] - native.binary_size,
+            "compressed_layer_bytes": native.layer_size,
+        }
+
+        push_cold, push_warm, push_engine = [], [], []
+        for i in range(repeats):
+            reg = Registry(work / f"reg-{i}").start()
+            try:
+                target = registry.Target(reg.host, "bench/kube-scheduler")
+                start = time.monotonic()
+                registry.push(result.layout, registry.Client(target))
+                push_cold.append(time.monotonic() - start)
+                start = time.monotonic()
+                registry.push(result.layout, registry.Client(target))
+                push_warm.append(time.monotonic() - start)
+            finally:
+                reg.stop()
+            reg = Registry(work / f"engine-reg-{i}").start()
+            try:
+                ref = f"{reg.host}/bench/kube-scheduler"
+                engine_image.tag(ref, tag="bench")
+                start = time.monotonic()
+                for chunk in client.api.push(ref, tag="bench", stream=True, decode=True):
+                    # docker-py reports a failed push inside the stream, not as an exception.
+                    if "error" in chunk or "errorDetail" in chunk:
+                        raise RuntimeError(f"docker push failed: {chunk.get('error')}")
+                push_engine.append(time.monotonic() - start)
+                client.images.remove(f"{ref}:bench")
+            finally:
+                reg.stop()
+        drop_engine_images()
+        return {
+            "k8s_version": built.info["kubernetes"]["version"],
+            "platform": f"linux/{arch}",
+            "repeats": repeats,
+            "size": size,
+            "build_seconds": {"cold": _median(cold), "warm": _median(warm), "forced": _median(forced), "docker_build_baseline": _median(baseline)},
+            "push_seconds": {"cold": _median(push_cold), "warm": _median(push_warm), "docker_push_baseline": _median(push_engine)},
+            "raw": {"cold": cold, "warm": warm, "forced": forced, "docker_build": baseline, "push_cold": push_cold, "push_warm": push_warm, "docker_push": push_engine},
+        }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def markdown(r: dict) -> str:
+    s, b, p = r["size"], r["build_seconds"], r["push_seconds"]
+
+    def ratio(a: float, base: float) -> str:
+        return f"{base / a:.1f}x faster" if a and a < base else f"{a / base:.1f}x slower" if base else "-"
+
+    lines = [
+        f"kube-scheduler {r['k8s_version']} {r['platform']}, medians of {r['repeats']} runs",
+        "",
+        "| size | bytes |",
+        "|---|---:|",
+        f"| binary | {s['binary_bytes']:,} |",
+        f"| image (uncompressed) | {s['image_bytes']:,} |",
+        f"| overhead (image - binary) | {s['overhead_bytes']:,} ({s['overhead_bytes'] / 1024:.0f} KiB; goal <= 300 KB) |",
+        f"| compressed layer | {s['compressed_layer_bytes']:,} |",
+        "",
+        "| step | ours (s) | baseline (s) | ratio |",
+        "|---|---:|---:|---|",
+        f"| image.build cold (no layout, no engine image) | {b['cold']:.2f} | {b['docker_build_baseline']:.2f} (`docker build`, no cache) | {ratio(b['cold'], b['docker_build_baseline'])} |",
+        f"| image.build warm (identical inputs: skipped) | {b['warm']:.2f} | {b['docker_build_baseline']:.2f} | {ratio(b['warm'], b['docker_build_baseline'])} |",
+        f"| image.build --force | {b['forced']:.2f} | {b['docker_build_baseline']:.2f} | {ratio(b['forced'], b['docker_build_baseline'])} |",
+        f"| push to an empty local registry | {p['cold']:.2f} | {p['docker_push_baseline']:.2f} (`docker push`) | {ratio(p['cold'], p['docker_push_baseline'])} |",
+        f"| push again (all blobs present) | {p['warm']:.2f} | - | - |",
+    ]
+    return "\n".join(lines)
