@@ -210,9 +210,9 @@ class Extender:
             nodes, unknown = self._nodes(args)
             scored = self.policy.prioritize(args.pod, nodes, self.cache.usage_map())
         # Clamp whatever a policy returns: kube-scheduler does not, and 0..10 is the contract.
-        out = [{"Host": name, "Score": 0 if score < 0 else 10 if score > 10 else int(score)}
-               for name, score in scored]
-        out.extend({"Host": name, "Score": 0} for name in unknown)
+        host = protocol.HostPriority
+        out = [host(name, 0 if score < 0 else 10 if score > 10 else int(score)) for name, score in scored]
+        out.extend(host(name, 0) for name in unknown)
         self.m_decisions.labels("prioritize", "scored").inc(len(out))
         return Response(200, protocol.dumps(out))
 

@@ -106,6 +106,7 @@ class UnderlayIPPolicy(Policy):
             return failed
         label = self.CAPACITY_LABEL
         caps = self._capacities()
+        used_of = usage.get
         for node in nodes:
             raw = node.labels.get(label)
             try:
@@ -116,7 +117,7 @@ class UnderlayIPPolicy(Policy):
             if cap is None:
                 failed[name] = Unresolvable(f"node {name} has an invalid {label} label {raw!r}")
                 continue
-            used = usage.get(name, 0)
+            used = used_of(name, 0)
             if used >= cap:
                 failed[name] = f"node {name} has no free underlay IP ({used}/{cap} used)"
         return failed
@@ -126,18 +127,21 @@ class UnderlayIPPolicy(Policy):
             return [(node.name, 0) for node in nodes]
         label = self.CAPACITY_LABEL
         caps = self._capacities()
+        used_of = usage.get
         out = []
+        append = out.append
         for node in nodes:
             raw = node.labels.get(label)
             try:
                 cap = caps[raw]
             except KeyError:
                 cap = caps[raw] = self.capacity(node.labels)
+            name = node.name
             if not cap:
-                out.append((node.name, 0))
+                append((name, 0))
                 continue
-            free = cap - usage.get(node.name, 0)
-            out.append((node.name, MAX_SCORE * free // cap if free > 0 else 0))
+            free = cap - used_of(name, 0)
+            append((name, MAX_SCORE * free // cap if free > 0 else 0))
         return out
 
     def preempt(self, pod, node, usage_after):
