@@ -43,3 +43,28 @@ def built_scheduler(tmp_path_factory):
 
     dist = tmp_path_factory.mktemp("dist")
     return build.run(build_request(dist))
+
+
+@pytest.fixture(scope="session")
+def built_example_scheduler(tmp_path_factory):
+    """`inv build --spec examples/underlay/scheduler.yaml` (UnderlayIPLimit plugin + the example
+    patch), run once through the CLI and shared: the only patched build of the suite.
+
+    Returns scheduler_build.build.BuildResult: .binary, .build_info, .info.
+    """
+    import json
+    import subprocess
+    import sys
+
+    from scheduler_build.build import BuildResult
+
+    dist = tmp_path_factory.mktemp("example-dist")
+    done = subprocess.run(
+        [sys.executable, "-m", "invoke", "build", "--spec", str(REPO / "examples/underlay/scheduler.yaml"),
+         "--dist", str(dist), "--no-pull", "--json"],
+        cwd=REPO, capture_output=True, text=True,
+    )
+    assert done.returncode == 0, done.stderr[-5000:]
+    info = json.loads(done.stdout)
+    binary = Path(info["binary"]["path"])
+    return BuildResult(binary=binary, build_info=binary.parent / "build-info.json", info=info)

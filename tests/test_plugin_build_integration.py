@@ -120,12 +120,9 @@ def test_conflicting_patch_stops_the_build_before_compiling(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def example_build(tmp_path_factory):
-    """`inv build --spec examples/underlay/scheduler.yaml`: the plugin and the patch, one build."""
-    dist = tmp_path_factory.mktemp("example-dist")
-    done = inv("build", "--spec", str(SPEC), "--dist", str(dist), "--no-pull", "--json")
-    assert done.returncode == 0, done.stderr[-5000:]
-    return json.loads(done.stdout)
+def example_build(built_example_scheduler):
+    """build-info of `inv build --spec examples/underlay/scheduler.yaml` (conftest: one shared build)."""
+    return built_example_scheduler.info
 
 
 def run_validation(binary: Path, config: dict, tmp_path: Path) -> subprocess.CompletedProcess:
