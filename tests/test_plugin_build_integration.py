@@ -183,6 +183,10 @@ def test_patched_binary_accepts_in_tree_and_out_of_tree_plugins_unpatched_reject
     bad["profiles"][0]["pluginConfig"][0]["args"] = {"defaultCapacity": -1}
     refused_args = run_validation(patched, bad, tmp_path)
     assert refused_args.returncode != 0 and "defaultCapacity must not be negative" in refused_args.stderr
+    # The example plugin's own sample configuration is accepted too.
+    sample = yaml.safe_load((EXAMPLE_PLUGIN / "config/scheduler-config.yaml").read_text())
+    own = run_validation(patched, sample, tmp_path)
+    assert own.returncode == 0, own.stderr[-3000:]
     # The plain build (no patch, no plugin) knows neither name.
     for name in ("AcmeSchedulable", "UnderlayIPLimit"):
         refused = run_validation(built_scheduler.binary, config_enabling(name), tmp_path)
