@@ -32,7 +32,8 @@ def inv(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
 
 
 def go(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GOWORK="off")
+    # readonly: a go.mod/go.sum that is not complete fails instead of being rewritten.
+    env = dict(os.environ, GOFLAGS="-mod=readonly", GOTOOLCHAIN="local", GOWORK="off")
     return subprocess.run(["go", *args], cwd=cwd, env=env, capture_output=True, text=True)
 
 
