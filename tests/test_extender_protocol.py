@@ -219,3 +219,26 @@ def test_metrics_count_requests_and_decisions(ext):
     assert 'extender_decisions_total{outcome="node_failed",verb="filter"} 2.0' in text
     assert 'extender_request_duration_seconds_count{verb="filter"} 1.0' in text
     assert "extender_cache_synced 1.0" in text
+
+
+def test_nodenames_answers_follow_every_cache_change(ext):
+    """NodeNames answers are reused per (verb, opt-in) until the cache changes: each
+    kind of change must show up in the next answer."""
+    args = samples.filter_args(WANTS, NODES, True)
+    assert call(ext, "/filter", args)[1]["NodeNames"] == ["n-free", "n-default"]
+    for i in range(3):  # fill n-free (capacity 4, 1 used) through watch events
+        ext.cache.apply("pods", "ADDED", samples.pod(f"fill-{i}", node_name="n-free", phase="Running"))
+    _, reply = call(ext, "/filter", args)
+    assert reply["NodeNames"] == ["n-default"]
+    assert reply["FailedNodes"]["n-free"] == "node n-free has no free underlay IP (4/4 used)"
+    assert [h["Score"] for h in call(ext, "/prioritize", args)[1]] == [0, 0, 10, 0]
+    ext.cache.apply("pods", "DELETED", samples.pod("fill-0", node_name="n-free"))
+    assert call(ext, "/filter", args)[1]["NodeNames"] == ["n-free", "n-default"]
+    ext.cache.assume("uid-assumed", "n-free", 1)  # a bind of ours, not yet seen by the watch
+    assert call(ext, "/filter", args)[1]["NodeNames"] == ["n-default"]
+    ext.cache.forget("uid-assumed")
+    relabelled = samples.node("n-default", capacity=0, images=2)
+    ext.cache.apply("nodes", "MODIFIED", relabelled)
+    assert call(ext, "/filter", args)[1]["NodeNames"] == ["n-free"]
+    assert call(ext, "/filter", samples.filter_args(PLAIN, NODES, True))[1]["NodeNames"] == \
+        ["n-full", "n-free", "n-default", "n-bad"]

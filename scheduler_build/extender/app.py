@@ -69,6 +69,7 @@ class Extender:
             if verb:
                 self.routes[f"{prefix}/{verb.lstrip('/')}"] = kind
         self._recent: dict[str, int] = {}
+        self._memo: dict[tuple[str, object], tuple[int, dict]] = {}
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="bind")
         self.registry = CollectorRegistry()
         self.m_requests = Counter("extender_requests", "HTTP requests by verb and status code",
@@ -162,6 +163,28 @@ class Extender:
                 nodes.append(view)
         return nodes, unknown
 
+    def _cluster_wide(self, verb: str, pod: protocol.PodView) -> dict | None:
+        """The policy's verdict for every cached node, reused while the cache does
+        not change (caller holds the cache lock). None if the policy has no key."""
+        key = self.policy.decision_key(pod)
+        if key is None:
+            return None
+        generation = self.cache.generation
+        hit = self._memo.get((verb, key))
+        if hit is not None and hit[0] == generation:
+            return hit[1]
+        nodes = list(self.cache.nodes.values())
+        usage = self.cache.usage_map()
+        if verb == "filter":
+            result = self.policy.filter(pod, nodes, usage)
+        else:
+            result = {name: 0 if score < 0 else 10 if score > 10 else int(score)
+                      for name, score in self.policy.prioritize(pod, nodes, usage)}
+        if len(self._memo) > 64:
+            self._memo.clear()
+        self._memo[(verb, key)] = (generation, result)
+        return result
+
     # -- verbs --------------------------------------------------------------
     def filter(self, body: bytes) -> Response:
         try:
@@ -174,8 +197,14 @@ class Extender:
         self._remember(args.pod)
         self.cache.expire_assumed()
         with self.cache.lock:
-            nodes, unknown = self._nodes(args)
-            failed_all = self.policy.filter(args.pod, nodes, self.cache.usage_map())
+            memo = self._cluster_wide("filter", args.pod) if args.node_names is not None else None
+            if memo is not None:
+                known = self.cache.nodes
+                failed_all = {n: memo[n] for n in args.node_names if n in memo}
+                unknown = [n for n in args.node_names if n not in known]
+            else:
+                nodes, unknown = self._nodes(args)
+                failed_all = self.policy.filter(args.pod, nodes, self.cache.usage_map())
         failed: dict[str, str] = {}
         unresolvable: dict[str, str] = {}
         for name, reason in failed_all.items():
@@ -206,13 +235,19 @@ class Extender:
             return self._error("prioritize", "extender not ready: caches not synced", 503)
         self._remember(args.pod)
         self.cache.expire_assumed()
-        with self.cache.lock:
-            nodes, unknown = self._nodes(args)
-            scored = self.policy.prioritize(args.pod, nodes, self.cache.usage_map())
-        # Clamp whatever a policy returns: kube-scheduler does not, and 0..10 is the contract.
         host = protocol.HostPriority
-        out = [host(name, 0 if score < 0 else 10 if score > 10 else int(score)) for name, score in scored]
-        out.extend(host(name, 0) for name in unknown)
+        with self.cache.lock:
+            memo = self._cluster_wide("prioritize", args.pod) if args.node_names is not None else None
+            if memo is not None:
+                get = memo.get  # already clamped; unknown nodes score 0
+                out = [host(name, get(name, 0)) for name in args.node_names]
+            else:
+                nodes, unknown = self._nodes(args)
+                scored = self.policy.prioritize(args.pod, nodes, self.cache.usage_map())
+        if memo is None:
+            # Clamp whatever a policy returns: kube-scheduler does not, and 0..10 is the contract.
+            out = [host(name, 0 if score < 0 else 10 if score > 10 else int(score)) for name, score in scored]
+            out.extend(host(name, 0) for name in unknown)
         self.m_decisions.labels("prioritize", "scored").inc(len(out))
         return Response(200, protocol.dumps(out))
 

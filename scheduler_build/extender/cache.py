@@ -61,6 +61,9 @@ class ClusterCache:
         self._assumed_used: dict[str, int] = {}
         self._synced = {"nodes": threading.Event(), "pods": threading.Event()}
         self.resource_versions: dict[str, str] = {}
+        # Bumped on every change a decision could depend on (nodes, pods, assumed
+        # pods): lets the extender reuse a cluster-wide verdict until it moves.
+        self.generation = 0
 
     # -- readiness -------------------------------------------------------
     @property
@@ -135,6 +138,7 @@ class ClusterCache:
             if pod is not None and pod.counted:
                 return  # the watch was faster: already counted
             self.assumed[uid] = (node, usage, self._clock() + self.assume_ttl)
+            self.generation += 1
             self._assumed_used[node] = self._assumed_used.get(node, 0) + usage
 
     def forget(self, uid: str) -> None:
@@ -144,6 +148,7 @@ class ClusterCache:
     def _drop_assumed(self, uid: str) -> None:
         entry = self.assumed.pop(uid, None)
         if entry is not None:
+            self.generation += 1
             node, usage, _ = entry
             left = self._assumed_used.get(node, 0) - usage
             if left:
@@ -154,6 +159,7 @@ class ClusterCache:
     # -- writes from the reflectors --------------------------------------
     def replace(self, kind: str, items: list[Any], resource_version: str) -> None:
         with self.lock:
+            self.generation += 1
             if kind == "nodes":
                 self.nodes = {}
                 for raw in items:
@@ -168,6 +174,7 @@ class ClusterCache:
 
     def apply(self, kind: str, event_type: str, raw: Any) -> None:
         with self.lock:
+            self.generation += 1
             if kind == "nodes":
                 if event_type == "DELETED":
                     name = _name(raw)

@@ -43,6 +43,13 @@ class Policy(ABC):
         """Whether the policy has an opinion on this pod; others pass every node."""
         return True
 
+    def decision_key(self, pod: PodView) -> object | None:
+        """A hashable such that pods with equal keys get the same filter and
+        prioritize answers on the same cluster state, or None (the default) if
+        there is none. With a key, NodeNames-mode answers are computed once per
+        key for every cached node and reused until the cache changes."""
+        return None
+
     @abstractmethod
     def filter(self, pod: PodView, nodes: Sequence[NodeView], usage: Mapping[str, int]) -> dict[str, str]:
         """Return {node name: reason} for the nodes the pod must not go to."""
@@ -84,6 +91,9 @@ class UnderlayIPPolicy(Policy):
 
     def wants(self, pod: PodView) -> bool:
         return pod.labels.get(self.POD_LABEL) == "true"
+
+    def decision_key(self, pod: PodView) -> object | None:
+        return self.wants(pod)  # nothing else about the pod matters
 
     def capacity(self, labels: Mapping[str, str]) -> int | None:
         """The node's quota, or None when the label is not a non-negative integer."""
