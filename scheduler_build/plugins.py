@@ -105,6 +105,29 @@ def snapshot(directory: Path, cache_root: Path) -> tuple[Path, str]:
     return final, digest
 
 
+_EXPORTS_NAME = re.compile(r"(?m)^\s*(?:const\s+)?Name\s*(?:string\s*)?=")
+_EXPORTS_NEW = re.compile(r"(?m)^func\s+New\s*\(")
+
+
+def check_local_package(directory: Path, module: str, package: str) -> None:
+    """The package exists in the module and exports Name and New, which main.go registers.
+
+    A cheap source check so a typo fails in a second, not after tidy, vendor and compile.
+    """
+    rel = package[len(module):].lstrip("/")
+    pkg_dir = directory / rel
+    sources = [p for p in sorted(pkg_dir.glob("*.go")) if not p.name.endswith("_test.go")] if pkg_dir.is_dir() else []
+    if not sources:
+        raise UserError(f"plugin package {package} has no Go files at {pkg_dir}", "check plugins[].package in the build spec")
+    text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in sources)
+    missing = [ident for ident, pattern in (("Name", _EXPORTS_NAME), ("New", _EXPORTS_NEW)) if not pattern.search(text)]
+    if missing:
+        raise UserError(
+            f"plugin package {package} does not export {' and '.join(missing)}",
+            "the build registers app.WithPlugin(<pkg>.Name, <pkg>.New); `inv scaffold.plugin` generates both",
+        )
+
+
 def _alias(package: str, taken: set[str]) -> str:
     base = re.sub(r"[^A-Za-z0-9_]", "_", package.rsplit("/", 1)[-1]).lower() or "plugin"
     if base[0].isdigit():
@@ -138,6 +161,7 @@ def prepare(
             module = plugin.module or read_module(directory)
             if not (plugin.package == module or plugin.package.startswith(module + "/")):
                 raise UserError(f"plugin package {plugin.package} is not inside module {module} ({directory})", "package must start with the module path")
+            check_local_package(directory, module, plugin.package)
             snap, digest = snapshot(directory, cache_root)
             custom.requires[module] = LOCAL_VERSION
             custom.local_replaces[module] = f"../../plugins/{snap.name}"

@@ -23,7 +23,7 @@ def resolution() -> k8s.Resolution:
 def make_module(root: Path, module: str = "example.com/acme/x") -> Path:
     (root / "pkg/x").mkdir(parents=True)
     (root / "go.mod").write_text(f"module {module}\n\ngo 1.26\n")
-    (root / "pkg/x/x.go").write_text("package x\n")
+    (root / "pkg/x/x.go").write_text('package x\n\nconst Name = "X"\n\nfunc New() {}\n')
     return root
 
 
@@ -33,7 +33,7 @@ def test_tree_digest_tracks_content_not_vcs(tmp_path):
     (mod / ".git").mkdir()
     (mod / ".git/HEAD").write_text("ref: x\n")
     assert plugins.tree_digest(mod) == first
-    (mod / "pkg/x/x.go").write_text("package x\n\nconst Y = 1\n")
+    (mod / "pkg/x/x.go").write_text("package x\n\nconst Y = 1\n")  # content, not VCS
     assert plugins.tree_digest(mod) != first
 
 
@@ -43,13 +43,13 @@ def test_local_plugin_is_snapshotted_and_replaced(tmp_path):
     spec = plugins.PluginSpec(package="example.com/acme/x/pkg/x", names=("X",), path=mod)
     custom = plugins.prepare(resolution(), [spec], [], cache)
     (digest_dir,) = (cache / "plugins").iterdir()
-    assert (digest_dir / "pkg/x/x.go").read_text() == "package x\n"
+    assert (digest_dir / "pkg/x/x.go").read_text() == (mod / "pkg/x/x.go").read_text()
     assert custom.requires == {"example.com/acme/x": plugins.LOCAL_VERSION}
     assert custom.local_replaces == {"example.com/acme/x": f"../../plugins/{digest_dir.name}"}
     assert custom.imports[0].package == "example.com/acme/x/pkg/x" and custom.imports[0].alias == "x"
     assert custom.plugins_info[0]["sha256"].startswith(digest_dir.name)
     # Editing the plugin changes the snapshot, hence go.mod, hence every cache key downstream.
-    (mod / "pkg/x/x.go").write_text("package x // edited\n")
+    (mod / "pkg/x/x.go").write_text((mod / "pkg/x/x.go").read_text() + "// edited\n")
     assert plugins.prepare(resolution(), [spec], [], cache).local_replaces != custom.local_replaces
 
 
@@ -124,3 +124,15 @@ def test_spec_arches(monkeypatch):
     assert spec_build.spec_arches(loaded, all_platforms=True) == ["amd64", "arm64"]
     monkeypatch.setattr(verify, "host_arch", lambda: "s390x")
     assert spec_build.spec_arches(loaded, all_platforms=False) == ["amd64"]
+
+
+def test_local_package_must_exist_and_export_name_and_new(tmp_path):
+    mod = make_module(tmp_path / "m")
+    plugins.check_local_package(mod, "example.com/acme/x", "example.com/acme/x/pkg/x")
+    with pytest.raises(UserError, match="has no Go files at"):
+        plugins.check_local_package(mod, "example.com/acme/x", "example.com/acme/x/pkg/typo")
+    (mod / "pkg/x/x.go").write_text("package x\n\nfunc New() {}\n")
+    with pytest.raises(UserError, match="does not export Name"):
+        plugins.check_local_package(mod, "example.com/acme/x", "example.com/acme/x/pkg/x")
+    example = REPO / "examples/underlay/plugin"
+    plugins.check_local_package(example, "example.com/acme/underlay", "example.com/acme/underlay/pkg/underlayiplimit")

@@ -7,6 +7,7 @@ from invoke import Collection, task
 
 from .. import scaffold as scaffold_mod
 from .. import settings
+from ..errors import UserError
 from ..progress import phase
 from ._common import emit, user_errors
 
@@ -27,8 +28,6 @@ def plugin(c, name="", points="", module="", k8s_version=None, out="", force=Fal
     cfg = c.config
     version = settings.get(cfg, "scaffold.k8s_version", k8s_version) or settings.get(cfg, "k8s.version")
     if not out:
-        from ..errors import UserError
-
         raise UserError("--out is required", "name a new directory, e.g. --out plugins/underlay")
     request = scaffold_mod.ScaffoldRequest(
         name=name,
