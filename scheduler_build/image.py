@@ -670,6 +670,10 @@ def prepare(opts: Options, host_arch: str) -> ImageRequest:
         binary = platform_dir / info.get("component", "kube-scheduler")
         if not binary.is_file():
             raise UserError(f"{info_path} names {binary.name}, which is missing", "rebuild with `inv build`")
+        recorded = info.get("binary", {}).get("sha256", "")
+        if recorded and build_stage.sha256_file(binary) != recorded:
+            # The skip decision and the labels trust build-info: make sure it describes this binary.
+            raise UserError(f"{binary} does not match the sha256 in {info_path} (changed after the build?)", f"rebuild with `inv build --arch {arch}`")
         inputs.append(PlatformInput(plat, arch, binary, info))
 
     epoch_text = str(opts.source_date_epoch or os.environ.get("SOURCE_DATE_EPOCH", "")).strip()

@@ -378,3 +378,36 @@ def test_dockerfile_gives_the_same_image_as_the_assembly(built_images, tmp_path)
             docker_api.build_image(client, context, tag + "-broken", on_line=lines.append)
     finally:
         client.images.remove(tag, force=True)
+
+
+def test_extender_image_on_a_bootstrapped_python_base_runs_non_root(tmp_path):
+    """Debian via debootstrap (cached under ~/.cache/scheduler-build/rootfs), the extender, uid 65532."""
+    import time
+    import urllib.request
+
+    from registry_server import free_port
+
+    tag = "scheduler-build-test/extender:latest"
+    proc = inv("image.extender", "--tag", tag, "--force", cwd=REPO)
+    assert proc.stdout.strip() == tag
+    client = docker_api.connect()
+    image = client.images.get(tag)
+    assert image.attrs["Config"]["User"] == "65532:65532"
+    assert "pull" not in proc.stderr.lower()
+    ident = client.containers.run(tag, entrypoint=["/usr/bin/id", "-u"], network_mode="none", remove=True)
+    assert ident.decode().strip() == "65532"
+    port = free_port()
+    container = client.containers.run(tag, ["--port", "8888"], detach=True, ports={"8888/tcp": ("127.0.0.1", port)})
+    try:
+        deadline = time.monotonic() + 60
+        status = None
+        while time.monotonic() < deadline:
+            try:
+                status = urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).status
+                break
+            except OSError:
+                time.sleep(0.3)
+        assert status == 200, container.logs()[-2000:]
+    finally:
+        container.remove(force=True)
+        client.images.remove(tag, force=True)

@@ -121,4 +121,24 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
         emit("\n".join(pushed.references))
 
 
-ns = Collection("image", build, push)
+@task(
+    help={
+        "tag": "image tag (default: image.extender_tag, else scheduler-build/extender:<toolkit version>)",
+        "mirror": "Debian mirror for debootstrap (default: image.debian_mirror = http://deb.debian.org/debian)",
+        "force": "rebuild even when the tag exists on the same cached base",
+    },
+)
+@user_errors
+def extender(c, tag=None, mirror=None, force=False):
+    """The reference extender's image: Python on a debootstrapped Debian base (cached, never pulled), non-root."""
+    from .. import __version__, extender_image
+
+    cfg = c.config
+    chosen = settings.get(cfg, "image.extender_tag", tag) or f"scheduler-build/extender:{__version__}"
+    with phase("image.extender", chosen):
+        result = extender_image.build(settings.cache_dir(cfg), chosen, verify.host_arch(), bool(force),
+                                      mirror=settings.get(cfg, "image.debian_mirror", mirror))
+    emit(f"{result.tag}")
+
+
+ns = Collection("image", build, push, extender)

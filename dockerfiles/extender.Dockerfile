@@ -1,0 +1,14 @@
+# The reference extender on a locally bootstrapped Debian + python3 base (never pulled).
+# Context (assembled by scheduler_build/extender_image.py):
+#   rootfs.tar  debootstrap --variant=minbase --include=python3,ca-certificates bookworm, cached
+#   app/        scheduler_build.extender (+ scheduler_build/__init__, errors) and its runtime wheels
+FROM scratch
+ADD rootfs.tar /
+COPY app/ /opt/extender/
+ENV PYTHONPATH=/opt/extender \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1
+RUN ["/usr/bin/python3", "-c", "import scheduler_build.extender.cli, scheduler_build.extender.server, msgspec, prometheus_client, kubernetes"]
+USER 65532:65532
+EXPOSE 8888
+ENTRYPOINT ["/usr/bin/python3", "-m", "scheduler_build.extender", "--host", "0.0.0.0"]

@@ -1,0 +1,126 @@
+"""`inv image.extender`: the reference extender's image on a locally bootstrapped Python base.
+
+No image is ever pulled: the base is a minimal Debian root file system made by
+debootstrap (`--variant=minbase`, plus python3) from the Debian mirror, cached
+as a tarball under the toolkit's cache keyed by suite, architecture, mirror and
+package list. The extender (scheduler_build.extender with scheduler_build's
+`__init__` and `errors`, nothing else of the toolkit) and its runtime wheels
+(`pip install --target`, binary wheels for the base's CPython) go into their
+own directory; the image runs as 65532:65532.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import docker_api
+from .errors import UserError
+from .progress import log, phase, stream_line
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+DOCKERFILE = PACKAGE_DIR.parent / "dockerfiles" / "extender.Dockerfile"
+SUITE = "bookworm"
+MIRROR = "http://deb.debian.org/debian"
+INCLUDE = ("python3", "ca-certificates")
+# What the extender imports at run time (pyproject's dependencies for it).
+RUNTIME_WHEELS = ("msgspec>=0.18", "prometheus-client>=0.20", "uvicorn>=0.30", "uvloop>=0.19", "httptools>=0.6", "kubernetes>=29.0")
+DEBIAN_ARCH = {"amd64": "amd64", "arm64": "arm64"}
+
+
+@dataclass
+class ExtenderImage:
+    tag: str
+    image_id: str
+    rootfs: Path
+    rootfs_cached: bool
+
+
+def rootfs_key(arch: str, suite: str = SUITE, mirror: str = MIRROR, include: tuple[str, ...] = INCLUDE) -> str:
+    return hashlib.sha256(f"{suite}|{arch}|{mirror}|{','.join(sorted(include))}|minbase|1".encode()).hexdigest()[:16]
+
+
+def base_rootfs(cache_dir: Path, arch: str, mirror: str = MIRROR) -> tuple[Path, bool]:
+    """The cached rootfs tarball, bootstrapping it on a miss: (path, was_cached)."""
+    if arch not in DEBIAN_ARCH:
+        raise UserError(f"no Debian architecture for {arch!r}", "supported: amd64, arm64")
+    target = Path(cache_dir) / "rootfs" / f"debian-{SUITE}-python3-{arch}-{rootfs_key(arch, mirror=mirror)}.tar"
+    if target.is_file():
+        return target, True
+    if os.geteuid() != 0:
+        raise UserError("debootstrap needs root to make the Python base", "run as root, or copy a cached rootfs into " + str(target.parent))
+    debootstrap = shutil.which("debootstrap") or ("/usr/sbin/debootstrap" if os.path.exists("/usr/sbin/debootstrap") else "")
+    if not debootstrap:
+        raise UserError("debootstrap is not installed", "apt-get install -y debootstrap")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".rootfs-", dir=target.parent) as tmp:
+        root = Path(tmp) / "root"
+        argv = [debootstrap, "--variant=minbase", f"--include={','.join(INCLUDE)}", f"--arch={DEBIAN_ARCH[arch]}"]
+        if arch != _host_arch():
+            argv.append("--foreign")  # second stage would need qemu in the chroot
+        argv += [SUITE, str(root), mirror]
+        with phase("extender.rootfs", " ".join(argv[1:])):
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            for line in proc.stdout:
+                stream_line(line.rstrip("\n"))
+            if proc.wait() != 0:
+                raise UserError(f"debootstrap of {SUITE} for {arch} failed (exit {proc.returncode}); its output is above", f"check that {mirror} is reachable")
+            # Drop what a runtime never needs: apt lists and caches, docs, man pages.
+            for sub in ("var/cache/apt", "var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale"):
+                shutil.rmtree(root / sub, ignore_errors=True)
+            partial = Path(tmp) / "rootfs.tar"
+            subprocess.run(["tar", "--numeric-owner", "--sort=name", "-C", str(root), "-cf", str(partial), "."], check=True)
+            os.replace(partial, target)
+    return target, False
+
+
+def _host_arch() -> str:
+    from .verify import host_arch
+
+    return host_arch()
+
+
+def install_extender(dest: Path) -> None:
+    """The extender package and its runtime wheels, importable from `dest`."""
+    pkg = dest / "scheduler_build"
+    pkg.mkdir(parents=True)
+    shutil.copy2(PACKAGE_DIR / "__init__.py", pkg / "__init__.py")
+    shutil.copy2(PACKAGE_DIR / "errors.py", pkg / "errors.py")
+    shutil.copytree(PACKAGE_DIR / "extender", pkg / "extender", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    argv = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
+            "--only-binary=:all:", "--python-version", "3.11", "--implementation", "cp",
+            "--platform", "manylinux2014_x86_64", "--platform", "manylinux_2_17_x86_64", "--platform", "manylinux_2_28_x86_64",
+            "--target", str(dest), *RUNTIME_WHEELS]
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise UserError(f"pip could not fetch the extender's wheels: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode}", "check access to PyPI")
+
+
+def build(cache_dir: Path, tag: str, arch: str = "amd64", force: bool = False, mirror: str = MIRROR) -> ExtenderImage:
+    if arch != "amd64":
+        raise UserError(f"the extender image is built for amd64 only, not {arch}", "the wheels and the bootstrap are host-native")
+    client = docker_api.connect()
+    existing = docker_api.image_or_none(client, tag)
+    rootfs, cached = base_rootfs(cache_dir, arch, mirror)
+    if existing is not None and not force and existing.labels.get("org.scheduler-build.rootfs") == rootfs.name:
+        log(f"    {tag} is already present ({existing.short_id}); --force rebuilds")
+        return ExtenderImage(tag, existing.id, rootfs, cached)
+    with tempfile.TemporaryDirectory(prefix="sb-extender-") as tmp:
+        context = Path(tmp)
+        os.link(rootfs, context / "rootfs.tar") if os.stat(rootfs).st_dev == os.stat(context).st_dev else shutil.copy2(rootfs, context / "rootfs.tar")
+        with phase("extender.install", "scheduler_build.extender and its wheels"):
+            install_extender(context / "app")
+        shutil.copy2(DOCKERFILE, context / "Dockerfile")
+        with phase("extender.image", tag):
+            image_id = docker_api.build_image(client, context, tag, labels={
+                "org.opencontainers.image.title": "scheduler-build reference extender",
+                "org.opencontainers.image.licenses": "Apache-2.0",
+                "org.scheduler-build.rootfs": rootfs.name,
+            })
+    return ExtenderImage(tag, image_id, rootfs, cached)
