@@ -57,6 +57,8 @@ DEFAULTS: dict[str, Any] = {
         "licenses": "Apache-2.0",  # org.opencontainers.image.licenses (Kubernetes' licence)
         "source": "",  # org.opencontainers.image.source; empty: git's origin URL
         "force": False,
+        "extender_tag": "",  # empty: scheduler-build/extender:<toolkit version>
+        "debian_mirror": "http://deb.debian.org/debian",  # debootstrap's mirror for the extender's base
     },
     "push": {
         "retries": 4,  # per request, on connection errors, 5xx and 429
