@@ -350,13 +350,9 @@ def push(layout: Path, client: Client) -> PushResult:
         sbom_refs.append(f"{repo}@{p['sbom_manifest_digest']}")
         # Registries without the OCI 1.1 referrers API find an image's referrers
         # through an index tagged sha256-<subject hex>.
-        referrers = image_mod.canonical({
-            "schemaVersion": 2,
-            "mediaType": image_mod.OCI_INDEX,
-            "manifests": [{"mediaType": image_mod.OCI_MANIFEST, "digest": p["sbom_manifest_digest"], "size": len(artifact_bytes),
-                           "artifactType": artifact.get("artifactType", "")}],
-        })
-        client.put_manifest(referrers_tag(p["manifest_digest"]), referrers, image_mod.OCI_INDEX)
+        ours = {"mediaType": image_mod.OCI_MANIFEST, "digest": p["sbom_manifest_digest"], "size": len(artifact_bytes),
+                "artifactType": artifact.get("artifactType", "")}
+        client.put_manifest(referrers_tag(p["manifest_digest"]), merged_referrers(client, p["manifest_digest"], ours), image_mod.OCI_INDEX)
 
     index_bytes = image_mod.blob(layout, info["index_digest"])
     # The index by digest, then the tags: nothing is tagged before all of it is there.
@@ -375,6 +371,19 @@ def push(layout: Path, client: Client) -> PushResult:
             raise UserError(f"{repo}@{p['manifest_digest']} reads back with a different digest")
     log(f"    verified {len(info['tags'])} tag(s) and {len(info['platforms'])} image(s) by digest")
     return PushResult([f"{repo}@{info['index_digest']}", *references], info["index_digest"], sbom_refs, info["tags"], uploaded)
+
+
+def merged_referrers(client: Client, subject: str, ours: dict) -> bytes:
+    """The referrers-tag index with our SBOM added, keeping what others listed (signatures...)."""
+    entries = [ours]
+    try:
+        body, _ = client.get_manifest(referrers_tag(subject), [image_mod.OCI_INDEX])
+        existing = json.loads(body).get("manifests") or []
+        entries = [e for e in existing if isinstance(e, dict) and e.get("digest") != ours["digest"]] + [ours]
+    except (UserError, ValueError):
+        pass  # no index yet (404) or not one of ours: start a new one
+    entries.sort(key=lambda e: (e.get("artifactType", ""), e.get("digest", "")))
+    return image_mod.canonical({"schemaVersion": 2, "mediaType": image_mod.OCI_INDEX, "manifests": entries})
 
 
 def referrers_tag(digest: str) -> str:

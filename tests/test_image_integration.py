@@ -201,6 +201,25 @@ def test_push_plain_http_index_sbom_and_reproducible_digest(built_images, plain_
         sbom = plain_registry.get(f"/v2/acme/kube-scheduler/blobs/{artifact['layers'][0]['digest']}").json()
         assert sbom["spdxVersion"] == "SPDX-2.3" and sbom == json.loads(Path(p["sbom"]).read_text())
 
+    # Referrers others listed at the tag-schema index (signatures, say) survive a re-push.
+    first, second_platform = result["platforms"]
+    rtag = f"/v2/acme/kube-scheduler/manifests/{registry.referrers_tag(first['manifest_digest'])}"
+    listing = plain_registry.get(rtag, headers={"Accept": "application/vnd.oci.image.index.v1+json"}).json()
+    foreign = {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": second_platform["sbom_manifest_digest"],
+               "size": second_platform["sbom_manifest_size"] if "sbom_manifest_size" in second_platform else
+               len(plain_registry.get(f"/v2/acme/kube-scheduler/manifests/{second_platform['sbom_manifest_digest']}",
+                                      headers={"Accept": "application/vnd.oci.image.manifest.v1+json"}).content),
+               "artifactType": "application/vnd.example.signature"}
+    listing["manifests"].append(foreign)
+    import requests
+
+    put = requests.put(f"http://{plain_registry.host}{rtag}", data=json.dumps(listing),
+                       headers={"Content-Type": "application/vnd.oci.image.index.v1+json"}, timeout=30)
+    assert put.status_code == 201, put.text
+    inv("image.push", "--registry", target, "--no-build", *build_args(built_images), env=env)
+    kept = plain_registry.get(rtag, headers={"Accept": "application/vnd.oci.image.index.v1+json"}).json()["manifests"]
+    assert sorted(e["artifactType"] for e in kept) == ["application/spdx+json", "application/vnd.example.signature"]
+
     # The engine pulls what we pushed and sees the same image ID we built.
     client = docker_api.connect()
     pull_by_digest(client, refs[1])
