@@ -81,6 +81,7 @@ class ImageRequest:
     licenses: str = "Apache-2.0"
     force: bool = False
     load: bool = True
+    base_tag: str = ""  # the spec's image.tag; empty: <k8s-version>-<spec-version>
 
 
 @dataclass
@@ -159,9 +160,11 @@ def check_spec_version(version: str) -> str:
     return version
 
 
-def tags_for(k8s_version: str, spec_version: str, short_sha: str, dirty: bool) -> list[str]:
+def tags_for(k8s_version: str, spec_version: str, short_sha: str, dirty: bool, base_tag: str = "") -> list[str]:
     """['v1.36.3-0.1.0', 'v1.36.3-0.1.0-gabc1234[-dirty]']: SemVer pre-release forms, no '+'."""
-    base = f"{k8s_version}-{check_spec_version(spec_version)}"
+    if base_tag and "+" in base_tag:
+        raise UserError(f"image.tag {base_tag!r} contains '+', which image tags cannot carry", "use a pre-release form, e.g. v1.36.3-acme.1")
+    base = base_tag or f"{k8s_version}-{check_spec_version(spec_version)}"
     tags = [base]
     if short_sha:
         tags.append(f"{base}-g{short_sha}{'-dirty' if dirty else ''}")
@@ -427,7 +430,7 @@ def engine_has(client, refs_to_ids: dict[str, str]) -> bool:
 
 def build(req: ImageRequest, native_arch: str) -> ImageResult:
     """Assemble (or reuse) the images, SBOMs and index; load them into the engine."""
-    tags = tags_for(req.k8s_version, req.spec_version, req.revision[:7] if req.revision else "", req.dirty)
+    tags = tags_for(req.k8s_version, req.spec_version, req.revision[:7] if req.revision else "", req.dirty, req.base_tag)
     layout = layout_dir(req.dist_dir, req.name, req.k8s_version)
     key = inputs_key(req, tags)
     client = docker_api.connect() if req.load else None
@@ -690,4 +693,5 @@ def prepare(opts: Options, host_arch: str) -> ImageRequest:
         name=name, k8s_version=resolution.version, spec_version=spec_version, repository=repository, inputs=inputs,
         source_date_epoch=epoch, dist_dir=Path(opts.dist_dir), source=opts.source or origin, revision=full, dirty=dirty,
         licenses=opts.licenses, force=opts.force, load=opts.load,
+        base_tag=(spec.image.tag if spec is not None and spec.image.tag and not opts.spec_version else ""),
     )

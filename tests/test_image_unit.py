@@ -35,6 +35,10 @@ def test_tags_are_semver_safe():
     assert image.tags_for("v1.36.3", "0.1.0", "", False) == ["v1.36.3-0.1.0"]
     for tag in image.tags_for("v1.36.3", "0.1.0", "abc1234", True):
         assert "+" not in tag
+    # The spec's image.tag replaces the base, the git tag still follows it.
+    assert image.tags_for("v1.36.3", "0.1.0", "abc1234", False, "stable-1") == ["stable-1", "stable-1-gabc1234"]
+    with pytest.raises(UserError, match="image.tag"):
+        image.tags_for("v1.36.3", "0.1.0", "", False, "1.0+x")
 
 
 @pytest.mark.parametrize("bad, words", [("1.0.0+build.5", "'+'"), ("1.02.0", "leading zero"), ("1..0", "alphanumerics"), ("", "alphanumerics"), ("1.0/x", "alphanumerics")])
