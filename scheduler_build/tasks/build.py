@@ -13,6 +13,7 @@ from ._common import emit, user_errors
 
 @task(
     default=True,
+    auto_shortflags=False,  # with many flags invoke's generated short ones collide (`--, --no-pull`)
     help={
         "k8s-version": "Kubernetes version: 1.36, v1.36.2, latest (default: k8s.version)",
         "arch": "target architecture, e.g. amd64 or arm64 (default: build.arch, else the host's)",

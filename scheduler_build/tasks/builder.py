@@ -19,7 +19,7 @@ def bootstrap(c, goroot=None, force=False):
     emit(f"{built.image} {built.image_id}")
 
 
-@task(help={
+@task(auto_shortflags=False, help={
     "k8s-version": "Kubernetes version whose go.mod sets the Go version needed (default: k8s.version)",
     "image": "an explicit builder image to check (default: builder.image)",
     "no-pull": "never try pulling the official golang image (default: builder.pull decides)",
