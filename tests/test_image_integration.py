@@ -83,7 +83,11 @@ def built_images(multiarch, release_repo):
     env = {"SOURCE_DATE_EPOCH": multiarch["epoch"]}
     proc = inv("image.build", *build_args(multiarch, "--json"), env=env)
     result = json.loads(proc.stdout)
-    return {**multiarch, "result": result, "layout": Path(result["layout"]), "env": env, "stderr": proc.stderr}
+    yield {**multiarch, "result": result, "layout": Path(result["layout"]), "env": env, "stderr": proc.stderr}
+    # Each session's release repository has a new commit, hence new -g<sha> tags: drop them all.
+    client = docker_api.connect()
+    for img in client.images.list(name=TEST_REPOSITORY):
+        client.images.remove(img.id, force=True)
 
 
 @pytest.fixture
