@@ -63,3 +63,30 @@ def image_bench(c, k8s_version="1.36", repeats=3, json=False):
 
 
 ns.add_task(image_bench)
+
+
+@task(name="e2e", help={
+    "pods": "pods per variant (default 1000)",
+    "nodes": "Nodes in the cluster (default 500)",
+    "repeats": "round-robin rounds over the variants; medians are reported (default 1)",
+    "variants": "which of a (in-tree), b (example plugin), c (extender NodeNames), d (extender NodeList) (default abcd)",
+    "k8s-version": "Kubernetes version of the scheduler and API server (default 1.36)",
+    "chart": "write the PNG bar chart here (default bench/e2e-throughput.png)",
+    "json": "print raw figures as JSON instead of a Markdown table",
+})
+@user_errors
+def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants="abcd", k8s_version="1.36", chart=None, json=False):
+    """Pods/s on a real control plane: in-tree vs example plugin vs Python extender (NodeNames, NodeList)."""
+    from ..errors import UserError
+
+    bad = sorted(set(variants) - set("abcd"))
+    if bad or not variants:
+        raise UserError(f"--variants {variants!r}: unknown {''.join(bad) or 'empty'}", "use letters of abcd, e.g. --variants ac")
+    module = _bench_module("e2e_bench")
+    results = module.run(int(pods), int(nodes), int(repeats), variants, k8s_version)
+    png = module.chart(results, Path(chart) if chart else REPO / "bench" / "e2e-throughput.png")
+    results["chart"] = str(png)
+    emit(json_lib.dumps(results, indent=2) if json else module.markdown(results))
+
+
+ns.add_task(e2e_bench)
