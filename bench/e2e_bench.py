@@ -1,0 +1,173 @@
+"""`inv bench.e2e`: scheduling throughput on a real control plane, side by side in one run.
+
+One local cluster (etcd + our kube-apiserver), 500 Nodes, and for each variant 1000 pods
+created before its scheduler starts (so pod creation never limits the rate). Throughput
+is measured from the scheduler's own log: (pods - 1) / (last bind - first bind), with the
+klog timestamps of "Successfully bound pod to node" (microseconds). Variants, in turn and
+repeated round-robin so machine noise hits each alike:
+  (a) in-tree plugins only            (plain `inv build`)
+  (b) + the example plugin            (`inv build --spec examples/underlay/scheduler.yaml`)
+  (c) + the Python extender, NodeNames (nodeCacheCapable: true)
+  (d) + the Python extender, NodeList  (nodeCacheCapable: false)
+Every pod opts in to the underlay policy and every node has room for 10, so the
+plugin and the extender do their real work and never run out of capacity.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CAPACITY_LABEL = "underlay.example.com/capacity"
+POD_LABEL = {"underlay.example.com/ip": "true"}
+VARIANTS = {
+    "a": "in-tree only",
+    "b": "example plugin",
+    "c": "extender NodeNames",
+    "d": "extender NodeList",
+}
+_BOUND = re.compile(r'^I(\d{4}) (\d\d:\d\d:\d\d\.\d+) .*"Successfully bound pod to node" pod="([^"]+)"')
+
+
+def bind_times(log_text: str, namespace: str) -> list[float]:
+    """Seconds (of the day) of every bind of a pod in `namespace`, from klog lines."""
+    out = []
+    for line in log_text.splitlines():
+        m = _BOUND.match(line)
+        if m and m.group(3).startswith(namespace + "/"):
+            t = dt.datetime.strptime(m.group(2), "%H:%M:%S.%f")
+            out.append(t.hour * 3600 + t.minute * 60 + t.second + t.microsecond / 1e6)
+    return sorted(out)
+
+
+def throughput(times: list[float]) -> float:
+    if len(times) < 2:
+        return 0.0
+    span = times[-1] - times[0]
+    if span < 0:  # crossed midnight
+        span += 86400
+    return (len(times) - 1) / span if span > 0 else float("inf")
+
+
+def _binaries(k8s_version: str, cache: Path, dist: Path, want_plugin: bool) -> dict:
+    from scheduler_build import build
+
+    common = dict(k8s_version=k8s_version, dist_dir=dist, cache_dir=cache, pull=False)
+    out = {
+        "apiserver": build.run(build.BuildRequest(component="kube-apiserver", **common)).binary,
+        "plain": build.run(build.BuildRequest(**common)).binary,
+    }
+    if want_plugin:
+        done = subprocess.run([sys.executable, "-m", "invoke", "build", "--spec",
+                               str(REPO / "examples/underlay/scheduler.yaml"), "--dist", str(dist), "--no-pull", "--json"],
+                              cwd=REPO, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"inv build --spec failed: {done.stderr[-2000:]}")
+        out["plugin"] = Path(json.loads(done.stdout)["binary"]["path"])
+    return out
+
+
+def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "abcd", k8s_version: str = "1.36") -> dict:
+    from kubernetes import client as k
+
+    from scheduler_build import cluster, e2e, settings
+    from scheduler_build.progress import log
+
+    work = Path(tempfile.mkdtemp(prefix="sb-bench-e2e-"))
+    bins = _binaries(k8s_version, settings.cache_dir(), work / "dist", "b" in variants)
+    state_dir = work / "cluster"
+    results: dict = {"pods": pods, "nodes": nodes, "repeats": repeats, "runs": {v: [] for v in variants}}
+    state = cluster.up(bins["apiserver"], state_dir, timeout=300)
+    results["kubernetes"] = state.version
+    extender = None
+    try:
+        api = e2e.api_client(state.admin_kubeconfig)
+        core = k.CoreV1Api(api)
+        log(f"    creating {nodes} nodes")
+        e2e.create_nodes(api, [e2e.node_body(f"bench-{i}", labels={CAPACITY_LABEL: "10"}) for i in range(nodes)])
+        if "c" in variants or "d" in variants:
+            extender = e2e.start_extender(work, state.admin_kubeconfig, "extender")
+        for rep in range(repeats):
+            for v in variants:
+                name = f"bench-{v}-{rep}"
+                e2e.ensure_namespace(api, name)
+                log(f"    [{rep + 1}/{repeats}] ({v}) {VARIANTS[v]}: creating {pods} pods")
+                e2e.create_pods(api, name, [e2e.pod_body(f"p{i}", name, labels=dict(POD_LABEL)) for i in range(pods)])
+                extenders = []
+                if v in "cd":
+                    extenders = [e2e.extender_entry(extender.url, node_cache_capable=(v == "c"))]
+                plugins = {"multiPoint": {"enabled": [{"name": "UnderlayIPLimit", "weight": 3}]}} if v == "b" else None
+                config = e2e.scheduler_config(name, state.scheduler_kubeconfig, extenders=extenders, plugins=plugins,
+                                              qps=5000, burst=5000)
+                binary = bins["plugin"] if v == "b" else bins["plain"]
+                started = time.monotonic()
+                sched = e2e.start_scheduler(binary, config, work, name,
+                                            extra_args=e2e.EXTENDER_RETRY_ARGS if extenders else ())
+                try:
+                    e2e.wait_bound(api, name, pods, 900)
+                    wall = time.monotonic() - started
+                finally:
+                    sched.stop()
+                times = bind_times(sched.log_text(), name)
+                rate = throughput(times)
+                results["runs"][v].append({"pods_per_second": round(rate, 1), "binds": len(times),
+                                           "wall_seconds_from_start": round(wall, 2)})
+                log(f"        {rate:.1f} pods/s ({len(times)} binds over {times[-1] - times[0]:.2f}s)")
+                core.delete_collection_namespaced_pod(name, grace_period_seconds=0)
+    finally:
+        if extender is not None:
+            extender.stop()
+        cluster.down(state_dir)
+    med = {v: statistics.median(r["pods_per_second"] for r in runs) for v, runs in results["runs"].items() if runs}
+    results["median_pods_per_second"] = med
+    if "a" in med:
+        results["ratio_to_a"] = {v: round(x / med["a"], 3) for v, x in med.items()}
+    return results
+
+
+def markdown(results: dict) -> str:
+    lines = [
+        f"{results['pods']} pods on {results['nodes']} nodes, kube-apiserver {results.get('kubernetes', '')}, "
+        f"median of {results['repeats']} round(s):",
+        "",
+        "| variant | pods/s (median) | runs | ratio to (a) |",
+        "| --- | --- | --- | --- |",
+    ]
+    for v, label in VARIANTS.items():
+        if v not in results["median_pods_per_second"]:
+            continue
+        runs = ", ".join(f"{r['pods_per_second']:.0f}" for r in results["runs"][v])
+        ratio = results.get("ratio_to_a", {}).get(v)
+        lines.append(f"| ({v}) {label} | {results['median_pods_per_second'][v]:.0f} | {runs} | "
+                     f"{'' if ratio is None else f'{ratio:.2f}'} |")
+    return "\n".join(lines) + "\n"
+
+
+def chart(results: dict, out: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    keys = [v for v in VARIANTS if v in results["median_pods_per_second"]]
+    values = [results["median_pods_per_second"][v] for v in keys]
+    fig, ax = plt.subplots(figsize=(7, 3.6), dpi=100)
+    bars = ax.bar([f"({v}) {VARIANTS[v]}" for v in keys], values, color=["#4c72b0", "#55a868", "#dd8452", "#c44e52"][:len(keys)])
+    for bar, value in zip(bars, values):
+        ax.annotate(f"{value:.0f}", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom", fontsize=9)
+    ax.set_ylabel("pods scheduled per second")
+    ax.set_title(f"kube-scheduler throughput, {results['pods']} pods on {results['nodes']} nodes (median)")
+    ax.tick_params(axis="x", labelsize=8)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, metadata={"Software": None, "CreationDate": None} if out.suffix == ".pdf" else {"Software": None})
+    plt.close(fig)
+    return out
