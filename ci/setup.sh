@@ -61,8 +61,18 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 
-if ! python3 -c "import scheduler_build, invoke, docker, jinja2, yaml, kubernetes, pytest" >/dev/null 2>&1 \
-   || ! command -v inv >/dev/null 2>&1; then
+# Reinstall when the package is missing, installed from another checkout (an
+# editable install elsewhere would test that code, not this one), or when any
+# declared dependency, test extra included, is absent.
+if ! (cd / && python3 - "$OLDPWD") >/dev/null 2>&1 <<'PY' || ! command -v inv >/dev/null 2>&1
+import importlib.metadata as md, os, re, sys
+import scheduler_build
+assert os.path.realpath(scheduler_build.__file__).startswith(os.path.realpath(sys.argv[1]) + os.sep)
+for req in md.requires("scheduler-build") or []:
+    name = re.split(r"[ ;<>=!~\[]", req, 1)[0]
+    md.version(name)
+PY
+then
   say "installing the scheduler-build package with its test extra"
   python3 -m pip install -q --disable-pip-version-check -e '.[test]' >/dev/null 2>&1 \
     || python3 -m pip install --disable-pip-version-check -e '.[test]'
