@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -126,6 +127,8 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
         if extender is not None:
             extender.stop()
         cluster.down(state_dir)
+        # Binaries, logs and configs of this run only (the build caches stay).
+        shutil.rmtree(work, ignore_errors=True)
     med = {v: statistics.median(r["pods_per_second"] for r in runs) for v, runs in results["runs"].items() if runs}
     results["median_pods_per_second"] = med
     if "a" in med:
