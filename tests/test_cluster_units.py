@@ -153,3 +153,21 @@ def test_inv_e2e_runs_the_e2e_marker():
     argv = e2e.pytest_argv("/py", k="side", verbose=True, exitfirst=True, junit="r.xml")
     assert argv[:5] == ["/py", "-m", "pytest", "-m", "e2e"]
     assert argv[argv.index("-k") + 1] == "side" and "-v" in argv and "-x" in argv and "--junitxml=r.xml" in argv
+
+
+def test_bench_e2e_reads_bind_times_from_the_scheduler_log(repo):
+    import importlib
+    import sys as _sys
+
+    _sys.path.insert(0, str(repo))
+    bench = importlib.import_module("bench.e2e_bench")
+    log = "\n".join([
+        'I1123 11:23:36.000000   1 schedule_one.go:481] "Successfully bound pod to node" pod="ns/a" node="n"',
+        'I1123 11:23:36.500000   1 schedule_one.go:481] "Successfully bound pod to node" pod="other/x" node="n"',
+        'I1123 11:23:38.000000   1 schedule_one.go:481] "Successfully bound pod to node" pod="ns/b" node="n"',
+        'I1123 11:23:37.000000   1 schedule_one.go:481] "Successfully bound pod to node" pod="ns/c" node="n"',
+    ])
+    times = bench.bind_times(log, "ns")
+    assert len(times) == 3
+    assert bench.throughput(times) == pytest.approx(1.0)  # 2 intervals over 2 s
+    assert bench.throughput(times[:1]) == 0.0
