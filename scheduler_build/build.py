@@ -150,6 +150,12 @@ def run(request: BuildRequest) -> BuildResult:
     final_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".tmp-{platform_dir}-", dir=final_dir.parent))
     try:
+        previous = final_dir / request.component
+        if previous.is_file():
+            # Seed the output with the last good binary (a copy: the published one stays
+            # untouched): when nothing changed, go build sees its build ID is current
+            # and skips the link, the bulk of a warm rebuild.
+            shutil.copy2(previous, staging / request.component)
         with phase("compile", f"{workspace.package} for {request.goos}/{arch} in {chosen.image}, network none") as rec:
             code, argv = compile_stage.run(
                 client,
