@@ -37,18 +37,11 @@ DEFAULTS: dict[str, Any] = {
         "version_suffix": "",
         "gocache_volume": "scheduler-build-gocache",
     },
-    "config": {
-        "spec": "examples/underlay/scheduler.yaml",  # the build spec config.* and deploy read
-        "out": "",  # empty: <paths.dist_dir>/config/<name>
-        "runner_image": "",  # empty: the newest local scheduler-build/golang:* (runs the binary, no network)
-        "scheduler_name": "default-scheduler",  # migrate-policy's profile name
-        "fields_only": False,
-    },
-    "deploy": {
-        "kubeconfig": "",  # empty: $KUBECONFIG
-        "context": "",
-        "timeout": 300,  # seconds to wait for the Deployment to become available
-        "no_wait": False,
+    "cluster": {
+        "state_dir": "",  # empty: <cache_dir>/cluster
+        "apiserver": "",  # empty: build kube-apiserver of k8s.version with our own build
+        "etcd": "/usr/bin/etcd",  # Debian's etcd-server
+        "timeout": 180,  # seconds for each process to become ready (a loaded 2-core machine)
     },
     "image": {
         "platforms": "",  # empty: the spec's platforms, else the host's
@@ -66,12 +59,6 @@ DEFAULTS: dict[str, Any] = {
         "insecure": False,  # allow plain HTTP to non-loopback registries
         "ca_cert": "",  # empty: /etc/docker/certs.d/<host:port>/ca.crt, else the system CAs
     },
-    "cluster": {
-        "state_dir": "",  # empty: <cache_dir>/cluster
-        "apiserver": "",  # empty: build kube-apiserver of k8s.version with our own build
-        "etcd": "/usr/bin/etcd",  # Debian's etcd-server
-        "timeout": 180,  # seconds for each process to become ready (a loaded 2-core machine)
-    },
     "buildspec": {
         # `inv build` with no --spec builds this spec (plugins + patches); --no-spec,
         # --k8s-version or --component without --spec build plain kube-scheduler.
@@ -81,6 +68,19 @@ DEFAULTS: dict[str, Any] = {
     "scaffold": {
         "k8s_version": "",  # empty: k8s.version
         "force": False,  # replace a non-empty --out
+    },
+    "config": {
+        "spec": "examples/underlay/scheduler.yaml",  # the build spec config.* and deploy read
+        "out": "",  # empty: <paths.dist_dir>/config/<name>
+        "runner_image": "",  # empty: the newest local scheduler-build/golang:* (runs the binary, no network)
+        "scheduler_name": "default-scheduler",  # migrate-policy's profile name
+        "fields_only": False,
+    },
+    "deploy": {
+        "kubeconfig": "",  # empty: $KUBECONFIG
+        "context": "",
+        "timeout": 300,  # seconds to wait for the Deployment to become available
+        "no_wait": False,
     },
     "registry": {
         "url": "",  # HOST[:PORT]/REPO, checked by `inv doctor` when set

@@ -13,15 +13,17 @@ def namespace() -> Collection:
     ns.add_collection(k8s.ns)
     ns.add_collection(builder.ns)
     ns.add_collection(build.ns)
+    from . import cluster
+    ns.add_collection(cluster.ns)
+    from . import image
+    ns.add_collection(image.ns)
+    from . import scaffold
+    ns.add_collection(scaffold.ns)
     from . import config, deploy
     ns.add_collection(config.ns)
     ns.add_task(deploy.deploy)
-    from . import image
-    ns.add_collection(image.ns)
-    from . import cluster
-    ns.add_collection(cluster.ns)
-    from . import scaffold
-    ns.add_collection(scaffold.ns)
+    from . import bench
+    ns.add_collection(bench.ns)
     from . import extender
     ns.add_collection(extender.ns)
     from . import e2e
