@@ -24,9 +24,13 @@ import time
 import uuid
 from pathlib import Path
 
-from scheduler_build import build, compile as compile_stage, docker_api, k8s, settings
-from scheduler_build.workspace import render_wrapper
-from scheduler_build import vendor
+from scheduler_build.build import pipeline as build
+from scheduler_build.build import compile as compile_stage
+from scheduler_build import engine as docker_api
+from scheduler_build.resolve import versions as k8s
+from scheduler_build import settings
+from scheduler_build.build.workspace import render_wrapper
+from scheduler_build.build import vendor
 
 CGROUP_MEMORY = Path("/sys/fs/cgroup/memory/docker")
 

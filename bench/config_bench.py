@@ -23,7 +23,8 @@ from pathlib import Path
 
 import yaml
 
-from scheduler_build import schedconfig, settings
+from scheduler_build.config import render as schedconfig
+from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 
 REPO = Path(__file__).resolve().parent.parent

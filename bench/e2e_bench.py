@@ -59,7 +59,7 @@ def throughput(times: list[float]) -> float:
 
 
 def _binaries(k8s_version: str, cache: Path, dist: Path, want_plugin: bool) -> dict:
-    from scheduler_build import build
+    from scheduler_build.build import pipeline as build
 
     common = dict(k8s_version=k8s_version, dist_dir=dist, cache_dir=cache, pull=False)
     out = {
@@ -79,7 +79,9 @@ def _binaries(k8s_version: str, cache: Path, dist: Path, want_plugin: bool) -> d
 def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "abcd", k8s_version: str = "1.36") -> dict:
     from kubernetes import client as k
 
-    from scheduler_build import cluster, e2e, settings
+    from scheduler_build.cluster import controlplane as cluster
+    from tests.support import harness as e2e
+    from scheduler_build import settings
     from scheduler_build.progress import log
 
     work = Path(tempfile.mkdtemp(prefix="sb-bench-e2e-"))

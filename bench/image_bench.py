@@ -32,7 +32,12 @@ def run(k8s_version: str = "1.36", repeats: int = 3) -> dict:
     sys.path.insert(0, str(REPO / "tests"))
     from registry_server import Registry
 
-    from scheduler_build import build, docker_api, image, registry, settings, verify
+    from scheduler_build.build import pipeline as build
+    from scheduler_build import engine as docker_api
+    from scheduler_build.image import assemble as image
+    from scheduler_build.publish import registry
+    from scheduler_build import settings
+    from scheduler_build.build import verify
 
     client = docker_api.connect()
     arch = verify.host_arch()

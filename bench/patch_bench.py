@@ -1,6 +1,6 @@
 """Patch stage: our patched workspace vs the scripted baseline, side by side in one run.
 
-(a) scheduler_build.patches.materialize: the series applied in memory to the
+(a) scheduler_build.build.patches.materialize: the series applied in memory to the
     module cache's sources, then a copy of k8s.io/kubernetes with hard links for
     untouched files (a fresh cache directory each repeat: always cold).
 (b) baseline: what a release engineer scripts by hand: `cp -r` of the module,
@@ -19,7 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from scheduler_build import k8s, patches, settings
+from scheduler_build.resolve import versions as k8s
+from scheduler_build.build import patches
+from scheduler_build import settings
 
 REPO = Path(__file__).resolve().parent.parent
 SERIES = [REPO / "examples/patches/0001-scheduler-add-AcmeSchedulable-in-tree-plugin.patch"]

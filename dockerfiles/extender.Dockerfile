@@ -1,5 +1,5 @@
 # The reference extender on a locally bootstrapped Debian + python3 base (never pulled).
-# Context (assembled by scheduler_build/extender_image.py):
+# Context (assembled by scheduler_build/image/extender.py):
 #   rootfs.tar  debootstrap --variant=minbase --include=python3,ca-certificates bookworm, cached
 #   app/        scheduler_build.extender (+ scheduler_build/__init__, errors) and its runtime wheels
 FROM scratch

@@ -2,7 +2,7 @@
 #
 # `inv image.build` does not run this file: Docker 20.10's classic builder stamps
 # `created` with the wall clock, so its image IDs never repeat. It assembles the
-# identical image itself (scheduler_build/image.py: one deterministic layer, the
+# identical image itself (scheduler_build/image/assemble.py: one deterministic layer, the
 # config below, SOURCE_DATE_EPOCH as every timestamp) and `docker load`s it.
 # tests/test_image_integration.py builds this file through the engine and checks
 # that both give the same file system, user, entrypoint and environment.

@@ -1,3 +1,3 @@
-from .cli import main
+from scheduler_build.cli import main
 
 main()

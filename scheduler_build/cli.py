@@ -6,8 +6,8 @@ import os
 
 from invoke import Config, Program
 
-from . import __version__
-from .tasks import namespace
+from scheduler_build import __version__
+from scheduler_build.tasks import namespace
 
 
 class SchedulerBuildConfig(Config):

@@ -23,8 +23,8 @@ from typing import Any, Callable
 
 import yaml
 
-from .errors import UserError
-from .progress import log
+from scheduler_build.errors import UserError
+from scheduler_build.progress import log
 
 FIELD_MANAGER = "scheduler-build"
 # Apply order: what others depend on first.

@@ -8,8 +8,9 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any
 
-from . import builder, settings
-from .errors import UserError
+from scheduler_build.build import builder_image as builder
+from scheduler_build import settings
+from scheduler_build.errors import UserError
 
 MIN_FREE_GIB = 10  # a kube-scheduler build: ~0.7 GB modules, ~0.4 GB vendor, ~2 GB Go cache
 

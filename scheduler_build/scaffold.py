@@ -23,11 +23,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import k8s
-from .errors import UserError
-from .goproxy import NETWORK_HINT
-from .progress import log, stream_line
-from .templating import render
+from scheduler_build.resolve import versions as k8s
+from scheduler_build.errors import UserError
+from scheduler_build.resolve.goproxy import NETWORK_HINT
+from scheduler_build.progress import log, stream_line
+from scheduler_build.templating import render
 
 
 @dataclass(frozen=True)

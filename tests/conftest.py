@@ -26,7 +26,7 @@ def data_dir() -> Path:
 
 def build_request(dist: Path, **overrides):
     from scheduler_build import settings
-    from scheduler_build.build import BuildRequest
+    from scheduler_build.build.pipeline import BuildRequest
 
     fields = dict(k8s_version=TEST_K8S_MINOR, dist_dir=dist, cache_dir=settings.cache_dir(), pull=False)
     fields.update(overrides)
@@ -37,9 +37,9 @@ def build_request(dist: Path, **overrides):
 def built_scheduler(tmp_path_factory):
     """One real kube-scheduler build (native arch) shared by every integration test.
 
-    Returns scheduler_build.build.BuildResult: .binary, .build_info, .info.
+    Returns scheduler_build.build.pipeline.BuildResult: .binary, .build_info, .info.
     """
-    from scheduler_build import build
+    from scheduler_build.build import pipeline as build
 
     dist = tmp_path_factory.mktemp("dist")
     return build.run(build_request(dist))
@@ -50,13 +50,13 @@ def built_example_scheduler(tmp_path_factory):
     """`inv build --spec examples/underlay/scheduler.yaml` (UnderlayIPLimit plugin + the example
     patch), run once through the CLI and shared: the only patched build of the suite.
 
-    Returns scheduler_build.build.BuildResult: .binary, .build_info, .info.
+    Returns scheduler_build.build.pipeline.BuildResult: .binary, .build_info, .info.
     """
     import json
     import subprocess
     import sys
 
-    from scheduler_build.build import BuildResult
+    from scheduler_build.build.pipeline import BuildResult
 
     dist = tmp_path_factory.mktemp("example-dist")
     done = subprocess.run(

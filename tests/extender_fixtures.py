@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from scheduler_build.extender import samples
+from tests.support import samples
 from scheduler_build.extender.app import Extender
 from scheduler_build.extender.cache import ClusterCache
 from scheduler_build.extender.policy import UnderlayIPPolicy

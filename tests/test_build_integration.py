@@ -11,7 +11,13 @@ import pytest
 from docker.types import Mount
 
 from conftest import build_request
-from scheduler_build import build, builder, docker_api, elf, k8s, settings, verify
+from scheduler_build.build import pipeline as build
+from scheduler_build.build import builder_image as builder
+from scheduler_build import engine as docker_api
+from scheduler_build.build import elf
+from scheduler_build.resolve import versions as k8s
+from scheduler_build import settings
+from scheduler_build.build import verify
 from scheduler_build.errors import UserError
 
 pytestmark = pytest.mark.integration

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_build import build, compile as compile_stage, elf, fsutil, vendor, verify
+from scheduler_build.build import pipeline as build
+from scheduler_build.build import compile as compile_stage
+from scheduler_build.build import elf
+from scheduler_build import atomic as fsutil
+from scheduler_build.build import vendor
+from scheduler_build.build import verify
 from scheduler_build.errors import BuildFailed, UserError
 
 

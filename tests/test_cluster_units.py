@@ -10,7 +10,8 @@ import time
 import pytest
 import yaml
 
-from scheduler_build import cluster, e2e
+from scheduler_build.cluster import controlplane as cluster
+from tests.support import harness as e2e
 from scheduler_build.errors import UserError
 
 

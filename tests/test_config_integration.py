@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduler_build import policy, schedconfig, settings
+from scheduler_build.config import legacy_policy as policy
+from scheduler_build.config import render as schedconfig
+from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 
 pytestmark = pytest.mark.integration

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduler_build import schedconfig
+from scheduler_build.config import render as schedconfig
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_build import deploy, schedconfig
+from scheduler_build import deploy
+from scheduler_build.config import render as schedconfig
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from scheduler_build.extender import samples
+from tests.support import samples
 
 REPO = Path(__file__).resolve().parent.parent
 

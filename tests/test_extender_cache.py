@@ -1,6 +1,6 @@
 """The extender's cache: ClusterCache rules, and the reflectors driven through the
 real kubernetes client (its ApiClient, CoreV1Api, URL/query building and urllib3
-streaming) against scheduler_build.extender.apistub on 127.0.0.1.
+streaming) against tests.support.apistub on 127.0.0.1.
 
 Mocked, and why: the API server itself. A real kube-apiserver cannot produce a
 410 Gone, a bookmark or a dropped watch on demand, and it needs a control plane
@@ -18,7 +18,8 @@ import msgspec
 import pytest
 from extender_fixtures import call
 
-from scheduler_build.extender import apistub, samples
+from tests.support import apistub
+from tests.support import samples
 from scheduler_build.extender.app import Extender
 from scheduler_build.extender.cache import Backoff, ClusterCache, Reflector
 from scheduler_build.extender.policy import UnderlayIPPolicy

@@ -17,7 +17,8 @@ from extender_fixtures import call, small_cluster, synced_extender
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduler_build.extender import protocol, samples
+from scheduler_build.extender import protocol
+from tests.support import samples
 
 NODES, PODS = small_cluster()
 EXT = synced_extender(NODES, PODS)

@@ -1,5 +1,5 @@
 """Each verb through Extender.handle with the request shapes kube-scheduler sends
-(scheduler_build.extender.samples mirrors Go's encoding of extender/v1), in both
+(tests.support.samples mirrors Go's encoding of extender/v1), in both
 NodeList (nodeCacheCapable: false) and NodeNames (true) modes, plus the error
 table of app.py. No HTTP here; test_extender_server.py covers the wire."""
 
@@ -9,7 +9,8 @@ import msgspec
 import pytest
 from extender_fixtures import call, small_cluster, synced_extender
 
-from scheduler_build.extender import protocol, samples
+from scheduler_build.extender import protocol
+from tests.support import samples
 from scheduler_build.extender.app import Extender
 from scheduler_build.extender.cache import ClusterCache
 from scheduler_build.extender.policy import UnderlayIPPolicy

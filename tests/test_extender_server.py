@@ -20,7 +20,8 @@ import msgspec
 import pytest
 from extender_fixtures import small_cluster, synced_extender
 
-from scheduler_build.extender import apistub, samples
+from tests.support import apistub
+from tests.support import samples
 from scheduler_build.extender.server import Server, TLSOptions
 
 NODES, PODS = small_cluster()

@@ -1,6 +1,7 @@
 """Unit tests: replace generation from real k8s.io/kubernetes go.mod text."""
 
-from scheduler_build import gomod, k8s
+from scheduler_build.resolve import gomod
+from scheduler_build.resolve import versions as k8s
 
 
 def test_parse_real_go_mod(data_dir):

@@ -19,7 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_build import docker_api, elf, registry, verify
+from scheduler_build import engine as docker_api
+from scheduler_build.build import elf
+from scheduler_build.publish import registry
+from scheduler_build.build import verify
 from scheduler_build.errors import UserError
 
 from conftest import build_request
@@ -39,7 +42,7 @@ def _other_arch() -> str:
 @pytest.fixture(scope="session")
 def multiarch(built_scheduler):
     """dist/ holding the shared native build plus one cross build (the expensive part, done once)."""
-    from scheduler_build import build
+    from scheduler_build.build import pipeline as build
 
     dist = built_scheduler.binary.parents[3]
     other = build.run(build_request(dist, arch=_other_arch()))

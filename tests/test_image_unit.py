@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_build import image, registry, sbom
+from scheduler_build.image import assemble as image
+from scheduler_build.publish import registry
+from scheduler_build.image import sbom
 from scheduler_build.errors import UserError
 
 VERSION_M = """/x/kube-scheduler: go1.26.8

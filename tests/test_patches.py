@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_build import k8s, patches
+from scheduler_build.resolve import versions as k8s
+from scheduler_build.build import patches
 from scheduler_build.errors import UserError
 
 REPO = Path(__file__).resolve().parent.parent

@@ -38,7 +38,8 @@ def go(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 
 def newest_minor() -> str:
-    from scheduler_build import k8s, settings
+    from scheduler_build.resolve import versions as k8s
+    from scheduler_build import settings
 
     return k8s.resolve("latest", settings.cache_dir()).minor
 
@@ -104,8 +105,9 @@ def test_check_patches_real_conflict_against_another_release():
 
 
 def test_conflicting_patch_stops_the_build_before_compiling(tmp_path):
-    from scheduler_build import build, settings
-    from scheduler_build.patches import PatchConflict
+    from scheduler_build.build import pipeline as build
+    from scheduler_build import settings
+    from scheduler_build.build.patches import PatchConflict
 
     bad = tmp_path / "0001-stale.patch"
     text = (REPO / "examples/patches/0001-scheduler-add-AcmeSchedulable-in-tree-plugin.patch").read_text()

@@ -6,11 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_build import k8s, plugins, spec_build, verify
+from scheduler_build.resolve import versions as k8s
+from scheduler_build.build import plugins
+from scheduler_build.build import from_spec as spec_build
+from scheduler_build.build import verify
 from scheduler_build import spec as spec_mod
-from scheduler_build.build import BuildRequest
+from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.errors import UserError
-from scheduler_build.workspace import render_wrapper
+from scheduler_build.build.workspace import render_wrapper
 
 REPO = Path(__file__).resolve().parent.parent
 

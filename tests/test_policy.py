@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduler_build import policy
+from scheduler_build.config import legacy_policy as policy
 from scheduler_build.errors import UserError
 
 POLICIES = Path(__file__).resolve().parent / "data" / "config" / "policies"

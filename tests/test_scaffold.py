@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from scheduler_build import k8s, scaffold
+from scheduler_build.resolve import versions as k8s
+from scheduler_build import scaffold
 from scheduler_build.errors import UserError
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from scheduler_build import k8s
+from scheduler_build.resolve import versions as k8s
 from scheduler_build.errors import UserError
 
 # The version list the Go module proxy served for k8s.io/kubernetes (real, sparse).

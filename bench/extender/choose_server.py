@@ -20,7 +20,7 @@ from pathlib import Path
 
 import orjson
 
-from scheduler_build.extender import samples
+from tests.support import samples
 
 from . import common
 

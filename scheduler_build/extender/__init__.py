@@ -7,10 +7,10 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from .app import Extender, Options
-from .cache import ClusterCache, Reflector, kube_client, start_reflectors
-from .policy import POLICIES, Policy, UnderlayIPPolicy, get_policy
-from .server import Server, TLSOptions
+from scheduler_build.extender.app import Extender, Options
+from scheduler_build.extender.cache import ClusterCache, Reflector, kube_client, start_reflectors
+from scheduler_build.extender.policy import POLICIES, Policy, UnderlayIPPolicy, get_policy
+from scheduler_build.extender.server import Server, TLSOptions
 
 __all__ = ["Extender", "Options", "ClusterCache", "Policy", "UnderlayIPPolicy", "POLICIES",
            "Server", "TLSOptions", "ServeConfig", "create", "serve"]
@@ -50,7 +50,7 @@ def create(cfg: ServeConfig, api_client: Any = None, connect: bool = True) -> tu
 
 def serve(cfg: ServeConfig) -> None:
     """Run the extender in the foreground until SIGINT/SIGTERM."""
-    from .server import setup_logging
+    from scheduler_build.extender.server import setup_logging
 
     setup_logging(cfg.log_level)
     extender, reflectors = create(cfg)

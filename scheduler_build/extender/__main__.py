@@ -1,3 +1,3 @@
-from .cli import main
+from scheduler_build.extender.cli import main
 
 main()

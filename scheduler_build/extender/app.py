@@ -27,10 +27,10 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from . import protocol
-from .cache import ClusterCache
-from .policy import Policy, Unresolvable
-from .protocol import NodeView, ProtocolError
+from scheduler_build.extender import protocol
+from scheduler_build.extender.cache import ClusterCache
+from scheduler_build.extender.policy import Policy, Unresolvable
+from scheduler_build.extender.protocol import NodeView, ProtocolError
 
 log = logging.getLogger("scheduler_build.extender")
 

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable
 
 import msgspec
 
-from .protocol import NodeView, PodView, ProtocolError, node_view, pod_view
+from scheduler_build.extender.protocol import NodeView, PodView, ProtocolError, node_view, pod_view
 
 log = logging.getLogger("scheduler_build.extender.cache")
 

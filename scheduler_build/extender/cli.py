@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import UserError
-from . import ServeConfig, TLSOptions
-from .policy import POLICIES
+from scheduler_build.errors import UserError
+from scheduler_build.extender import ServeConfig, TLSOptions
+from scheduler_build.extender.policy import POLICIES
 
 
 def parser() -> argparse.ArgumentParser:
@@ -86,7 +86,7 @@ def validate(cfg: ServeConfig) -> ServeConfig:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from . import serve
+    from scheduler_build.extender import serve
 
     try:
         cfg = config_from(parser().parse_args(argv))

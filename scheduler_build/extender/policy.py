@@ -12,7 +12,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Mapping, Sequence
 
-from .protocol import NodeView, PodView
+from scheduler_build.extender.protocol import NodeView, PodView
 
 class Unresolvable(str):
     """A filter reason preemption cannot fix: reported in FailedAndUnresolvableNodes."""

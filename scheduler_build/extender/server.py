@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from .app import Extender
+from scheduler_build.extender.app import Extender
 
 log = logging.getLogger("scheduler_build.extender")
 

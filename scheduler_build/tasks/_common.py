@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from invoke.exceptions import Exit
 
-from ..errors import UserError
+from scheduler_build.errors import UserError
 
 
 def user_errors(func: Callable) -> Callable:

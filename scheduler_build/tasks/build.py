@@ -5,10 +5,10 @@ from pathlib import Path
 
 from invoke import Collection, task
 
-from .. import build as build_stage
-from .. import settings
-from .. import spec_build
-from ._common import emit, user_errors
+from scheduler_build.build import pipeline as build_stage
+from scheduler_build import settings
+from scheduler_build.build import from_spec as spec_build
+from scheduler_build.tasks._common import emit, user_errors
 
 
 @task(

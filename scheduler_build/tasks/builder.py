@@ -2,9 +2,11 @@
 
 from invoke import Collection, task
 
-from .. import builder as builder_stage
-from .. import docker_api, k8s, settings
-from ._common import emit, user_errors
+from scheduler_build.build import builder_image as builder_stage
+from scheduler_build import engine as docker_api
+from scheduler_build.resolve import versions as k8s
+from scheduler_build import settings
+from scheduler_build.tasks._common import emit, user_errors
 
 
 @task(help={

@@ -5,10 +5,10 @@ from pathlib import Path
 
 from invoke import Collection, task
 
-from .. import cluster as cluster_mod
-from .. import settings
-from ..progress import phase
-from ._common import emit, user_errors
+from scheduler_build.cluster import controlplane as cluster_mod
+from scheduler_build import settings
+from scheduler_build.progress import phase
+from scheduler_build.tasks._common import emit, user_errors
 
 
 def resolve_state_dir(cfg, flag=None) -> Path:
@@ -22,7 +22,7 @@ def apiserver_binary(cfg, apiserver=None, k8s_version=None) -> Path:
     explicit = settings.get(cfg, "cluster.apiserver", apiserver)
     if explicit:
         return Path(explicit).expanduser()
-    from .. import build as build_stage
+    from scheduler_build.build import pipeline as build_stage
 
     request = build_stage.BuildRequest(
         k8s_version=settings.get(cfg, "k8s.version", k8s_version),

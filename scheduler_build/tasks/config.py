@@ -6,14 +6,15 @@ from pathlib import Path
 
 from invoke import Collection, task
 
-from .. import k8s, settings
-from .. import policy as policy_mod
-from .. import schedconfig
-from .. import spec as spec_mod
-from ..errors import UserError
-from ..fsutil import write_atomic
-from ..progress import log, phase
-from ._common import emit, user_errors
+from scheduler_build.resolve import versions as k8s
+from scheduler_build import settings
+from scheduler_build.config import legacy_policy as policy_mod
+from scheduler_build.config import render as schedconfig
+from scheduler_build import spec as spec_mod
+from scheduler_build.errors import UserError
+from scheduler_build.atomic import write_atomic
+from scheduler_build.progress import log, phase
+from scheduler_build.tasks._common import emit, user_errors
 
 
 def resolved_version(c, spec: spec_mod.Spec, k8s_version: str | None) -> str:

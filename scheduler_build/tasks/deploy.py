@@ -5,17 +5,18 @@ from __future__ import annotations
 import json as json_lib
 from pathlib import Path
 
-from invoke import task
+from invoke import Collection, task
 
-from .. import deploy as deploy_mod
-from .. import schedconfig, settings
-from .. import spec as spec_mod
-from ..errors import UserError
-from ..progress import log, phase
-from ._common import emit, user_errors
+from scheduler_build import deploy as deploy_mod
+from scheduler_build.config import render as schedconfig
+from scheduler_build import settings
+from scheduler_build import spec as spec_mod
+from scheduler_build.errors import UserError
+from scheduler_build.progress import log, phase
+from scheduler_build.tasks._common import emit, user_errors
 
 
-@task(help={
+@task(default=True, help={
     "kubeconfig": "kubeconfig of the target cluster (default: deploy.kubeconfig, else $KUBECONFIG)",
     "context": "kubeconfig context (default: deploy.context, else the current context)",
     "dry-run": "server-side dry run: the API server validates and admits, nothing is stored",
@@ -32,7 +33,7 @@ def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None,
     """Apply the scheduler's manifests with server-side apply (field manager scheduler-build) and wait."""
     import os
 
-    from .config import resolved_version
+    from scheduler_build.tasks.config import resolved_version
 
     kubeconfig = settings.get(c.config, "deploy.kubeconfig", kubeconfig) or os.environ.get("KUBECONFIG", "")
     if not kubeconfig:
@@ -64,3 +65,7 @@ def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None,
         raise UserError(f"{', '.join(report.deployments)} not available after {settings.get(c.config, 'deploy.timeout', timeout)}s: "
                         f"{report.reasons[0] if report.reasons else 'no reason reported'}",
                         "every reason found is listed above")
+
+
+ns = Collection("deploy")
+ns.add_task(deploy, default=True)

@@ -2,11 +2,11 @@
 
 from invoke import Collection, task
 
-from .. import settings
-from ..extender import ServeConfig, TLSOptions
-from ..extender import serve as serve_extender
-from ..extender.cli import validate
-from ._common import user_errors
+from scheduler_build import settings
+from scheduler_build.extender import ServeConfig, TLSOptions
+from scheduler_build.extender import serve as serve_extender
+from scheduler_build.extender.cli import validate
+from scheduler_build.tasks._common import user_errors
 
 
 @task(
@@ -52,7 +52,7 @@ def serve(c, host=None, port=None, kubeconfig=None, policy=None, url_prefix=None
     try:
         serve_extender(config)
     except OSError as exc:
-        from ..errors import UserError
+        from scheduler_build.errors import UserError
 
         raise UserError(f"extender: cannot listen on {config.host}:{config.port}: {exc.strerror or exc}",
                         "pick another --port (0 for a free one) or --host") from None

@@ -5,12 +5,14 @@ from pathlib import Path
 
 from invoke import Collection, task
 
-from .. import image as image_stage
-from .. import registry as registry_stage
-from .. import settings, spec_build, verify
-from ..errors import UserError
-from ..progress import phase
-from ._common import emit, user_errors
+from scheduler_build.image import assemble as image_stage
+from scheduler_build.publish import registry as registry_stage
+from scheduler_build import settings
+from scheduler_build.build import from_spec as spec_build
+from scheduler_build.build import verify
+from scheduler_build.errors import UserError
+from scheduler_build.progress import phase
+from scheduler_build.tasks._common import emit, user_errors
 
 
 def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force) -> image_stage.Options:
@@ -91,7 +93,7 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
     opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, False)
     spec_obj = image_stage._from_spec(opts.spec_path) if opts.spec_path else None
     if no_build:
-        from .. import k8s
+        from scheduler_build.resolve import versions as k8s
 
         requested = opts.k8s_version or (spec_obj.kubernetes_version if spec_obj else "") or opts.k8s_default
         name_ = opts.name or (spec_obj.name if spec_obj else "") or "kube-scheduler"
@@ -131,7 +133,8 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
 @user_errors
 def extender(c, tag=None, mirror=None, force=False):
     """The reference extender's image: Python on a debootstrapped Debian base (cached, never pulled), non-root."""
-    from .. import __version__, extender_image
+    from scheduler_build import __version__
+    from scheduler_build.image import extender as extender_image
 
     cfg = c.config
     chosen = settings.get(cfg, "image.extender_tag", tag) or f"scheduler-build/extender:{__version__}"

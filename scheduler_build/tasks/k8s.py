@@ -2,9 +2,10 @@
 
 from invoke import Collection, task
 
-from .. import k8s as k8s_versions
-from .. import goproxy, settings
-from ._common import emit, user_errors
+from scheduler_build.resolve import versions as k8s_versions
+from scheduler_build.resolve import goproxy
+from scheduler_build import settings
+from scheduler_build.tasks._common import emit, user_errors
 
 
 @task(positional=["version"], help={

@@ -5,11 +5,11 @@ from pathlib import Path
 
 from invoke import Collection, task
 
-from .. import scaffold as scaffold_mod
-from .. import settings
-from ..errors import UserError
-from ..progress import phase
-from ._common import emit, user_errors
+from scheduler_build import scaffold as scaffold_mod
+from scheduler_build import settings
+from scheduler_build.errors import UserError
+from scheduler_build.progress import phase
+from scheduler_build.tasks._common import emit, user_errors
 
 
 @task(help={

@@ -20,7 +20,8 @@ _counter = itertools.count()
 @pytest.fixture(scope="session")
 def built_apiserver(built_scheduler, tmp_path_factory):
     """kube-apiserver of exactly the scheduler's version (same patch), built once per session."""
-    from scheduler_build import build, settings
+    from scheduler_build.build import pipeline as build
+    from scheduler_build import settings
 
     dist = tmp_path_factory.mktemp("dist-apiserver")
     request = build.BuildRequest(
@@ -32,8 +33,8 @@ def built_apiserver(built_scheduler, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def control_plane(built_apiserver, tmp_path_factory):
-    """A running cluster (scheduler_build.cluster.ClusterState), torn down at the end."""
-    from scheduler_build import cluster
+    """A running cluster (scheduler_build.cluster.controlplane.ClusterState), torn down at the end."""
+    from scheduler_build.cluster import controlplane as cluster
 
     state_dir = tmp_path_factory.mktemp("cluster")
     state = cluster.up(built_apiserver.binary, state_dir, timeout=300)
@@ -48,7 +49,7 @@ def control_plane(built_apiserver, tmp_path_factory):
 @pytest.fixture(scope="session")
 def kube(control_plane):
     """An admin ApiClient of the kubernetes Python client."""
-    from scheduler_build import e2e
+    from tests.support import harness as e2e
 
     return e2e.api_client(control_plane.admin_kubeconfig)
 
@@ -64,7 +65,7 @@ def namespace(kube, unique):
     """A fresh namespace; its pods are force-deleted afterwards (no kubelet to finish a graceful delete).
 
     The namespace itself stays (no namespace controller runs to finalize its deletion)."""
-    from scheduler_build import e2e
+    from tests.support import harness as e2e
 
     name = f"e2e-{unique}"
     e2e.ensure_namespace(kube, name)
@@ -75,7 +76,7 @@ def namespace(kube, unique):
 @pytest.fixture
 def nodes(kube):
     """Factory: nodes(bodies) creates Nodes; all are deleted after the test."""
-    from scheduler_build import e2e
+    from tests.support import harness as e2e
 
     created: list[str] = []
 
@@ -91,7 +92,7 @@ def nodes(kube):
 @pytest.fixture
 def schedulers(built_scheduler, tmp_path):
     """Factory: schedulers(config, name=..., binary=...) starts kube-scheduler; all stop afterwards."""
-    from scheduler_build import e2e
+    from tests.support import harness as e2e
 
     started = []
 

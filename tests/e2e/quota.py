@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from scheduler_build import e2e
+from tests.support import harness as e2e
 
 TIMEOUT = 240
 CAPACITIES = (2, 3, 1)  # total 6

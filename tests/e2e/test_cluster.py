@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_build import cluster, e2e
+from scheduler_build.cluster import controlplane as cluster
+from tests.support import harness as e2e
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 

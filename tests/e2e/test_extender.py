@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_build import cluster, e2e
+from scheduler_build.cluster import controlplane as cluster
+from tests.support import harness as e2e
 
 from . import quota
 

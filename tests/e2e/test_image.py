@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_build import e2e
+from tests.support import harness as e2e
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
@@ -35,7 +35,7 @@ def test_scheduler_image_schedules_pods_from_a_container(control_plane, kube, na
         run.stop()
     import docker.errors
 
-    from scheduler_build import docker_api
+    from scheduler_build import engine as docker_api
 
     with pytest.raises(docker.errors.NotFound):
         docker_api.connect().containers.get(run.container.id)

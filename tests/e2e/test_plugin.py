@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_build import e2e
+from tests.support import harness as e2e
 
 from . import quota
 

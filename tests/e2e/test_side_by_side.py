@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_build import e2e
+from tests.support import harness as e2e
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 

@@ -1,21 +1,17 @@
 """bench: side-by-side benchmarks; figures go into BENCHMARKS.md."""
 
+import importlib
 import json as json_lib
-import sys
-from pathlib import Path
 
 from invoke import Collection, task
 
-from ._common import emit, user_errors
+from scheduler_build.tasks._common import emit, user_errors
 
-REPO = Path(__file__).resolve().parent.parent.parent
 
 
 def _bench_module(name: str):
-    # bench/ lives beside the package in the repository, not inside it.
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))
-    return __import__(f"bench.{name}", fromlist=["run"])
+    # Imported when the task runs: each benchmark pulls in heavy optional tools.
+    return importlib.import_module(f"bench.{name}")
 
 
 @task(name="build", help={
@@ -77,7 +73,7 @@ ns.add_task(image_bench)
 @user_errors
 def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants="abcd", k8s_version="1.36", chart=None, json=False):
     """Pods/s on a real control plane: in-tree vs example plugin vs Python extender (NodeNames, NodeList)."""
-    from ..errors import UserError
+    from scheduler_build.errors import UserError
 
     bad = sorted(set(variants) - set("abcd"))
     if bad or not variants:

@@ -30,12 +30,12 @@ from typing import Any
 
 import yaml
 
-from . import spec as spec_mod
-from .errors import UserError
-from .fsutil import publish_dir, write_atomic
-from .progress import log, phase
-from .spec import Spec
-from .templating import render as render_template
+from scheduler_build import spec as spec_mod
+from scheduler_build.errors import UserError
+from scheduler_build.atomic import publish_dir, write_atomic
+from scheduler_build.progress import log, phase
+from scheduler_build.spec import Spec
+from scheduler_build.templating import render as render_template
 
 CONFIG_FILE = "kube-scheduler-config.yaml"
 MANAGED_BY = "scheduler-build"
@@ -258,7 +258,7 @@ def validate_with_binary(binary: Path, config: str, image: str, client: Any = No
     """
     import docker
 
-    from . import docker_api
+    from scheduler_build import engine as docker_api
 
     binary = Path(binary).resolve()
     if not binary.is_file():
@@ -366,7 +366,8 @@ def refusal_reason(output: str) -> str:
 
 def builder_image(client: Any = None) -> str:
     """The newest local `scheduler-build/golang:*` image (bootstrapped by `inv builder.bootstrap`)."""
-    from . import builder, docker_api
+    from scheduler_build.build import builder_image as builder
+    from scheduler_build import engine as docker_api
 
     client = client or docker_api.connect()
     tags = sorted((t for image in client.images.list(name=builder.BOOTSTRAP_REPO) for t in image.tags),

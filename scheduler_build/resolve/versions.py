@@ -12,8 +12,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import goproxy, gomod
-from .errors import UserError
+from scheduler_build.resolve import goproxy
+from scheduler_build.resolve import gomod
+from scheduler_build.errors import UserError
 
 KUBERNETES_MODULE = "k8s.io/kubernetes"
 SUPPORTED_MINORS = 4  # how many of the newest released minors are supported

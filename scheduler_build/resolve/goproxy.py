@@ -14,8 +14,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from .errors import UserError
-from .fsutil import write_atomic
+from scheduler_build.errors import UserError
+from scheduler_build.atomic import write_atomic
 
 NETWORK_HINT = "check the network and GOPROXY (`go env GOPROXY`); offline builds need versions resolved before"
 

@@ -14,8 +14,8 @@ from typing import Any, Callable
 import docker
 import docker.errors
 
-from .errors import UserError
-from .progress import stream_line
+from scheduler_build.errors import UserError
+from scheduler_build.progress import stream_line
 
 ENGINE_HINT = "start the engine (`bash ci/setup.sh` installs and starts Debian's docker.io), or set DOCKER_HOST"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

@@ -15,13 +15,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import docker_api, elf
-from .errors import UserError
-from .progress import log, phase
+from scheduler_build import engine as docker_api
+from scheduler_build.build import elf
+from scheduler_build import resources
+from scheduler_build.errors import UserError
+from scheduler_build.progress import log, phase
 
 GO_VERSION_LABEL = "org.scheduler-build.go-version"
 BOOTSTRAP_REPO = "scheduler-build/golang"
-DOCKERFILES_DIR = Path(__file__).resolve().parent.parent / "dockerfiles"
 BUSYBOX_CANDIDATES = ("/bin/busybox", "/usr/bin/busybox")
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 
@@ -153,7 +154,7 @@ def bootstrap(client, goroot: str = "", force: bool = False) -> Builder:
             (rootfs / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n")
             (rootfs / "etc/group").write_text("root:x:0:\nnogroup:x:65534:\n")
             _copy_goroot(root, rootfs / "usr/local/go")
-            shutil.copy2(DOCKERFILES_DIR / "builder.Dockerfile", context / "Dockerfile")
+            (context / "Dockerfile").write_bytes(resources.dockerfile("builder.Dockerfile"))
             image_id = docker_api.build_image(
                 client,
                 context,

@@ -18,10 +18,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UserError
-from .goproxy import NETWORK_HINT
-from .progress import stream_line
-from .workspace import Workspace
+from scheduler_build.errors import UserError
+from scheduler_build.resolve.goproxy import NETWORK_HINT
+from scheduler_build.progress import stream_line
+from scheduler_build.build.workspace import Workspace
 
 _IMPORT_BLOCK = re.compile(r"^import\s*\((.*?)^\)", re.S | re.M)
 _IMPORT_LINE = re.compile(r'^import\s+(?:[\w.]+\s+)?"([^"]+)"', re.M)

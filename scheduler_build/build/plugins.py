@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from . import patches as patches_mod
-from .errors import UserError
-from .k8s import Resolution
-from .progress import log
-from .workspace import PluginImport
+from scheduler_build.build import patches as patches_mod
+from scheduler_build.errors import UserError
+from scheduler_build.resolve.versions import Resolution
+from scheduler_build.progress import log
+from scheduler_build.build.workspace import PluginImport
 
 # A local module's placeholder version in the wrapper's require line.
 LOCAL_VERSION = "v0.0.0-00010101000000-000000000000"

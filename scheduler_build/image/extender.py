@@ -20,17 +20,17 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import docker_api
-from .errors import UserError
-from .progress import log, phase, stream_line
+from scheduler_build import engine as docker_api
+from scheduler_build import resources
+from scheduler_build.errors import UserError
+from scheduler_build.progress import log, phase, stream_line
 
-PACKAGE_DIR = Path(__file__).resolve().parent
-DOCKERFILE = PACKAGE_DIR.parent / "dockerfiles" / "extender.Dockerfile"
 SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"
 INCLUDE = ("python3", "ca-certificates")
 # What the extender imports at run time (pyproject's dependencies for it).
 RUNTIME_WHEELS = ("msgspec>=0.18", "prometheus-client>=0.20", "uvicorn>=0.30", "uvloop>=0.19", "httptools>=0.6", "kubernetes>=29.0")
+EXTENDER_FILES = ("__init__.py", "errors.py")  # outside extender/, what it imports
 DEBIAN_ARCH = {"amd64": "amd64", "arm64": "arm64"}
 
 
@@ -81,18 +81,23 @@ def base_rootfs(cache_dir: Path, arch: str, mirror: str = MIRROR) -> tuple[Path,
 
 
 def _host_arch() -> str:
-    from .verify import host_arch
+    from scheduler_build.build.verify import host_arch
 
     return host_arch()
 
 
 def install_extender(dest: Path) -> None:
     """The extender package and its runtime wheels, importable from `dest`."""
+    # Only the extender's own code: the package marker, the error type it raises and
+    # scheduler_build.extender (test fixtures live in tests/, never in the package).
+    root = resources.files("scheduler_build")
     pkg = dest / "scheduler_build"
-    pkg.mkdir(parents=True)
-    shutil.copy2(PACKAGE_DIR / "__init__.py", pkg / "__init__.py")
-    shutil.copy2(PACKAGE_DIR / "errors.py", pkg / "errors.py")
-    shutil.copytree(PACKAGE_DIR / "extender", pkg / "extender", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (pkg / "extender").mkdir(parents=True)
+    for name in EXTENDER_FILES:
+        (pkg / name).write_bytes(root.joinpath(name).read_bytes())
+    for entry in root.joinpath("extender").iterdir():
+        if entry.name.endswith(".py"):
+            (pkg / "extender" / entry.name).write_bytes(entry.read_bytes())
     argv = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
             "--only-binary=:all:", "--python-version", "3.11", "--implementation", "cp",
             "--platform", "manylinux2014_x86_64", "--platform", "manylinux_2_17_x86_64", "--platform", "manylinux_2_28_x86_64",
@@ -116,7 +121,7 @@ def build(cache_dir: Path, tag: str, arch: str = "amd64", force: bool = False, m
         os.link(rootfs, context / "rootfs.tar") if os.stat(rootfs).st_dev == os.stat(context).st_dev else shutil.copy2(rootfs, context / "rootfs.tar")
         with phase("extender.install", "scheduler_build.extender and its wheels"):
             install_extender(context / "app")
-        shutil.copy2(DOCKERFILE, context / "Dockerfile")
+        (context / "Dockerfile").write_bytes(resources.dockerfile("extender.Dockerfile"))
         with phase("extender.image", tag):
             image_id = docker_api.build_image(client, context, tag, labels={
                 "org.opencontainers.image.title": "scheduler-build reference extender",

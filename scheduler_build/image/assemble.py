@@ -34,13 +34,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__, docker_api, sbom
-from .errors import UserError
-from .fsutil import publish_dir, write_atomic
-from .progress import log, phase
+from scheduler_build import __version__
+from scheduler_build import engine as docker_api
+from scheduler_build.image import sbom
+from scheduler_build.errors import UserError
+from scheduler_build.atomic import publish_dir, write_atomic
+from scheduler_build.progress import log, phase
 
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
-DOCKERFILE = Path(__file__).resolve().parent.parent / "dockerfiles" / "scheduler.Dockerfile"
+DOCKERFILE_NAME = "scheduler.Dockerfile"  # what the layer assembly reproduces (dockerfiles/)
 UID = GID = 65532
 BIN_DIR = "usr/local/bin"
 
@@ -324,7 +326,7 @@ def image_config(arch: str, diff_id: str, epoch: int, labels: dict[str, str], bi
             "Labels": dict(sorted(labels.items())),
         },
         "rootfs": {"type": "layers", "diff_ids": [diff_id]},
-        "history": [{"created": iso(epoch), "created_by": f"scheduler-build image.build (dockerfiles/{DOCKERFILE.name}, assembly {ASSEMBLY_VERSION})"}],
+        "history": [{"created": iso(epoch), "created_by": f"scheduler-build image.build (dockerfiles/{DOCKERFILE_NAME}, assembly {ASSEMBLY_VERSION})"}],
     }
     if arch == "arm64":
         config["variant"] = "v8"
@@ -628,7 +630,7 @@ class Options:
 
 
 def _from_spec(path: str):
-    from . import spec_build
+    from scheduler_build.build import from_spec as spec_build
 
     return spec_build.load_spec(Path(path))
 
@@ -637,8 +639,9 @@ def prepare(opts: Options, host_arch: str) -> ImageRequest:
     """Resolve spec/flags, find (or build) each platform's binary, return the request."""
     import dataclasses
 
-    from . import build as build_stage
-    from . import k8s, spec_build
+    from scheduler_build.build import pipeline as build_stage
+    from scheduler_build.resolve import versions as k8s
+    from scheduler_build.build import from_spec as spec_build
 
     spec = _from_spec(opts.spec_path) if opts.spec_path else None
     requested = opts.k8s_version or (spec.kubernetes_version if spec else "") or opts.k8s_default

@@ -27,9 +27,9 @@ from typing import Callable
 
 import requests
 
-from . import image as image_mod
-from .errors import UserError
-from .progress import log
+from scheduler_build.image import assemble as image_mod
+from scheduler_build.errors import UserError
+from scheduler_build.progress import log
 
 USER_ENV = "SCHEDULER_BUILD_REGISTRY_USERNAME"
 PASSWORD_ENV = "SCHEDULER_BUILD_REGISTRY_PASSWORD"

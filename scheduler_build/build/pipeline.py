@@ -17,12 +17,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import __version__, builder, compile as compile_stage, docker_api, k8s, vendor, verify
-from . import plugins as plugins_stage
-from .errors import BuildFailed, UserError
-from .fsutil import publish_dir
-from .progress import log, phase
-from .workspace import PluginImport, render_wrapper
+from scheduler_build import __version__
+from scheduler_build.build import builder_image as builder
+from scheduler_build.build import compile as compile_stage
+from scheduler_build import engine as docker_api
+from scheduler_build.resolve import versions as k8s
+from scheduler_build.build import vendor
+from scheduler_build.build import verify
+from scheduler_build.build import plugins as plugins_stage
+from scheduler_build.errors import BuildFailed, UserError
+from scheduler_build.atomic import publish_dir
+from scheduler_build.progress import log, phase
+from scheduler_build.build.workspace import PluginImport, render_wrapper
 
 COMPONENTS_HINT = "components are the commands under k8s.io/kubernetes/cmd, e.g. kube-scheduler, kube-apiserver, kube-controller-manager"
 

@@ -34,9 +34,9 @@ from typing import Any
 
 import yaml
 
-from .errors import UserError
-from .fsutil import write_atomic
-from .progress import log
+from scheduler_build.errors import UserError
+from scheduler_build.atomic import write_atomic
+from scheduler_build.progress import log
 
 STATE_FILE = "state.json"
 # The service network only feeds the allocator of Service IPs; nothing routes it.

@@ -10,10 +10,12 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from . import k8s, patches, verify
-from . import spec as spec_mod
-from .build import BuildRequest
-from .errors import UserError
+from scheduler_build.resolve import versions as k8s
+from scheduler_build.build import patches
+from scheduler_build.build import verify
+from scheduler_build import spec as spec_mod
+from scheduler_build.build.pipeline import BuildRequest
+from scheduler_build.errors import UserError
 
 
 def choose_spec(flag: str | None, no_spec: bool, configured: str | None, plain_flags: bool) -> Path | None:

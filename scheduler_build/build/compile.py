@@ -12,8 +12,8 @@ from pathlib import Path
 
 from docker.types import Mount
 
-from . import docker_api
-from .progress import stream_line
+from scheduler_build import engine as docker_api
+from scheduler_build.progress import stream_line
 
 VERSION_PACKAGES = ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
 BUILD_TAGS = ("selinux", "notest")

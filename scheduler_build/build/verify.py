@@ -13,8 +13,8 @@ import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from . import elf
-from .errors import BuildFailed
+from scheduler_build.build import elf
+from scheduler_build.errors import BuildFailed
 
 QEMU = {"arm64": "qemu-aarch64-static", "amd64": "qemu-x86_64-static", "ppc64le": "qemu-ppc64le-static", "s390x": "qemu-s390x-static"}
 

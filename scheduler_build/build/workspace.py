@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from .k8s import Resolution
-from .templating import render
+from scheduler_build.resolve.versions import Resolution
+from scheduler_build.templating import render
 
 WRAPPER_MODULE = "scheduler-build.local/wrapper"
 

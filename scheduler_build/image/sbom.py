@@ -18,8 +18,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import __version__
-from .errors import UserError
+from scheduler_build import __version__
+from scheduler_build.errors import UserError
 
 MEDIA_TYPE = "application/spdx+json"
 

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import yaml
 
-from .errors import UserError
+from scheduler_build.errors import UserError
 
 # --- formats ---------------------------------------------------------------
 

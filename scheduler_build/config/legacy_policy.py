@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from .errors import UserError
+from scheduler_build.errors import UserError
 
 POLICY_HINT = "a Policy is {\"kind\": \"Policy\", \"apiVersion\": \"v1\", \"predicates\": [...], \"priorities\": [...], \"extenders\": [...]}"
 
@@ -126,7 +126,7 @@ class Migration:
 
     def text(self) -> str:
         """The configuration as YAML, with every warning recorded as a comment at the top."""
-        from .schedconfig import dump
+        from scheduler_build.config.render import dump
 
         header = ["# Migrated from a legacy scheduler Policy by `inv config.migrate-policy`."]
         header += [f"# WARNING: {w}" for w in self.warnings] or ["# Every field had an equivalent."]
@@ -233,7 +233,7 @@ def convert_extender(index: int, legacy: Any, warnings: list[str]) -> dict | Non
                 if value:
                     out[target] = duration(value)
             else:
-                from .spec import DURATION
+                from scheduler_build.spec import DURATION
 
                 if not DURATION.match(value):
                     raise UserError(f"{where}.{key}: {value!r} is neither nanoseconds nor a duration", "e.g. 30000000000 or 30s")

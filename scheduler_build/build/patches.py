@@ -27,9 +27,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import UserError
-from .goproxy import NETWORK_HINT
-from .k8s import KUBERNETES_MODULE, Resolution
+from scheduler_build.errors import UserError
+from scheduler_build.resolve.goproxy import NETWORK_HINT
+from scheduler_build.resolve.versions import KUBERNETES_MODULE, Resolution
 
 # Bump when the applier's output for the same inputs could change: it keys the copies.
 APPLIER_VERSION = "1"

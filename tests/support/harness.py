@@ -21,9 +21,9 @@ from typing import Any, Callable, Iterable
 
 import yaml
 
-from . import cluster
-from .errors import UserError
-from .fsutil import write_atomic
+from scheduler_build.cluster import controlplane as cluster
+from scheduler_build.errors import UserError
+from scheduler_build.atomic import write_atomic
 
 CONFIG_API = "kubescheduler.config.k8s.io/v1"
 
@@ -221,7 +221,7 @@ def start_scheduler_container(image: str, config: dict, workdir: Path, name: str
     The configuration and kubeconfig are mounted read-only at /etc/scheduler-build/; the
     image's own entrypoint (the binary) and user are used as shipped.
     """
-    from . import docker_api
+    from scheduler_build import engine as docker_api
 
     workdir = Path(workdir)
     kubeconfig = Path(config["clientConnection"]["kubeconfig"])
@@ -434,7 +434,8 @@ def events_for(api: Any, namespace: str, reason: str | None = None) -> list[Any]
 
 def scheduler_image(build_result: Any, dist_dir: Path, repository: str = "scheduler-build-e2e/kube-scheduler") -> str:
     """Package a build as its scratch image (issue-5 path, loaded into the engine); return the local tag."""
-    from . import image, verify
+    from scheduler_build.image import assemble as image
+    from scheduler_build.build import verify
 
     arch = verify.host_arch()
     info = build_result.info

@@ -1,0 +1,1 @@
+"""Dockerfiles, shipped as scheduler_build.dockerfiles (see scheduler_build/resources.py)."""

@@ -1,0 +1,24 @@
+"""Files the tasks read at run time, shipped inside the package.
+
+`templates/` and `dockerfiles/` sit at the top of the repository and are mapped to
+the packages `scheduler_build.templates` and `scheduler_build.dockerfiles` by
+pyproject.toml, so a wheel, an editable install and a checkout all read them the
+same way: through importlib.resources, never through a path relative to this file.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from importlib.resources.abc import Traversable
+
+TEMPLATES_PACKAGE = "scheduler_build.templates"
+DOCKERFILES_PACKAGE = "scheduler_build.dockerfiles"
+
+
+def templates() -> Traversable:
+    return resources.files(TEMPLATES_PACKAGE)
+
+
+def dockerfile(name: str) -> bytes:
+    """The bytes of dockerfiles/<name> (e.g. "scheduler.Dockerfile")."""
+    return resources.files(DOCKERFILES_PACKAGE).joinpath(name).read_bytes()

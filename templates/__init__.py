@@ -1,0 +1,1 @@
+"""Jinja templates, shipped as scheduler_build.templates (see scheduler_build/resources.py)."""
