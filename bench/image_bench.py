@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import shutil
 import statistics
-import sys
 import tarfile
 import tempfile
 import time
@@ -29,18 +28,16 @@ def _median(values: list[float]) -> float:
 
 
 def run(k8s_version: str = "1.36", repeats: int = 3) -> dict:
-    sys.path.insert(0, str(REPO / "tests"))
-    from registry_server import Registry
+    from tests.support.registry_server import Registry
 
     from scheduler_build.build import pipeline as build
     from scheduler_build import engine as docker_api
     from scheduler_build.image import assemble as image
     from scheduler_build.publish import registry
-    from scheduler_build import settings
-    from scheduler_build.build import verify
+    from scheduler_build import platforms, settings
 
     client = docker_api.connect()
-    arch = verify.host_arch()
+    arch = platforms.host_arch()
     work = Path(tempfile.mkdtemp(prefix="bench-image-"))
     repository = "scheduler-build-bench/kube-scheduler"
     try:

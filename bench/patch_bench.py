@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from scheduler_build.resolve import versions as k8s
+from scheduler_build import gotool
 from scheduler_build.build import patches
 from scheduler_build import settings
 
@@ -29,7 +30,7 @@ SERIES = [REPO / "examples/patches/0001-scheduler-add-AcmeSchedulable-in-tree-pl
 
 def run(repeats: int = 5, version: str = "1.36") -> dict:
     resolution = k8s.resolve(version, settings.cache_dir())
-    source = patches.module_dir(k8s.KUBERNETES_MODULE, resolution.version)
+    source = gotool.module_dir(k8s.KUBERNETES_MODULE, resolution.version)
     ours, base, ours_check, base_check = [], [], [], []
     sizes = {}
     for _ in range(repeats):

@@ -2,11 +2,14 @@
 
 import importlib
 import json as json_lib
+from pathlib import Path
 
 from invoke import Collection, task
 
 from scheduler_build.tasks._common import emit, user_errors
 
+
+BENCH_DIR = Path(__file__).resolve().parent
 
 
 def _bench_module(name: str):
@@ -80,7 +83,7 @@ def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants="abcd", k8s_version="
         raise UserError(f"--variants {variants!r}: unknown {''.join(bad) or 'empty'}", "use letters of abcd, e.g. --variants ac")
     module = _bench_module("e2e_bench")
     results = module.run(int(pods), int(nodes), int(repeats), variants, k8s_version)
-    png = module.chart(results, Path(chart) if chart else REPO / "bench" / "e2e-throughput.png")
+    png = module.chart(results, Path(chart) if chart else BENCH_DIR / "e2e-throughput.png")
     results["chart"] = str(png)
     emit(json_lib.dumps(results, indent=2) if json else module.markdown(results))
 

@@ -18,15 +18,14 @@ import keyword
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from scheduler_build.resolve import versions as k8s
 from scheduler_build.errors import UserError
-from scheduler_build.resolve.goproxy import NETWORK_HINT
-from scheduler_build.progress import log, stream_line
+from scheduler_build import gotool
+from scheduler_build.progress import log
 from scheduler_build.templating import render
 
 
@@ -323,23 +322,9 @@ def _sample_config(name: str, chosen: list[Point], scheduler_name: str) -> str:
     return header + yaml.safe_dump(config, sort_keys=True, default_flow_style=False)
 
 
-def go_env() -> dict[str, str]:
-    return dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GO111MODULE="on", GOWORK="off")
-
-
 def _tidy(directory: Path) -> None:
-    stream_line("+ go mod tidy")
-    try:
-        proc = subprocess.run(["go", "mod", "tidy"], cwd=directory, env=go_env(), capture_output=True, text=True)
-    except FileNotFoundError:
-        raise UserError("the Go toolchain is not on PATH (the scaffold tidies its go.mod)", "install Go, or pass --no-tidy")
-    for line in (proc.stdout + proc.stderr).splitlines():
-        stream_line(line)
-    if proc.returncode != 0:
-        lines = [l for l in (proc.stdout + proc.stderr).splitlines() if l.strip()]
-        detail = lines[-1] if lines else "no output"
-        network = any(w in detail for w in ("dial tcp", "lookup", "proxy", "timeout"))
-        raise UserError(f"`go mod tidy` of the scaffold failed: {detail}", NETWORK_HINT if network else "nothing was written to --out")
+    gotool.check(["mod", "tidy"], cwd=directory, stream=True, what="`go mod tidy` of the scaffold",
+                 hint="nothing was written to --out")
 
 
 def scaffold(request: ScaffoldRequest) -> ScaffoldResult:

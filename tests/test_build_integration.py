@@ -8,16 +8,15 @@ import subprocess
 import uuid
 
 import pytest
-from docker.types import Mount
 
 from conftest import build_request
+from scheduler_build import platforms
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import builder_image as builder
 from scheduler_build import engine as docker_api
 from scheduler_build.build import elf
 from scheduler_build.resolve import versions as k8s
 from scheduler_build import settings
-from scheduler_build.build import verify
 from scheduler_build.errors import UserError
 
 pytestmark = pytest.mark.integration
@@ -30,7 +29,7 @@ def test_build_is_static_stamped_and_recorded(built_scheduler):
     assert expected.startswith("v1.36.")
     parsed = elf.inspect(binary.read_bytes())
     assert parsed.is_static and parsed.interpreter is None and not parsed.has_dynamic
-    assert parsed.arch == verify.host_arch()
+    assert parsed.arch == platforms.host_arch()
     out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == f"Kubernetes {expected}"
     assert info["binary"]["sha256"] == build.sha256_file(binary)

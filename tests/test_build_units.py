@@ -1,12 +1,12 @@
 """Unit tests for the pure parts of the build: ldflags, ELF checks, stamps, atomic publish."""
 
-import os
 import shlex
 import struct
 from pathlib import Path
 
 import pytest
 
+from scheduler_build import platforms
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.build import elf
@@ -76,7 +76,7 @@ def test_component_names_are_checked():
 
 def test_elf_dynamic_host_binary():
     info = elf.inspect(Path("/bin/ls").read_bytes())
-    assert info.arch == verify.host_arch() and info.interpreter and not info.is_static
+    assert info.arch == platforms.host_arch() and info.interpreter and not info.is_static
 
 
 def test_elf_static_busybox():
@@ -119,9 +119,9 @@ def test_elf_rejects_garbage_and_truncation():
 
 def test_check_elf_refuses_dynamic_and_wrong_arch(tmp_path):
     with pytest.raises(BuildFailed, match="not statically linked"):
-        verify.check_elf(Path("/bin/ls"), verify.host_arch())
+        verify.check_elf(Path("/bin/ls"), platforms.host_arch())
     with pytest.raises(BuildFailed, match="not the requested"):
-        verify.check_elf(Path("/bin/busybox"), "arm64" if verify.host_arch() != "arm64" else "amd64")
+        verify.check_elf(Path("/bin/busybox"), "arm64" if platforms.host_arch() != "arm64" else "amd64")
     script = tmp_path / "fake"
     script.write_text("#!/bin/sh\n")
     with pytest.raises(BuildFailed, match="not a usable ELF"):

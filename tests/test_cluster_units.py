@@ -158,9 +158,7 @@ def test_inv_e2e_runs_the_e2e_marker():
 
 def test_bench_e2e_reads_bind_times_from_the_scheduler_log(repo):
     import importlib
-    import sys as _sys
 
-    _sys.path.insert(0, str(repo))
     bench = importlib.import_module("bench.e2e_bench")
     log = "\n".join([
         'I1123 11:23:36.000000   1 schedule_one.go:481] "Successfully bound pod to node" pod="ns/a" node="n"',

@@ -5,7 +5,6 @@ programs once (content-addressed cache) and runs a two-second load smoke."""
 from __future__ import annotations
 
 import http.client
-import sys
 from pathlib import Path
 
 import msgspec
@@ -18,7 +17,6 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.mark.integration
 def test_go_baseline_agrees_with_python_and_loadgen_runs(tmp_path):
-    sys.path.insert(0, str(REPO))
     from bench.extender import common
 
     bins = common.go_binaries()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from extender_fixtures import call
+from tests.support.extender_fixtures import call
 
 from tests.support import apistub
 from tests.support import samples

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 
 import msgspec
-from extender_fixtures import call, small_cluster, synced_extender
+from tests.support.extender_fixtures import call, small_cluster, synced_extender
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

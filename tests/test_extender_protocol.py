@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from extender_fixtures import call, small_cluster, synced_extender
+from tests.support.extender_fixtures import call, small_cluster, synced_extender
 
 from scheduler_build.extender import protocol
 from tests.support import samples

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from extender_fixtures import small_cluster, synced_extender
+from tests.support.extender_fixtures import small_cluster, synced_extender
 
 from tests.support import apistub
 from tests.support import samples

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
+from scheduler_build import platforms
 from scheduler_build import engine as docker_api
 from scheduler_build.build import elf
 from scheduler_build.publish import registry
-from scheduler_build.build import verify
 from scheduler_build.errors import UserError
 
 from conftest import build_request
-from registry_server import Registry
+from tests.support.registry_server import Registry
 
 pytestmark = pytest.mark.integration
 
@@ -36,7 +36,7 @@ SECRET = "pw-5f3c9e1d-never-print-me"
 
 
 def _other_arch() -> str:
-    return "arm64" if verify.host_arch() == "amd64" else "amd64"
+    return "arm64" if platforms.host_arch() == "amd64" else "amd64"
 
 
 @pytest.fixture(scope="session")
@@ -76,8 +76,8 @@ def inv(*args: str, env: dict | None = None, cwd: Path | None = None, check: boo
 
 
 def build_args(multiarch, *extra: str) -> list[str]:
-    platforms = f"linux/{verify.host_arch()},linux/{_other_arch()}"
-    return ["--no-spec", "--dist", str(multiarch["dist"]), "--platforms", platforms, "--repository", TEST_REPOSITORY, *extra]
+    wanted = f"linux/{platforms.host_arch()},linux/{_other_arch()}"
+    return ["--no-spec", "--dist", str(multiarch["dist"]), "--platforms", wanted, "--repository", TEST_REPOSITORY, *extra]
 
 
 @pytest.fixture(scope="session")
@@ -117,7 +117,7 @@ def layer_members(layout: Path, manifest_digest: str) -> dict[str, tarfile.TarIn
 
 def test_multiarch_images_sboms_and_cross_binary(built_images):
     layout, result = built_images["layout"], built_images["result"]
-    assert [p["platform"] for p in result["platforms"]] == [f"linux/{verify.host_arch()}", f"linux/{_other_arch()}"]
+    assert [p["platform"] for p in result["platforms"]] == [f"linux/{platforms.host_arch()}", f"linux/{_other_arch()}"]
     assert all("+" not in tag for tag in result["tags"])
     sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=_CWD[0], capture_output=True, text=True).stdout.strip()
     assert result["tags"][1].endswith(f"-g{sha[:7]}")
@@ -125,7 +125,7 @@ def test_multiarch_images_sboms_and_cross_binary(built_images):
     other = built_images["other"]
     info = elf.inspect(other.binary.read_bytes())
     assert info.arch == _other_arch() and info.is_static
-    qemu = verify.QEMU[_other_arch()]
+    qemu = platforms.ARCHES[_other_arch()].qemu
     out = subprocess.run([shutil.which(qemu), str(other.binary), "--version"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and other.info["kubernetes"]["version"] in out.stdout
 
@@ -162,7 +162,7 @@ def test_multiarch_images_sboms_and_cross_binary(built_images):
         assert any(purl.startswith("pkg:golang/k8s.io/client-go@") for purl in purls)
         # Image overhead over the binary: CA bundle, passwd, group and tar headers.
         overhead = image.attrs["Size"] - p["binary_size"]
-        assert 0 < overhead <= 300 * 1024 or p["platform"] != f"linux/{verify.host_arch()}"
+        assert 0 < overhead <= 300 * 1024 or p["platform"] != f"linux/{platforms.host_arch()}"
 
 
 def test_identical_build_is_skipped_and_force_reproduces(built_images):
@@ -196,7 +196,7 @@ def test_push_plain_http_index_sbom_and_reproducible_digest(built_images, plain_
     assert index.status_code == 200 and index.headers["Docker-Content-Digest"] == result["index_digest"]
     body = index.json()
     assert body["mediaType"] == "application/vnd.oci.image.index.v1+json"
-    assert sorted(m["platform"]["architecture"] for m in body["manifests"]) == sorted([verify.host_arch(), _other_arch()])
+    assert sorted(m["platform"]["architecture"] for m in body["manifests"]) == sorted([platforms.host_arch(), _other_arch()])
     for p in result["platforms"]:
         referrers = plain_registry.get(f"/v2/acme/kube-scheduler/manifests/{registry.referrers_tag(p['manifest_digest'])}",
                                        headers={"Accept": "application/vnd.oci.image.index.v1+json"}).json()
@@ -411,7 +411,7 @@ def test_extender_image_on_a_bootstrapped_python_base_runs_non_root(tmp_path):
     import time
     import urllib.request
 
-    from registry_server import free_port
+    from tests.support.registry_server import free_port
 
     tag = "scheduler-build-test/extender:latest"
     proc = inv("image.extender", "--tag", tag, "--force", cwd=REPO)

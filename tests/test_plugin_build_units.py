@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from scheduler_build import platforms
 from scheduler_build.resolve import versions as k8s
 from scheduler_build.build import plugins
 from scheduler_build.build import from_spec as spec_build
-from scheduler_build.build import verify
 from scheduler_build import spec as spec_mod
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.errors import UserError
@@ -122,10 +122,10 @@ def test_example_spec_fills_the_request():
 
 def test_spec_arches(monkeypatch):
     loaded = spec_mod.load(REPO / "examples/underlay/scheduler.yaml")  # linux/amd64, linux/arm64
-    monkeypatch.setattr(verify, "host_arch", lambda: "amd64")
+    monkeypatch.setattr(platforms, "host_arch", lambda: "amd64")
     assert spec_build.spec_arches(loaded, all_platforms=False) == ["amd64"]
     assert spec_build.spec_arches(loaded, all_platforms=True) == ["amd64", "arm64"]
-    monkeypatch.setattr(verify, "host_arch", lambda: "s390x")
+    monkeypatch.setattr(platforms, "host_arch", lambda: "s390x")
     assert spec_build.spec_arches(loaded, all_platforms=False) == ["amd64"]
 
 

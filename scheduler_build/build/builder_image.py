@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from scheduler_build import gotool
 from scheduler_build import engine as docker_api
 from scheduler_build.build import elf
 from scheduler_build import resources
@@ -65,10 +65,7 @@ def image_go_version(image) -> str:
 
 def host_go(goroot: str = "") -> tuple[Path, str]:
     """The host toolchain's GOROOT and version (e.g. 1.26.8)."""
-    try:
-        root = goroot or subprocess.run(["go", "env", "GOROOT"], capture_output=True, text=True, check=True).stdout.strip()
-    except (FileNotFoundError, subprocess.CalledProcessError):
-        raise UserError("no Go toolchain on the host to bootstrap a builder from", "install Go at /usr/local/go, or set builder.goroot")
+    root = goroot or gotool.env_value("GOROOT")
     version_file = Path(root) / "VERSION"
     if not version_file.is_file():
         raise UserError(f"{root} is not a Go root (no VERSION file)", "set builder.goroot / --goroot to the directory `go env GOROOT` prints")

@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from scheduler_build import platforms
 from scheduler_build.resolve import versions as k8s
 from scheduler_build.build import patches
-from scheduler_build.build import verify
 from scheduler_build import spec as spec_mod
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.errors import UserError
@@ -41,7 +41,7 @@ def spec_arches(loaded: spec_mod.Spec, all_platforms: bool) -> list[str]:
     listed = [p.split("/", 1)[1] for p in loaded.platforms]
     if all_platforms and listed:
         return listed
-    host = verify.host_arch()
+    host = platforms.host_arch()
     if not listed or host in listed:
         return [host]
     return [listed[0]]

@@ -22,13 +22,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from scheduler_build.errors import UserError
-from scheduler_build.resolve.goproxy import NETWORK_HINT
+from scheduler_build import gotool
 from scheduler_build.resolve.versions import KUBERNETES_MODULE, Resolution
 
 # Bump when the applier's output for the same inputs could change: it keys the copies.
@@ -194,24 +193,7 @@ def target(rel: str, resolution: Resolution, patch_name: str) -> Target:
     return Target(module=KUBERNETES_MODULE, version=resolution.version, rel=rel)
 
 
-def module_dir(module: str, version: str) -> Path:
-    """The module's source in the Go module cache (downloaded through the proxy if missing)."""
-    env = dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GO111MODULE="on", GOWORK="off")
-    try:
-        proc = subprocess.run(["go", "mod", "download", "-json", f"{module}@{version}"], capture_output=True, text=True, env=env)
-    except FileNotFoundError:
-        raise UserError("the Go toolchain is not on PATH (patches apply to the module cache's sources)", "install Go 1.26+")
-    try:
-        info = json.loads(proc.stdout or "{}")
-    except json.JSONDecodeError:
-        info = {}
-    if proc.returncode != 0 or not info.get("Dir"):
-        detail = info.get("Error") or proc.stderr.strip() or "no output"
-        raise UserError(f"cannot download {module}@{version}: {detail}", NETWORK_HINT)
-    return Path(info["Dir"])
-
-
-def apply_series(patch_paths: list[Path], resolution: Resolution, source=module_dir) -> Applied:
+def apply_series(patch_paths: list[Path], resolution: Resolution, source=gotool.module_dir) -> Applied:
     """Apply the series in memory, in order; raise PatchConflict on the first rejected hunk."""
     changes: dict[tuple[str, str], str | None] = {}
     versions: dict[str, str] = {}
@@ -315,7 +297,7 @@ def module_slug(module: str) -> str:
     return module.replace("/", "_")
 
 
-def materialize(patch_paths: list[Path], resolution: Resolution, cache_root: Path, source=module_dir) -> Materialized:
+def materialize(patch_paths: list[Path], resolution: Resolution, cache_root: Path, source=gotool.module_dir) -> Materialized:
     """Patched copies of every touched module under cache/patched/<key>/, built once per series."""
     key = series_key(patch_paths, resolution)
     root = Path(cache_root) / "patched" / key[:32]

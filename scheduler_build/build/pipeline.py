@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scheduler_build import platforms
 from scheduler_build import __version__
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
@@ -106,7 +107,7 @@ def validate_component(component: str) -> None:
 def run(request: BuildRequest) -> BuildResult:
     started = time.monotonic()
     validate_component(request.component)
-    arch = request.arch or verify.host_arch()
+    arch = request.arch or platforms.host_arch()
     if request.goos != "linux":
         raise UserError(f"unsupported --os {request.goos!r}", "only linux binaries are built")
     phases: dict[str, float] = {}

@@ -13,14 +13,11 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from scheduler_build.errors import UserError
-from scheduler_build.resolve.goproxy import NETWORK_HINT
-from scheduler_build.progress import stream_line
+from scheduler_build import gotool
 from scheduler_build.build.workspace import Workspace
 
 _IMPORT_BLOCK = re.compile(r"^import\s*\((.*?)^\)", re.S | re.M)
@@ -62,21 +59,7 @@ def _import_set(files: dict[str, str]) -> bytes:
 
 
 def _go(args: list[str], cwd: Path) -> None:
-    env = dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GO111MODULE="on", GOWORK="off")
-    stream_line("+ go " + " ".join(args))
-    try:
-        proc = subprocess.Popen(["go", *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    except FileNotFoundError:
-        raise UserError("the Go toolchain is not on PATH (vendoring runs on the host)", "install Go 1.26+ at /usr/local/go")
-    tail: list[str] = []
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        stream_line(line.rstrip("\n"))
-        tail = (tail + [line.strip()])[-5:]
-    if proc.wait() != 0:
-        detail = tail[-1] if tail else "no output"
-        network = any(w in detail for w in ("dial tcp", "lookup", "proxy", "timeout", "connection refused"))
-        raise UserError(f"`go {' '.join(args)}` failed: {detail}", NETWORK_HINT if network else "Go's own error is above")
+    gotool.check(args, cwd=cwd, stream=True)
 
 
 def _publish(tmp: Path, final: Path) -> None:

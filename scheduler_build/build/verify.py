@@ -7,21 +7,14 @@ finding the stamped version string in the binary (recorded as such).
 
 from __future__ import annotations
 
-import platform
-import shutil
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from scheduler_build import platforms
 from scheduler_build.build import elf
 from scheduler_build.errors import BuildFailed
 
-QEMU = {"arm64": "qemu-aarch64-static", "amd64": "qemu-x86_64-static", "ppc64le": "qemu-ppc64le-static", "s390x": "qemu-s390x-static"}
-
-
-def host_arch() -> str:
-    machine = platform.machine().lower()
-    return {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(machine, machine)
 
 
 @dataclass
@@ -50,12 +43,10 @@ def check_elf(path: Path, arch: str, allow_dynamic: bool = False) -> elf.ElfInfo
 
 
 def version_command(path: Path, arch: str) -> tuple[list[str], str] | None:
-    if arch == host_arch():
+    if arch == platforms.host_arch():
         return [str(path), "--version"], "native"
-    qemu = QEMU.get(arch)
-    if qemu and shutil.which(qemu):
-        return [shutil.which(qemu), str(path), "--version"], "qemu"
-    return None
+    qemu = platforms.qemu_for(arch)
+    return ([qemu, str(path), "--version"], "qemu") if qemu else None
 
 
 def check_version(path: Path, arch: str, expected: str) -> tuple[str, str]:

@@ -19,10 +19,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
 import re
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +28,9 @@ from typing import Any
 
 import yaml
 
+from scheduler_build import platforms
 from scheduler_build import spec as spec_mod
+from scheduler_build import gotool
 from scheduler_build.errors import UserError
 from scheduler_build.atomic import publish_dir, write_atomic
 from scheduler_build.progress import log, phase
@@ -190,22 +190,7 @@ def parse_names_go(text: str) -> set[str]:
 
 def kubernetes_source(version: str) -> Path:
     """The k8s.io/kubernetes source of `version` in the Go module cache (downloaded if absent)."""
-    env = dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GO111MODULE="on", GOWORK="off")
-    try:
-        proc = subprocess.run(["go", "mod", "download", "-json", f"k8s.io/kubernetes@{version}"],
-                              capture_output=True, text=True, env=env, cwd=tempfile.gettempdir(), timeout=900)
-    except FileNotFoundError:
-        raise UserError("the Go toolchain is not on PATH (needed to read the in-tree plugin names)",
-                        "install Go 1.26+ at /usr/local/go") from None
-    try:
-        info = json.loads(proc.stdout or "{}")
-    except json.JSONDecodeError:
-        info = {}
-    if proc.returncode != 0 or info.get("Error") or not info.get("Dir"):
-        detail = info.get("Error") or proc.stderr.strip().splitlines()[-1:] or ["no output"]
-        raise UserError(f"cannot download k8s.io/kubernetes@{version}: {detail if isinstance(detail, str) else detail[0]}",
-                        "check the Go module proxy (GOPROXY) and the network")
-    return Path(info["Dir"])
+    return gotool.module_dir("k8s.io/kubernetes", version)
 
 
 def in_tree_plugins(version: str, cache_root: Path) -> frozenset[str]:
@@ -380,8 +365,7 @@ def builder_image(client: Any = None) -> str:
 
 def default_binary(spec: Spec, k8s_version: str, dist_dir: Path) -> Path:
     """Where `inv build --spec` puts the binary for this host: dist/<name>/<version>/linux-<arch>/."""
-    arch = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(platform.machine(), platform.machine())
-    return Path(dist_dir) / spec.name / k8s_version / f"linux-{arch}" / "kube-scheduler"
+    return platforms.dist_dir_for(dist_dir, spec.name, k8s_version, platforms.host_arch()) / "kube-scheduler"
 
 
 _PLUGIN_DIR = re.compile(r"^pkg/scheduler/framework/plugins/[^/]+/[^/]+\.go$")

@@ -20,6 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from scheduler_build import platforms
 from scheduler_build import engine as docker_api
 from scheduler_build import resources
 from scheduler_build.errors import UserError
@@ -62,7 +63,7 @@ def base_rootfs(cache_dir: Path, arch: str, mirror: str = MIRROR) -> tuple[Path,
     with tempfile.TemporaryDirectory(prefix=".rootfs-", dir=target.parent) as tmp:
         root = Path(tmp) / "root"
         argv = [debootstrap, "--variant=minbase", f"--include={','.join(INCLUDE)}", f"--arch={DEBIAN_ARCH[arch]}"]
-        if arch != _host_arch():
+        if arch != platforms.host_arch():
             argv.append("--foreign")  # second stage would need qemu in the chroot
         argv += [SUITE, str(root), mirror]
         with phase("extender.rootfs", " ".join(argv[1:])):
@@ -78,12 +79,6 @@ def base_rootfs(cache_dir: Path, arch: str, mirror: str = MIRROR) -> tuple[Path,
             subprocess.run(["tar", "--numeric-owner", "--sort=name", "-C", str(root), "-cf", str(partial), "."], check=True)
             os.replace(partial, target)
     return target, False
-
-
-def _host_arch() -> str:
-    from scheduler_build.build.verify import host_arch
-
-    return host_arch()
 
 
 def install_extender(dest: Path) -> None:

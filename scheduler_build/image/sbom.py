@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from scheduler_build import __version__
+from scheduler_build import gotool
 from scheduler_build.errors import UserError
 
 MEDIA_TYPE = "application/spdx+json"
@@ -39,13 +38,6 @@ class GoBuildInfo:
     main_module: Module | None = None
     deps: list[Module] = field(default_factory=list)
     settings: dict[str, str] = field(default_factory=dict)
-
-
-def go_binary() -> str:
-    found = shutil.which("go") or ("/usr/local/go/bin/go" if os.path.exists("/usr/local/go/bin/go") else "")
-    if not found:
-        raise UserError("no Go toolchain on the host to read the binary's module list (`go version -m`)", "install Go at /usr/local/go or put `go` on PATH")
-    return found
 
 
 def parse_version_m(text: str) -> GoBuildInfo:
@@ -77,7 +69,7 @@ def parse_version_m(text: str) -> GoBuildInfo:
 
 
 def read_build_info(binary: Path) -> GoBuildInfo:
-    proc = subprocess.run([go_binary(), "version", "-m", str(binary)], capture_output=True, text=True)
+    proc = subprocess.run([gotool.binary(), "version", "-m", str(binary)], capture_output=True, text=True)
     if proc.returncode != 0 or not proc.stdout.strip():
         raise UserError(f"`go version -m {binary}` failed: {(proc.stderr or proc.stdout).strip()[:200]}", "is it a Go binary built with module support?")
     return parse_version_m(proc.stdout)

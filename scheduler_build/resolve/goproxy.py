@@ -8,51 +8,25 @@ version seen before needs no network.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import urllib.error
 import urllib.request
 from pathlib import Path
 
+from scheduler_build import gotool
 from scheduler_build.errors import UserError
+from scheduler_build.gotool import NETWORK_HINT
 from scheduler_build.atomic import write_atomic
-
-NETWORK_HINT = "check the network and GOPROXY (`go env GOPROXY`); offline builds need versions resolved before"
-
-
-def go_env(name: str) -> str:
-    try:
-        out = subprocess.run(["go", "env", name], capture_output=True, text=True, check=True)
-    except FileNotFoundError:
-        raise UserError("the Go toolchain is not on PATH", "install Go 1.26+ at /usr/local/go and add /usr/local/go/bin to PATH")
-    return out.stdout.strip()
-
 
 def list_versions(module: str) -> list[str]:
     """All versions the proxy knows for `module` (`go list -m -versions`)."""
-    env = dict(os.environ, GO111MODULE="on", GOFLAGS="-mod=mod")
-    try:
-        proc = subprocess.run(
-            ["go", "list", "-m", "-versions", "-json", module],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=os.path.expanduser("~") if os.path.isdir(os.path.expanduser("~")) else "/",
-            timeout=120,
-        )
-    except FileNotFoundError:
-        raise UserError("the Go toolchain is not on PATH", "install Go 1.26+ and add it to PATH")
-    except subprocess.TimeoutExpired:
-        raise UserError(f"the Go module proxy did not answer listing {module} within 120s", NETWORK_HINT)
-    if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        raise UserError(f"cannot list versions of {module} from the Go module proxy: {last}", NETWORK_HINT)
-    return json.loads(proc.stdout).get("Versions") or []
+    out = gotool.check(["list", "-m", "-versions", "-json", module],
+                       what=f"listing versions of {module} from the Go module proxy", hint=NETWORK_HINT, timeout=120)
+    return json.loads(out).get("Versions") or []
 
 
 def _proxy_urls() -> list[str]:
     urls = []
-    for entry in go_env("GOPROXY").replace("|", ",").split(","):
+    for entry in gotool.env_value("GOPROXY").replace("|", ",").split(","):
         entry = entry.strip()
         if entry.startswith(("http://", "https://")):
             urls.append(entry.rstrip("/"))
@@ -90,13 +64,7 @@ def fetch(module: str, version: str, kind: str, cache_root: Path) -> str:
 
 def _fetch_with_go(module: str, version: str, kind: str, cached: Path) -> str:
     # GOPROXY=direct (or a file:// proxy): let the go command fetch it.
-    proc = subprocess.run(
-        ["go", "mod", "download", "-json", f"{module}@{version}"], capture_output=True, text=True
-    )
-    info = json.loads(proc.stdout or "{}")
-    if proc.returncode != 0 or info.get("Error"):
-        raise UserError(f"cannot download {module}@{version}: {info.get('Error') or proc.stderr.strip()}", NETWORK_HINT)
-    path = info["GoMod"] if kind == "mod" else info["Info"]
-    text = Path(path).read_text()
+    info = gotool.mod_download(module, version)
+    text = Path(info["GoMod"] if kind == "mod" else info["Info"]).read_text()
     write_atomic(cached, text)
     return text

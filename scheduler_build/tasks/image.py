@@ -5,11 +5,11 @@ from pathlib import Path
 
 from invoke import Collection, task
 
+from scheduler_build import platforms
 from scheduler_build.image import assemble as image_stage
 from scheduler_build.publish import registry as registry_stage
 from scheduler_build import settings
 from scheduler_build.build import from_spec as spec_build
-from scheduler_build.build import verify
 from scheduler_build.errors import UserError
 from scheduler_build.progress import phase
 from scheduler_build.tasks._common import emit, user_errors
@@ -65,8 +65,8 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
     """Assemble reproducible FROM-scratch images (one per platform), their SPDX SBOMs and an OCI index."""
     opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force)
     with phase("image.build"):
-        request = image_stage.prepare(opts, verify.host_arch())
-        result = image_stage.build(request, verify.host_arch())
+        request = image_stage.prepare(opts, platforms.host_arch())
+        result = image_stage.build(request, platforms.host_arch())
     if json:
         emit(json_lib.dumps(result.as_dict(), indent=2, sort_keys=True))
     else:
@@ -99,7 +99,7 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
         name_ = opts.name or (spec_obj.name if spec_obj else "") or "kube-scheduler"
         layout = image_stage.layout_dir(opts.dist_dir, name_, k8s.resolve(requested, opts.cache_dir).version)
     else:
-        layout = image_stage.build(image_stage.prepare(opts, verify.host_arch()), verify.host_arch()).layout
+        layout = image_stage.build(image_stage.prepare(opts, platforms.host_arch()), platforms.host_arch()).layout
     # Where to: --registry, else registry.url, else the spec's image.repository.
     fallback_repo = spec_obj.image.repository if spec_obj else ""
     target = registry_stage.parse_target(settings.get(cfg, "registry.url", registry) or fallback_repo)
@@ -139,7 +139,7 @@ def extender(c, tag=None, mirror=None, force=False):
     cfg = c.config
     chosen = settings.get(cfg, "image.extender_tag", tag) or f"scheduler-build/extender:{__version__}"
     with phase("image.extender", chosen):
-        result = extender_image.build(settings.cache_dir(cfg), chosen, verify.host_arch(), bool(force),
+        result = extender_image.build(settings.cache_dir(cfg), chosen, platforms.host_arch(), bool(force),
                                       mirror=settings.get(cfg, "image.debian_mirror", mirror))
     emit(f"{result.tag}")
 

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable
 
 import yaml
 
+from scheduler_build import platforms
 from scheduler_build.cluster import controlplane as cluster
 from scheduler_build.errors import UserError
 from scheduler_build.atomic import write_atomic
@@ -435,9 +436,8 @@ def events_for(api: Any, namespace: str, reason: str | None = None) -> list[Any]
 def scheduler_image(build_result: Any, dist_dir: Path, repository: str = "scheduler-build-e2e/kube-scheduler") -> str:
     """Package a build as its scratch image (issue-5 path, loaded into the engine); return the local tag."""
     from scheduler_build.image import assemble as image
-    from scheduler_build.build import verify
 
-    arch = verify.host_arch()
+    arch = platforms.host_arch()
     info = build_result.info
     request = image.ImageRequest(
         name=info.get("name", "kube-scheduler"),

@@ -1,0 +1,95 @@
+"""The host's Go toolchain: one environment, one runner, one `go mod download -json`.
+
+Resolution, vendoring, patching, scaffolding, in-tree plugin names and SBOMs all
+run the host's `go`; they do it through this edge so the environment and the
+errors (missing toolchain, proxy refusals, network) are the same everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from scheduler_build.errors import UserError
+from scheduler_build.progress import stream_line
+
+INSTALL_HINT = "install Go 1.26+ at /usr/local/go and add /usr/local/go/bin to PATH"
+NETWORK_HINT = "check the network and GOPROXY (`go env GOPROXY`); offline builds need versions resolved before"
+_NETWORK_WORDS = ("dial tcp", "lookup", "proxy", "timeout", "connection refused", "not available")
+
+
+def binary() -> str:
+    """The `go` command: PATH first, then Go's default install location."""
+    found = shutil.which("go") or ("/usr/local/go/bin/go" if os.path.exists("/usr/local/go/bin/go") else "")
+    if not found:
+        raise UserError("the Go toolchain is not on PATH", INSTALL_HINT)
+    return found
+
+
+def environment(**overrides: str) -> dict[str, str]:
+    """Module mode, the host's own toolchain only (no auto-download), no go.work from the cwd."""
+    return dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GO111MODULE="on", GOWORK="off", **overrides)
+
+
+def looks_like_network(detail: str) -> bool:
+    return any(word in detail for word in _NETWORK_WORDS)
+
+
+def run(args: list[str], cwd: Path | str | None = None, timeout: float | None = None,
+        stream: bool = False) -> subprocess.CompletedProcess:
+    """Run `go ARGS`; output is captured (and, with stream, echoed to stderr line by line)."""
+    argv = [binary(), *args]
+    if stream:
+        stream_line("+ go " + " ".join(args))
+        proc = subprocess.Popen(argv, cwd=cwd or tempfile.gettempdir(), env=environment(), text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        lines = []
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            stream_line(line.rstrip("\n"))
+            lines.append(line)
+        return subprocess.CompletedProcess(argv, proc.wait(), "".join(lines), "")
+    try:
+        return subprocess.run(argv, cwd=cwd or tempfile.gettempdir(), env=environment(), capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"`go {' '.join(args)}` did not finish within {timeout:.0f}s", NETWORK_HINT) from None
+
+
+def check(args: list[str], cwd: Path | str | None = None, what: str = "", stream: bool = False,
+          hint: str = "Go's own error is above", timeout: float | None = None) -> str:
+    """Run `go ARGS` and return its output; a failure is one UserError with Go's last line."""
+    proc = run(args, cwd=cwd, stream=stream, timeout=timeout)
+    if proc.returncode != 0:
+        lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+        detail = lines[-1] if lines else "no output"
+        raise UserError(f"{what or '`go ' + ' '.join(args) + '`'} failed: {detail}",
+                        NETWORK_HINT if looks_like_network(detail) else hint)
+    return proc.stdout
+
+
+def env_value(name: str) -> str:
+    """`go env NAME`."""
+    return check(["env", name]).strip()
+
+
+def mod_download(module: str, version: str, timeout: float = 900) -> dict:
+    """`go mod download -json module@version`: the module cache entry (Dir, GoMod, Info, Sum)."""
+    proc = run(["mod", "download", "-json", f"{module}@{version}"], timeout=timeout)
+    try:
+        info = json.loads(proc.stdout or "{}")
+    except json.JSONDecodeError:
+        info = {}
+    if proc.returncode != 0 or info.get("Error") or not info.get("Dir"):
+        detail = info.get("Error") or (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise UserError(f"cannot download {module}@{version}: {detail}", NETWORK_HINT)
+    return info
+
+
+def module_dir(module: str, version: str) -> Path:
+    """The module's source in the Go module cache (downloaded through the proxy if missing)."""
+    return Path(mod_download(module, version)["Dir"])
