@@ -24,9 +24,9 @@ import time
 import uuid
 from pathlib import Path
 
+from tests.support import docker_sdk
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import compile as compile_stage
-from scheduler_build import engine as docker_api
 from scheduler_build.resolve import versions as k8s
 from scheduler_build import settings
 from scheduler_build.build.workspace import render_wrapper
@@ -46,7 +46,7 @@ class ContainerPeakMemory:
         self._thread = threading.Thread(target=self._poll, daemon=True)
 
     def _poll(self) -> None:
-        client = docker_api.connect()
+        client = docker_sdk.client()
         while not self._stop.is_set():
             for container in client.containers.list(filters={"ancestor": self.image}):
                 path = CGROUP_MEMORY / container.id / "memory.stat"
@@ -122,7 +122,7 @@ def run(k8s_version: str = "1.36", repeats: int = 5, cold: bool = True) -> dict:
     if cold:
         volume = f"sb-bench-cold-{uuid.uuid4().hex[:8]}"
         cold_dir = Path(tempfile.mkdtemp(prefix="sb-bench-cold-gocache-"))
-        client = docker_api.connect()
+        client = docker_sdk.client()
         try:
             with ContainerPeakMemory(image) as peak:
                 start = time.monotonic()

@@ -30,13 +30,14 @@ def _median(values: list[float]) -> float:
 def run(k8s_version: str = "1.36", repeats: int = 3) -> dict:
     from tests.support.registry_server import Registry
 
+    from tests.support import docker_sdk
     from scheduler_build.build import pipeline as build
     from scheduler_build import engine as docker_api
     from scheduler_build.image import assemble as image
     from scheduler_build.publish import registry
     from scheduler_build import platforms, settings
 
-    client = docker_api.connect()
+    client = docker_sdk.client()
     arch = platforms.host_arch()
     work = Path(tempfile.mkdtemp(prefix="bench-image-"))
     repository = "scheduler-build-bench/kube-scheduler"
@@ -81,7 +82,7 @@ def run(k8s_version: str = "1.36", repeats: int = 3) -> dict:
         shutil.copy2(REPO / "dockerfiles" / "scheduler.Dockerfile", context / "Dockerfile")
         for i in range(repeats):
             start = time.monotonic()
-            docker_api.build_image(client, context, f"{repository}:dockerfile-{i}", on_line=lambda line: None)
+            docker_api.connect().build(context, f"{repository}:dockerfile-{i}", on_line=lambda line: None)
             baseline.append(time.monotonic() - start)
             client.api.build  # noqa: B018 - keep the client warm between runs
         for i in range(repeats):

@@ -9,6 +9,7 @@ from typing import Any
 
 from scheduler_build.build import builder_image as builder
 from scheduler_build import settings
+from scheduler_build import engine
 from scheduler_build.errors import UserError
 
 MIN_FREE_GIB = 10  # a kube-scheduler build: ~0.7 GB modules, ~0.4 GB vendor, ~2 GB Go cache
@@ -25,10 +26,7 @@ class Check:
 
 def check_docker() -> Check:
     try:
-        import docker
-
-        client = docker.from_env(version="auto", timeout=10)
-        info = client.version()
+        info = engine.connect(timeout=10).version()
         return Check("docker engine", True, f"{info.get('Version')} (API {info.get('ApiVersion')})")
     except Exception as exc:  # any failure means "no engine": report it, do not crash
         return Check("docker engine", False, f"not reachable: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
@@ -57,10 +55,7 @@ def check_disk(config: Any) -> Check:
 def check_builder(config: Any, go_ok: bool) -> Check:
     configured = settings.get(config, "builder.image")
     try:
-        import docker
-
-        client = docker.from_env(version="auto", timeout=10)
-        images = {tag for image in client.images.list() for tag in image.tags}
+        images = {tag for image in engine.connect(timeout=10).images() for tag in image.tags}
     except Exception:
         return Check("builder image", False, "cannot list images without the docker engine", "start the engine first")
     if configured:

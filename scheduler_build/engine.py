@@ -1,18 +1,21 @@
-"""The Docker engine, through the docker SDK with API-version negotiation.
+"""The container engine: the one edge every stage reaches Docker through.
 
-The small interface the stages use: connect, build an image from a context
-directory with its output streamed (an in-band error raises), and run a
-container to completion with its logs streamed.
+A small interface in the shape of repo2docker's ContainerEngine: `images`,
+`inspect_image`, `build`, `run`, `load`, `pull`, with plain data in and out
+(`Image`, `Mount`), so no stage touches the docker SDK's clients directly. The
+Docker engine is reached through the docker SDK with API-version negotiation.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import IO, Any, Callable
 
 import docker
 import docker.errors
+import docker.types
 
 from scheduler_build.errors import UserError
 from scheduler_build.progress import stream_line
@@ -21,13 +24,28 @@ ENGINE_HINT = "start the engine (`bash ci/setup.sh` installs and starts Debian's
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
-def connect(timeout: int = 600) -> docker.DockerClient:
-    try:
-        client = docker.from_env(version="auto", timeout=timeout)
-        client.ping()
-    except docker.errors.DockerException as exc:
-        raise UserError(f"cannot reach the Docker engine: {_short(exc)}", ENGINE_HINT) from None
-    return client
+@dataclass(frozen=True)
+class Image:
+    """What the stages read of a local image."""
+
+    id: str
+    tags: tuple[str, ...] = ()
+    labels: dict[str, str] = field(default_factory=dict)
+    env: tuple[str, ...] = ()
+
+    @property
+    def short_id(self) -> str:
+        return self.id.split(":", 1)[-1][:12]
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A bind mount of a host path, or a named volume (volume=True), at `target`."""
+
+    target: str
+    source: str
+    read_only: bool = False
+    volume: bool = False
 
 
 def _short(exc: BaseException) -> str:
@@ -35,106 +53,117 @@ def _short(exc: BaseException) -> str:
     return text[0] if text else exc.__class__.__name__
 
 
-def image_or_none(client: docker.DockerClient, ref: str) -> Any:
-    try:
-        return client.images.get(ref)
-    except docker.errors.ImageNotFound:
-        return None
-    except docker.errors.APIError as exc:
-        raise UserError(f"cannot inspect image {ref}: {_short(exc)}") from None
+def _image(sdk_image: Any) -> Image:
+    config = sdk_image.attrs.get("Config") or {}
+    return Image(id=sdk_image.id, tags=tuple(sdk_image.tags or ()), labels=dict(config.get("Labels") or {}),
+                 env=tuple(config.get("Env") or ()))
 
 
-def build_image(
-    client: docker.DockerClient,
-    context: Path,
-    tag: str,
-    dockerfile: str = "Dockerfile",
-    labels: dict[str, str] | None = None,
-    buildargs: dict[str, str] | None = None,
-    platform: str | None = None,
-    on_line: Callable[[str], None] = stream_line,
-) -> str:
-    """Build `context` into `tag`, streaming output; raise on an in-band error. Returns the image ID."""
-    image_id = ""
-    stream = client.api.build(
-        path=str(context),
-        dockerfile=dockerfile,
-        tag=tag,
-        labels=labels or {},
-        buildargs=buildargs or {},
-        platform=platform,
-        rm=True,
-        forcerm=True,
-        pull=False,
-        network_mode="none",
-        decode=True,
-    )
-    for chunk in stream:
-        if "error" in chunk or "errorDetail" in chunk:
-            detail = chunk.get("errorDetail", {}).get("message") or chunk.get("error")
-            raise UserError(f"docker build of {tag} failed: {detail}")
-        text = chunk.get("stream")
-        if text:
-            for line in text.splitlines():
+class Engine:
+    """The Docker engine behind the small interface above."""
+
+    def __init__(self, client: docker.DockerClient):
+        self._client = client
+
+    def version(self) -> dict:
+        return self._client.version()
+
+    def inspect_image(self, ref: str) -> Image | None:
+        """The local image `ref`, or None when the engine has no such image."""
+        try:
+            return _image(self._client.images.get(ref))
+        except docker.errors.ImageNotFound:
+            return None
+        except docker.errors.APIError as exc:
+            raise UserError(f"cannot inspect image {ref}: {_short(exc)}") from None
+
+    def images(self, repository: str | None = None) -> list[Image]:
+        return [_image(i) for i in self._client.images.list(name=repository)]
+
+    def build(self, context: Path, tag: str, dockerfile: str = "Dockerfile", labels: dict[str, str] | None = None,
+              buildargs: dict[str, str] | None = None, platform: str | None = None,
+              on_line: Callable[[str], None] = stream_line) -> str:
+        """Build `context` into `tag` with no network, streaming output; raise on an in-band error.
+
+        Returns the image ID. The engine reports build errors in the stream, not
+        as an HTTP error, so every chunk is checked.
+        """
+        image_id = ""
+        stream = self._client.api.build(
+            path=str(context), dockerfile=dockerfile, tag=tag, labels=labels or {}, buildargs=buildargs or {},
+            platform=platform, rm=True, forcerm=True, pull=False, network_mode="none", decode=True,
+        )
+        for chunk in stream:
+            if "error" in chunk or "errorDetail" in chunk:
+                detail = chunk.get("errorDetail", {}).get("message") or chunk.get("error")
+                raise UserError(f"docker build of {tag} failed: {detail}")
+            for line in (chunk.get("stream") or "").splitlines():
                 if line.strip():
                     on_line(_ANSI.sub("", line))
-        aux = chunk.get("aux") or {}
-        if "ID" in aux:
-            image_id = aux["ID"]
-    if not image_id:
-        image_id = client.images.get(tag).id
-    return image_id
+            image_id = (chunk.get("aux") or {}).get("ID", image_id)
+        return image_id or self._client.images.get(tag).id
 
-
-def run_streaming(
-    client: docker.DockerClient,
-    image: str,
-    command: list[str],
-    *,
-    mounts: list[docker.types.Mount],
-    environment: dict[str, str],
-    workdir: str,
-    network: str = "none",
-    on_line: Callable[[str], None] = stream_line,
-    user: str | None = None,
-) -> int:
-    """Run `command` in a fresh container, stream its output, remove it; return the exit code."""
-    try:
-        container = client.containers.create(
-            image,
-            command=command,
-            mounts=mounts,
-            environment=environment,
-            working_dir=workdir,
-            network_mode=network,
-            user=user,
-            detach=True,
-        )
-    except docker.errors.APIError as exc:
-        raise UserError(f"the Docker engine refused to create a container from {image}: {exc.explanation or _short(exc)}") from None
-    try:
-        container.start()
-        buffer = b""
-        for chunk in container.logs(stream=True, follow=True, stdout=True, stderr=True):
-            buffer += chunk
-            while b"\n" in buffer:
-                line, buffer = buffer.split(b"\n", 1)
-                on_line(line.decode(errors="replace"))
-        if buffer:
-            on_line(buffer.decode(errors="replace"))
-        return int(container.wait().get("StatusCode", 1))
-    finally:
+    def run(self, image: str, command: list[str], *, mounts: list[Mount], environment: dict[str, str],
+            workdir: str, network: str = "none", user: str | None = None,
+            on_line: Callable[[str], None] = stream_line) -> int:
+        """Run `command` in a fresh container, stream its output, remove it; return the exit code."""
+        sdk_mounts = [docker.types.Mount(m.target, m.source, type="volume" if m.volume else "bind",
+                                         read_only=m.read_only) for m in mounts]
         try:
-            container.remove(force=True)
-        except docker.errors.APIError:
-            pass
+            container = self._client.containers.create(
+                image, command=command, mounts=sdk_mounts, environment=environment, working_dir=workdir,
+                network_mode=network, user=user, detach=True,
+            )
+        except docker.errors.APIError as exc:
+            raise UserError(f"the Docker engine refused to create a container from {image}: "
+                            f"{exc.explanation or _short(exc)}") from None
+        try:
+            container.start()
+            buffer = b""
+            for chunk in container.logs(stream=True, follow=True, stdout=True, stderr=True):
+                buffer += chunk
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    on_line(line.decode(errors="replace"))
+            if buffer:
+                on_line(buffer.decode(errors="replace"))
+            return int(container.wait().get("StatusCode", 1))
+        finally:
+            try:
+                container.remove(force=True)
+            except docker.errors.APIError:
+                pass
+
+    def load(self, archive: IO[bytes], what: str) -> set[str]:
+        """`docker load` a Docker archive; returns the loaded image IDs."""
+        try:
+            return {image.id for image in self._client.images.load(archive)}
+        except docker.errors.DockerException as exc:
+            raise UserError(f"docker load of {what} failed: {_short(exc)}") from None
+
+    def pull(self, ref: str) -> tuple[bool, str]:
+        """Try to pull `ref`; return (ok, reason). Never required: callers fall back."""
+        repo, _, tag = ref.rpartition(":") if ":" in ref.split("/")[-1] else (ref, "", "latest")
+        try:
+            self._client.images.pull(repo, tag=tag)
+            return True, ""
+        except docker.errors.DockerException as exc:
+            return False, _short(exc)
+
+    def remove_volume(self, name: str) -> bool:
+        """Remove a named volume; False when there is none."""
+        try:
+            self._client.volumes.get(name).remove(force=True)
+            return True
+        except docker.errors.NotFound:
+            return False
 
 
-def pull(client: docker.DockerClient, ref: str) -> tuple[bool, str]:
-    """Try to pull `ref`; return (ok, reason). Never required: callers fall back."""
-    repo, _, tag = ref.rpartition(":") if ":" in ref.split("/")[-1] else (ref, "", "latest")
+def connect(timeout: int = 600) -> Engine:
+    """The engine DOCKER_HOST (or the default socket) names; one clear error when none answers."""
     try:
-        client.images.pull(repo, tag=tag)
-        return True, ""
+        client = docker.from_env(version="auto", timeout=timeout)
+        client.ping()
     except docker.errors.DockerException as exc:
-        return False, _short(exc)
+        raise UserError(f"cannot reach the Docker engine: {_short(exc)}", ENGINE_HINT) from None
+    return Engine(client)

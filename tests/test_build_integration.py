@@ -10,6 +10,7 @@ import uuid
 import pytest
 
 from conftest import build_request
+from tests.support import docker_sdk
 from scheduler_build import platforms
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import builder_image as builder
@@ -48,11 +49,10 @@ def test_build_is_static_stamped_and_recorded(built_scheduler):
 def test_compile_container_has_no_network(built_scheduler):
     """The proof that vendoring is complete: the builder, run as the compile runs it,
     cannot reach the Go module proxy, so the successful compile fetched nothing."""
-    client = docker_api.connect()
     image = built_scheduler.info["builder"]["image"]
     lines: list[str] = []
-    code = docker_api.run_streaming(
-        client, image,
+    code = docker_api.connect().run(
+        image,
         ["go", "mod", "download", "-json", "github.com/google/uuid@v1.6.0"],
         mounts=[], environment={"GOPROXY": "https://proxy.golang.org", "GOFLAGS": "-mod=mod",
                                 "HOME": "/tmp", "GOMODCACHE": "/tmp/m", "GOCACHE": "/tmp/c"},
@@ -66,7 +66,7 @@ def test_compile_container_has_no_network(built_scheduler):
 def test_rebuild_of_same_inputs_is_bit_identical_even_with_a_cold_cache(built_scheduler, tmp_path):
     """Reproducible: a second clean build (fresh Go build cache volume, fresh dist) gives the same bytes."""
     volume = f"scheduler-build-test-cold-{uuid.uuid4().hex[:8]}"
-    client = docker_api.connect()
+    client = docker_sdk.client()
     try:
         again = build.run(build_request(tmp_path / "dist", gocache_volume=volume))
     finally:
@@ -106,7 +106,7 @@ def test_unknown_component_fails_clearly_with_nothing_written(tmp_path):
 
 
 def test_builder_falls_back_to_bootstrap_without_pulling():
-    client = docker_api.connect()
+    client = docker_sdk.client()
     resolution = k8s.resolve("1.36", settings.cache_dir())
     chosen = builder.select(client, resolution.go_version, pull=False)
     assert chosen.source in ("official", "bootstrapped", "bootstrap-cached")

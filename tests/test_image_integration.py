@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import docker_sdk
 from scheduler_build import platforms
 from scheduler_build import engine as docker_api
 from scheduler_build.build import elf
@@ -88,7 +89,7 @@ def built_images(multiarch, release_repo):
     result = json.loads(proc.stdout)
     yield {**multiarch, "result": result, "layout": Path(result["layout"]), "env": env, "stderr": proc.stderr}
     # Each session's release repository has a new commit, hence new -g<sha> tags: drop them all.
-    client = docker_api.connect()
+    client = docker_sdk.client()
     for img in client.images.list(name=TEST_REPOSITORY):
         client.images.remove(img.id, force=True)
 
@@ -129,7 +130,7 @@ def test_multiarch_images_sboms_and_cross_binary(built_images):
     out = subprocess.run([shutil.which(qemu), str(other.binary), "--version"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and other.info["kubernetes"]["version"] in out.stdout
 
-    client = docker_api.connect()
+    client = docker_sdk.client()
     native_tag = f"{TEST_REPOSITORY}:{result['tags'][0]}"
     image = client.images.get(native_tag)
     assert image.id == result["platforms"][0]["image_id"]
@@ -179,7 +180,7 @@ def test_identical_build_is_skipped_and_force_reproduces(built_images):
     assert shifted["platforms"][0]["image_id"] != result["platforms"][0]["image_id"]
     back = json.loads(inv("image.build", *build_args(built_images, "--json"), env=env).stdout)
     assert back["index_digest"] == result["index_digest"]
-    client = docker_api.connect()
+    client = docker_sdk.client()
     assert client.images.get(f"{TEST_REPOSITORY}:{result['tags'][0]}").id == result["platforms"][0]["image_id"]
     assert layout.exists()
 
@@ -228,7 +229,7 @@ def test_push_plain_http_index_sbom_and_reproducible_digest(built_images, plain_
     assert sorted(e["artifactType"] for e in kept) == ["application/spdx+json", "application/vnd.example.signature"]
 
     # The engine pulls what we pushed and sees the same image ID we built.
-    client = docker_api.connect()
+    client = docker_sdk.client()
     pull_by_digest(client, refs[1])
     assert client.images.get(refs[1]).id == result["platforms"][0]["image_id"]
     client.images.remove(refs[1], force=True)
@@ -283,7 +284,7 @@ def test_push_auth_and_tls_never_leak_the_secret(built_images, tmp_path):
         outputs.append(via_config)
         assert via_config.stdout == ok.stdout
 
-        client = docker_api.connect()
+        client = docker_sdk.client()
         pull_by_digest(client, ok.stdout.split()[1], auth={"username": "ci-bot", "password": SECRET})
         saved = b"".join(client.images.get(ok.stdout.split()[1]).save())
         client.images.remove(ok.stdout.split()[1], force=True)
@@ -300,7 +301,7 @@ def test_push_auth_and_tls_never_leak_the_secret(built_images, tmp_path):
         for path in Path(root).rglob("*"):
             if path.is_file() and not path.is_symlink():
                 assert secret not in path.read_bytes(), path
-    local_save = b"".join(docker_api.connect().images.get(f"{TEST_REPOSITORY}:{result['tags'][0]}").save())
+    local_save = b"".join(docker_sdk.client().images.get(f"{TEST_REPOSITORY}:{result['tags'][0]}").save())
     assert secret not in local_save
 
 
@@ -375,11 +376,11 @@ def test_dockerfile_gives_the_same_image_as_the_assembly(built_images, tmp_path)
     with tarfile.open(layout / "blobs/sha256" / manifest["layers"][0]["digest"].split(":")[1]) as tar:
         tar.extractall(context / "rootfs", filter="fully_trusted")  # our own layer; "tar" would drop the sticky bit of /tmp
     shutil.copy2(REPO / "dockerfiles" / "scheduler.Dockerfile", context / "Dockerfile")
-    client = docker_api.connect()
+    client = docker_sdk.client()
     assembled = client.images.get(native["image_id"])
     lines: list[str] = []
     tag = "scheduler-build-test/dockerfile-equivalence:latest"
-    built_id = docker_api.build_image(client, context, tag, labels=assembled.attrs["Config"]["Labels"], on_line=lines.append)
+    built_id = docker_api.connect().build(context, tag, labels=assembled.attrs["Config"]["Labels"], on_line=lines.append)
     try:
         assert any("Step" in line for line in lines)
         dockerfile_cfg = client.images.get(built_id).attrs["Config"]
@@ -401,7 +402,7 @@ def test_dockerfile_gives_the_same_image_as_the_assembly(built_images, tmp_path)
         # An in-band build error raises instead of passing silently.
         (context / "Dockerfile").write_text("FROM scratch\nCOPY does-not-exist /\n")
         with pytest.raises(UserError, match="docker build"):
-            docker_api.build_image(client, context, tag + "-broken", on_line=lines.append)
+            docker_api.connect().build(context, tag + "-broken", on_line=lines.append)
     finally:
         client.images.remove(tag, force=True)
 
@@ -416,7 +417,7 @@ def test_extender_image_on_a_bootstrapped_python_base_runs_non_root(tmp_path):
     tag = "scheduler-build-test/extender:latest"
     proc = inv("image.extender", "--tag", tag, "--force", cwd=REPO)
     assert proc.stdout.strip() == tag
-    client = docker_api.connect()
+    client = docker_sdk.client()
     image = client.images.get(tag)
     assert image.attrs["Config"]["User"] == "65532:65532"
     assert "pull" not in proc.stderr.lower()

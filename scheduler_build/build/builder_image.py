@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scheduler_build import gotool
-from scheduler_build import engine as docker_api
+from scheduler_build.engine import Engine
 from scheduler_build.build import elf
 from scheduler_build import resources
 from scheduler_build.errors import UserError
@@ -57,7 +57,7 @@ def image_go_version(image) -> str:
     labels = image.labels or {}
     if labels.get(GO_VERSION_LABEL):
         return labels[GO_VERSION_LABEL]
-    for entry in image.attrs.get("Config", {}).get("Env") or []:
+    for entry in image.env:
         if entry.startswith("GOLANG_VERSION="):
             return entry.split("=", 1)[1]
     return ""
@@ -73,35 +73,35 @@ def host_go(goroot: str = "") -> tuple[Path, str]:
     return Path(root), version
 
 
-def _has_gcc(client, image: str) -> bool:
-    labels = docker_api.image_or_none(client, image).labels or {}
+def _has_gcc(engine: Engine, image: str) -> bool:
+    labels = engine.inspect_image(image).labels or {}
     if "org.scheduler-build.gcc" in labels:
         return labels["org.scheduler-build.gcc"] == "true"
     return True  # official golang images are Debian-based and ship gcc
 
 
-def select(client, go_required: str, configured: str = "", pull: bool = True, goroot: str = "") -> Builder:
+def select(engine: Engine, go_required: str, configured: str = "", pull: bool = True, goroot: str = "") -> Builder:
     """Choose (or bootstrap) a builder image whose Go is at least `go_required`."""
     if configured:
-        image = docker_api.image_or_none(client, configured)
+        image = engine.inspect_image(configured)
         if image is None and pull:
-            ok, reason = docker_api.pull(client, configured)
-            image = docker_api.image_or_none(client, configured) if ok else None
+            ok, reason = engine.pull(configured)
+            image = engine.inspect_image(configured) if ok else None
         if image is None:
             raise UserError(f"builder image {configured} is not present and cannot be pulled", "run `inv builder.bootstrap` and leave builder.image empty, or load the image with `docker load`")
         version = image_go_version(image)
         if version and not satisfies(version, go_required):
             raise UserError(f"builder image {configured} has Go {version}, older than the go {go_required} required", f"use {official_ref(go_required)} or `inv builder.bootstrap` with a newer host Go")
-        return Builder(configured, image.id, version, "configured", _has_gcc(client, configured))
+        return Builder(configured, image.id, version, "configured", _has_gcc(engine, configured))
 
     official = official_ref(go_required)
-    image = docker_api.image_or_none(client, official)
+    image = engine.inspect_image(official)
     if image is not None and satisfies(image_go_version(image), go_required):
         return Builder(official, image.id, image_go_version(image), "official", True)
     if pull:
         log(f"    trying to pull {official}")
-        ok, reason = docker_api.pull(client, official)
-        image = docker_api.image_or_none(client, official) if ok else None
+        ok, reason = engine.pull(official)
+        image = engine.inspect_image(official) if ok else None
         if image is not None and satisfies(image_go_version(image), go_required):
             return Builder(official, image.id, image_go_version(image), "pulled", True)
         log(f"    cannot pull {official} ({reason}); falling back to a bootstrapped builder")
@@ -113,10 +113,10 @@ def select(client, go_required: str, configured: str = "", pull: bool = True, go
             f"install Go {go_required} or newer, or provide {official} with `docker load`",
         )
     tag = f"{BOOTSTRAP_REPO}:{version}"
-    image = docker_api.image_or_none(client, tag)
+    image = engine.inspect_image(tag)
     if image is not None:
         return Builder(tag, image.id, version, "bootstrap-cached", False)
-    built = bootstrap(client, goroot=str(root))
+    built = bootstrap(engine, goroot=str(root))
     return Builder(built.image, built.image_id, built.go_version, "bootstrapped", False)
 
 
@@ -130,11 +130,11 @@ def find_static_busybox() -> Path:
     raise UserError("no statically linked busybox on the host to seed the builder's root filesystem", "apt-get install -y busybox-static")
 
 
-def bootstrap(client, goroot: str = "", force: bool = False) -> Builder:
+def bootstrap(engine: Engine, goroot: str = "", force: bool = False) -> Builder:
     """Build `scheduler-build/golang:<host go>` from the host GOROOT and a busybox rootfs."""
     root, version = host_go(goroot)
     tag = f"{BOOTSTRAP_REPO}:{version}"
-    existing = docker_api.image_or_none(client, tag)
+    existing = engine.inspect_image(tag)
     if existing is not None and not force:
         log(f"    {tag} is already present ({existing.short_id}); use --force to rebuild")
         return Builder(tag, existing.id, version, "bootstrap-cached", False)
@@ -152,8 +152,7 @@ def bootstrap(client, goroot: str = "", force: bool = False) -> Builder:
             (rootfs / "etc/group").write_text("root:x:0:\nnogroup:x:65534:\n")
             _copy_goroot(root, rootfs / "usr/local/go")
             (context / "Dockerfile").write_bytes(resources.dockerfile("builder.Dockerfile"))
-            image_id = docker_api.build_image(
-                client,
+            image_id = engine.build(
                 context,
                 tag,
                 labels={

@@ -10,9 +10,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from docker.types import Mount
 
-from scheduler_build import engine as docker_api
+from scheduler_build.engine import Engine, Mount
 from scheduler_build.progress import stream_line
 
 VERSION_PACKAGES = ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
@@ -81,7 +80,7 @@ def build_environment(goos: str, goarch: str, cgo_static: bool, source_date_epoc
 
 
 def run(
-    client,
+    engine: Engine,
     image: str,
     *,
     workspace: Path,
@@ -97,13 +96,13 @@ def run(
     """Compile `package` to out_dir/binary_name in the builder; returns (exit code, argv)."""
     argv = go_build_command(package, f"{OUT}/{binary_name}", flags)
     mounts = [
-        Mount(SRC, str(workspace), type="bind", read_only=True),
-        Mount(VENDOR, str(vendor), type="bind", read_only=True),
-        Mount(OUT, str(out_dir), type="bind"),
-        Mount(GOCACHE, gocache_volume, type="volume"),
+        Mount(SRC, str(workspace), read_only=True),
+        Mount(VENDOR, str(vendor), read_only=True),
+        Mount(OUT, str(out_dir)),
+        Mount(GOCACHE, gocache_volume, volume=True),
     ]
     stream_line("+ " + shlex.join(argv))
-    code = docker_api.run_streaming(
-        client, image, argv, mounts=mounts, environment=environment, workdir=SRC, network=network
+    code = engine.run(
+        image, argv, mounts=mounts, environment=environment, workdir=SRC, network=network
     )
     return code, argv

@@ -123,9 +123,9 @@ def run(request: BuildRequest) -> BuildResult:
             custom = plugins_stage.prepare(resolution, request.plugin_sources, request.patches, request.cache_dir, request.component)
         phases["customize"] = rec["seconds"]
 
-    client = docker_api.connect()
+    engine = docker_api.connect()
     with phase("builder") as rec:
-        chosen = builder.select(client, resolution.go_version, request.builder_image, request.pull, request.goroot)
+        chosen = builder.select(engine, resolution.go_version, request.builder_image, request.pull, request.goroot)
         log(f"    {chosen.image} (go {chosen.go_version}, {chosen.source})")
         if request.cgo_static and not chosen.has_gcc:
             raise UserError(
@@ -165,7 +165,7 @@ def run(request: BuildRequest) -> BuildResult:
             shutil.copy2(previous, staging / request.component)
         with phase("compile", f"{workspace.package} for {request.goos}/{arch} in {chosen.image}, network none") as rec:
             code, argv = compile_stage.run(
-                client,
+                engine,
                 chosen.image,
                 workspace=vendored.workspace_dir,
                 vendor=vendored.vendor_dir,

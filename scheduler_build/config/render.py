@@ -235,20 +235,18 @@ class BinaryVerdict:
     written: str  # the defaulted configuration it wrote (empty on refusal)
 
 
-def validate_with_binary(binary: Path, config: str, image: str, client: Any = None) -> BinaryVerdict:
+def validate_with_binary(binary: Path, config: str, image: str, engine: Any = None) -> BinaryVerdict:
     """Run `kube-scheduler --config F --write-config-to OUT` in a container with no network.
 
     The binary is static, so the builder image (`scheduler-build/golang:*`) only
     provides a filesystem to run it in; mounts are read-only except the output.
     """
-    import docker
-
-    from scheduler_build import engine as docker_api
+    from scheduler_build import engine as engine_mod  # the engine only when the binary validates
 
     binary = Path(binary).resolve()
     if not binary.is_file():
         raise UserError(f"no kube-scheduler binary at {binary}", "run `inv build --spec S` first or pass --binary PATH")
-    client = client or docker_api.connect()
+    engine = engine or engine_mod.connect()
     with tempfile.TemporaryDirectory(prefix="sb-validate-") as tmp:
         work = Path(tmp)
         # With --config the --kubeconfig flag is ignored: point the configuration's own
@@ -269,13 +267,13 @@ def validate_with_binary(binary: Path, config: str, image: str, client: Any = No
         os.chmod(work / "out", 0o777)
         lines: list[str] = []
         mounts = [
-            docker.types.Mount("/sb/kube-scheduler", str(binary), type="bind", read_only=True),
-            docker.types.Mount("/sb/in", str(work), type="bind", read_only=True),
-            docker.types.Mount("/sb/out", str(work / "out"), type="bind"),
+            engine_mod.Mount("/sb/kube-scheduler", str(binary), read_only=True),
+            engine_mod.Mount("/sb/in", str(work), read_only=True),
+            engine_mod.Mount("/sb/out", str(work / "out")),
         ]
         mounts += _tls_standins(doc if isinstance(doc, dict) else {}, work)
-        code = docker_api.run_streaming(
-            client, image,
+        code = engine.run(
+            image,
             ["/sb/kube-scheduler", "--config=/sb/in/config.yaml", "--write-config-to=/sb/out/config.yaml",
              "--master=https://127.0.0.1:1", "--authentication-skip-lookup=true", "--v=0"],
             mounts=mounts, environment={}, workdir="/sb/out", network="none", on_line=lines.append,
@@ -294,7 +292,7 @@ def _tls_standins(doc: dict, work: Path) -> list[Any]:
     them while building extenders, so validation mounts a generated CA, cert and
     key at the same paths. What is checked is the configuration, not the files.
     """
-    import docker
+    from scheduler_build.engine import Mount
 
     wanted = {}
     for ext in doc.get("extenders") or []:
@@ -310,7 +308,7 @@ def _tls_standins(doc: dict, work: Path) -> list[Any]:
         local = work / f"standin-{index}.pem"
         local.write_bytes(pems[role])
         os.chmod(local, 0o644)
-        mounts.append(docker.types.Mount(target, str(local), type="bind", read_only=True))
+        mounts.append(Mount(target, str(local), read_only=True))
         log(f"    {target}: a generated stand-in (the pod must provide the real {role})")
     return mounts
 
@@ -349,13 +347,13 @@ def refusal_reason(output: str) -> str:
     return (output.strip().splitlines() or ["no output"])[-1]
 
 
-def builder_image(client: Any = None) -> str:
+def builder_image(engine: Any = None) -> str:
     """The newest local `scheduler-build/golang:*` image (bootstrapped by `inv builder.bootstrap`)."""
     from scheduler_build.build import builder_image as builder
-    from scheduler_build import engine as docker_api
+    from scheduler_build import engine as engine_mod
 
-    client = client or docker_api.connect()
-    tags = sorted((t for image in client.images.list(name=builder.BOOTSTRAP_REPO) for t in image.tags),
+    engine = engine or engine_mod.connect()
+    tags = sorted((t for image in engine.images(builder.BOOTSTRAP_REPO) for t in image.tags),
                   key=lambda t: builder.parse_go_version(t.rsplit(":", 1)[1]))
     if not tags:
         raise UserError(f"no {builder.BOOTSTRAP_REPO}:* image to run the binary in",

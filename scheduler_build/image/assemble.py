@@ -422,9 +422,9 @@ def _local_tags(req: ImageRequest, tags: list[str], arch: str, native: str) -> l
     return out
 
 
-def engine_has(client, refs_to_ids: dict[str, str]) -> bool:
+def engine_has(engine: docker_api.Engine, refs_to_ids: dict[str, str]) -> bool:
     for ref, image_id in refs_to_ids.items():
-        image = docker_api.image_or_none(client, ref)
+        image = engine.inspect_image(ref)
         if image is None or image.id != image_id:
             return False
     return True
@@ -435,16 +435,16 @@ def build(req: ImageRequest, native_arch: str) -> ImageResult:
     tags = tags_for(req.k8s_version, req.spec_version, req.revision[:7] if req.revision else "", req.dirty, req.base_tag)
     layout = layout_dir(req.dist_dir, req.name, req.k8s_version)
     key = inputs_key(req, tags)
-    client = docker_api.connect() if req.load else None
+    engine = docker_api.connect() if req.load else None
 
     previous = read_layout(layout)
     if previous.get("inputs_key") == key and not req.force:
         expected = {ref: p["image_id"] for p in previous.get("platforms", []) for ref in p.get("local_tags", [])}
-        if client is None or engine_has(client, expected):
+        if engine is None or engine_has(engine, expected):
             log(f"    {req.repository}:{tags[0]} is up to date (same inputs); --force rebuilds")
             return _result_from_info(layout, previous, skipped=True)
         log("    the layout is current but the engine lacks its images: loading them again")
-        _load(client, layout, previous)
+        _load(engine, layout, previous)
         return _result_from_info(layout, previous, skipped=True)
 
     parent = layout.parent
@@ -553,12 +553,12 @@ def build(req: ImageRequest, native_arch: str) -> ImageResult:
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
-    if client is not None:
-        _load(client, layout, image_info)
+    if engine is not None:
+        _load(engine, layout, image_info)
     return _result_from_info(layout, image_info, skipped=False)
 
 
-def _load(client, layout: Path, info: dict) -> None:
+def _load(engine: docker_api.Engine, layout: Path, info: dict) -> None:
     """`docker load` each platform's image as a Docker archive with the layout's bytes."""
     for p in info["platforms"]:
         with phase("image.load", f"{p['platform']} as {', '.join(p['local_tags'])}"):
@@ -584,12 +584,9 @@ def _load(client, layout: Path, info: dict) -> None:
                 add("manifest.json", data=json.dumps([{"Config": config_name, "RepoTags": p["local_tags"], "Layers": [layer_name]}]).encode())
             buffer.seek(0)
             try:
-                loaded = client.images.load(buffer)
-            except Exception as exc:  # docker.errors.APIError and friends
-                raise UserError(f"docker load of {p['platform']} image failed: {docker_api._short(exc)}") from None
+                ids = engine.load(buffer, f"the {p['platform']} image")
             finally:
                 buffer.close()
-            ids = {image.id for image in loaded}
             if p["image_id"] not in ids:
                 raise UserError(f"docker load produced {sorted(ids)}, expected {p['image_id']}", "the engine rewrote the image config; please report this")
 

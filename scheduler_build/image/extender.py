@@ -105,8 +105,8 @@ def install_extender(dest: Path) -> None:
 def build(cache_dir: Path, tag: str, arch: str = "amd64", force: bool = False, mirror: str = MIRROR) -> ExtenderImage:
     if arch != "amd64":
         raise UserError(f"the extender image is built for amd64 only, not {arch}", "the wheels and the bootstrap are host-native")
-    client = docker_api.connect()
-    existing = docker_api.image_or_none(client, tag)
+    engine = docker_api.connect()
+    existing = engine.inspect_image(tag)
     rootfs, cached = base_rootfs(cache_dir, arch, mirror)
     if existing is not None and not force and existing.labels.get("org.scheduler-build.rootfs") == rootfs.name:
         log(f"    {tag} is already present ({existing.short_id}); --force rebuilds")
@@ -118,7 +118,7 @@ def build(cache_dir: Path, tag: str, arch: str = "amd64", force: bool = False, m
             install_extender(context / "app")
         (context / "Dockerfile").write_bytes(resources.dockerfile("extender.Dockerfile"))
         with phase("extender.image", tag):
-            image_id = docker_api.build_image(client, context, tag, labels={
+            image_id = engine.build(context, tag, labels={
                 "org.opencontainers.image.title": "scheduler-build reference extender",
                 "org.opencontainers.image.licenses": "Apache-2.0",
                 "org.scheduler-build.rootfs": rootfs.name,

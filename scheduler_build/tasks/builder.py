@@ -16,8 +16,8 @@ from scheduler_build.tasks._common import emit, user_errors
 @user_errors
 def bootstrap(c, goroot=None, force=False):
     """Build scheduler-build/golang:<go> locally from the host's Go and a busybox rootfs (no pull)."""
-    client = docker_api.connect()
-    built = builder_stage.bootstrap(client, settings.get(c.config, "builder.goroot", goroot), force=force)
+    engine = docker_api.connect()
+    built = builder_stage.bootstrap(engine, settings.get(c.config, "builder.goroot", goroot), force=force)
     emit(f"{built.image} {built.image_id}")
 
 
@@ -30,9 +30,9 @@ def bootstrap(c, goroot=None, force=False):
 def show(c, k8s_version=None, image=None, no_pull=False):
     """Show which builder image `inv build` would use, bootstrapping it if needed."""
     resolution = k8s.resolve(settings.get(c.config, "k8s.version", k8s_version), settings.cache_dir(c.config))
-    client = docker_api.connect()
+    engine = docker_api.connect()
     chosen = builder_stage.select(
-        client,
+        engine,
         resolution.go_version,
         settings.get(c.config, "builder.image", image),
         False if no_pull else bool(settings.get(c.config, "builder.pull")),

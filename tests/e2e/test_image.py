@@ -35,8 +35,8 @@ def test_scheduler_image_schedules_pods_from_a_container(control_plane, kube, na
         run.stop()
     import docker.errors
 
-    from scheduler_build import engine as docker_api
+    from tests.support import docker_sdk
 
     with pytest.raises(docker.errors.NotFound):
-        docker_api.connect().containers.get(run.container.id)
+        docker_sdk.client().containers.get(run.container.id)
     assert "Successfully bound pod to node" in run.log_text()

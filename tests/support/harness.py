@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable
 
 import yaml
 
+from tests.support import docker_sdk
 from scheduler_build import platforms
 from scheduler_build.cluster import controlplane as cluster
 from scheduler_build.errors import UserError
@@ -222,7 +223,6 @@ def start_scheduler_container(image: str, config: dict, workdir: Path, name: str
     The configuration and kubeconfig are mounted read-only at /etc/scheduler-build/; the
     image's own entrypoint (the binary) and user are used as shipped.
     """
-    from scheduler_build import engine as docker_api
 
     workdir = Path(workdir)
     kubeconfig = Path(config["clientConnection"]["kubeconfig"])
@@ -234,7 +234,7 @@ def start_scheduler_container(image: str, config: dict, workdir: Path, name: str
     write_atomic(mounted_kc, kubeconfig.read_bytes(), 0o644)
     config_path.chmod(0o644)
     port = cluster.free_port()
-    client = docker_api.connect()
+    client = docker_sdk.client()
     container = client.containers.run(
         image,
         command=_scheduler_args("/etc/scheduler-build/config.yaml", "/etc/scheduler-build/kubeconfig", port, verbosity),
