@@ -15,6 +15,11 @@ TEMPLATES_PACKAGE = "scheduler_build.templates"
 DOCKERFILES_PACKAGE = "scheduler_build.dockerfiles"
 
 
+def package() -> Traversable:
+    """The installed scheduler_build package itself (what the extender image copies from)."""
+    return resources.files("scheduler_build")
+
+
 def templates() -> Traversable:
     return resources.files(TEMPLATES_PACKAGE)
 

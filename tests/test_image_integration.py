@@ -423,6 +423,14 @@ def test_extender_image_on_a_bootstrapped_python_base_runs_non_root(tmp_path):
     assert "pull" not in proc.stderr.lower()
     ident = client.containers.run(tag, entrypoint=["/usr/bin/id", "-u"], network_mode="none", remove=True)
     assert ident.decode().strip() == "65532"
+    # Only the extender's own code ships: no test fixtures, no build or deploy stages.
+    listing = client.containers.run(tag, entrypoint=["/usr/bin/find", "/opt/extender/scheduler_build", "-name", "*.py"],
+                                    network_mode="none", remove=True).decode().split()
+    shipped = sorted(path.removeprefix("/opt/extender/scheduler_build/") for path in listing)
+    package = REPO / "scheduler_build"
+    expected = sorted(["__init__.py", "errors.py"] + [f"extender/{p.name}" for p in (package / "extender").glob("*.py")])
+    assert shipped == expected
+    assert not [p for p in shipped if p.endswith(("apistub.py", "samples.py", "harness.py", "e2e.py"))]
     port = free_port()
     container = client.containers.run(tag, ["--port", "8888"], detach=True, ports={"8888/tcp": ("127.0.0.1", port)})
     try:

@@ -85,7 +85,7 @@ def install_extender(dest: Path) -> None:
     """The extender package and its runtime wheels, importable from `dest`."""
     # Only the extender's own code: the package marker, the error type it raises and
     # scheduler_build.extender (test fixtures live in tests/, never in the package).
-    root = resources.files("scheduler_build")
+    root = resources.package()
     pkg = dest / "scheduler_build"
     (pkg / "extender").mkdir(parents=True)
     for name in EXTENDER_FILES:
