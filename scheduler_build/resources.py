@@ -4,6 +4,8 @@
 the packages `scheduler_build.templates` and `scheduler_build.dockerfiles` by
 pyproject.toml, so a wheel, an editable install and a checkout all read them the
 same way: through importlib.resources, never through a path relative to this file.
+In a checkout (and every git worktree of it) the symlinks scheduler_build/templates
+and scheduler_build/dockerfiles make the same packages importable without an install.
 """
 
 from __future__ import annotations
