@@ -53,7 +53,7 @@ class Response:
 class Options:
     url_prefix: str = "/"
     verbs: dict[str, str] = field(default_factory=lambda: {v: v for v in VERBS})
-    max_body_bytes: int = 64 * 1024 * 1024
+    max_body_bytes: int = 64 * 1024 * 1024  # NodeLists of 5000 nodes are ~30 MB
 
 
 class Extender:
