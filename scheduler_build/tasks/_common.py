@@ -14,6 +14,7 @@ import json
 import sys
 from typing import Any, Callable
 
+from invoke import Context
 from invoke.exceptions import Exit
 
 from scheduler_build import settings
@@ -31,7 +32,7 @@ def option(c: Any, key: str, flag: Any = None) -> Any:
     way: `--force` turns it on, otherwise the setting decides. The result has the
     default's type (bool, int, float); a value that cannot be cast is a UserError
     naming the setting."""
-    config = c.config if hasattr(c, "config") else c
+    config = c.config if isinstance(c, Context) else c
     value = settings.get(config, key, None if flag is False else flag)
     kind = type(settings.default(key))
     if kind is bool:
@@ -41,8 +42,7 @@ def option(c: Any, key: str, flag: Any = None) -> Any:
             return kind(value)
         except (TypeError, ValueError):
             name = key.rsplit(".", 1)[-1].replace("_", "-")
-            raise UserError(f"--{name} / {key}: {value!r} is not a{'n' if kind is int else ''} "
-                            f"{'whole number' if kind is int else 'number'}",
+            raise UserError(f"--{name} / {key}: {value!r} is not {'a whole number' if kind is int else 'a number'}",
                             f"e.g. {settings.default(key)}") from None
     return value
 

@@ -30,8 +30,8 @@ from scheduler_build.tasks._common import describe, emit, emit_json, option, use
         "version-suffix": f"appended to the stamped version, e.g. acme.1 -> v1.36.3-acme.1 ({describe('build.version_suffix')})",
         "gocache-volume": f"docker volume holding Go's build cache ({describe('build.gocache_volume')})",
         "json": "print build-info.json on stdout instead of the binary path",
-        "spec": f"build spec (plugins, patches, version, suffix); {describe('spec.path')} "
-                "unless --k8s-version or --component asks for a plain build",
+        "spec": f"build spec with plugins, patches, version, suffix ({describe('spec.path')}, "
+                "unless --k8s-version or --component asks for a plain build)",
         "no-spec": "plain build: no plugins, no patches, even with spec.path set",
         "all-platforms": "with a spec, build every platform it lists, else the host's or its first "
                          f"({describe('build.all_platforms')})",

@@ -38,8 +38,8 @@ def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repo
 
 
 COMMON_HELP = {
-    "spec": f"build spec (name, version, kubernetes.version, platforms, image.repository); {describe('spec.path')} "
-            "unless --no-spec or --k8s-version asks for a plain kube-scheduler",
+    "spec": "build spec with name, version, kubernetes.version, platforms, image.repository "
+            f"({describe('spec.path')}, unless --no-spec or --k8s-version asks for a plain kube-scheduler)",
     "no-spec": "plain kube-scheduler images: no spec, even with spec.path set",
     "k8s-version": "Kubernetes version of the binaries under dist/ "
                    f"(default: the spec's, else {describe('k8s.version').removeprefix('default: ')})",
