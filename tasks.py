@@ -18,6 +18,7 @@ from bench.tasks import ns as bench_ns
 from scheduler_build.progress import log
 from scheduler_build.tasks import namespace
 from scheduler_build.tasks._common import user_errors
+from tests.support.harness import pytest_argv
 
 REPO = Path(__file__).resolve().parent
 
@@ -58,8 +59,6 @@ def test(c, fast=False, k=None, marker=None, verbose=False):
 @user_errors
 def e2e(c, k=None, verbose=False, exitfirst=False, junit=None):
     """Run the end-to-end tests: our builds of kube-apiserver and kube-scheduler against real etcd."""
-    from tests.support.harness import pytest_argv  # the harness is a test fixture, not product code
-
     _pytest(pytest_argv(sys.executable, k=k, verbose=verbose, exitfirst=exitfirst, junit=junit))
 
 

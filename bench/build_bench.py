@@ -83,7 +83,7 @@ def _native_build(source: Path, out: Path, gocache: Path, flags: str) -> tuple[f
     return seconds, maxrss_kib * 1024
 
 
-def run(k8s_version: str = "1.36", repeats: int = 5, cold: bool = True) -> dict:
+def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 5, cold: bool = True) -> dict:
     cache = settings.cache_dir()
     resolution = k8s.resolve(k8s_version, cache)
     request = build.BuildRequest(k8s_version=k8s_version, pull=False, cache_dir=cache,

@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from scheduler_build import settings
+
 REPO = Path(__file__).resolve().parent.parent
 CAPACITY_LABEL = "underlay.example.com/capacity"
 POD_LABEL = {"underlay.example.com/ip": "true"}
@@ -76,12 +78,11 @@ def _binaries(k8s_version: str, cache: Path, dist: Path, want_plugin: bool) -> d
     return out
 
 
-def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "abcd", k8s_version: str = "1.36") -> dict:
+def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "abcd", k8s_version: str = settings.default("k8s.version")) -> dict:
     from kubernetes import client as k
 
     from scheduler_build.cluster import controlplane as cluster
     from tests.support import harness as e2e
-    from scheduler_build import settings
     from scheduler_build.progress import log
 
     work = Path(tempfile.mkdtemp(prefix="sb-bench-e2e-"))

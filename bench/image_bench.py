@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from scheduler_build import settings
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -27,7 +29,7 @@ def _median(values: list[float]) -> float:
     return round(statistics.median(values), 3)
 
 
-def run(k8s_version: str = "1.36", repeats: int = 3) -> dict:
+def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 3) -> dict:
     from tests.support.registry_server import Registry
 
     from tests.support import docker_sdk
@@ -35,7 +37,7 @@ def run(k8s_version: str = "1.36", repeats: int = 3) -> dict:
     from scheduler_build import engine as docker_api
     from scheduler_build.image import assemble as image
     from scheduler_build.publish import registry
-    from scheduler_build import platforms, settings
+    from scheduler_build import platforms
 
     client = docker_sdk.client()
     arch = platforms.host_arch()

@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 SERIES = [REPO / "examples/patches/0001-scheduler-add-AcmeSchedulable-in-tree-plugin.patch"]
 
 
-def run(repeats: int = 5, version: str = "1.36") -> dict:
+def run(repeats: int = 5, version: str = settings.default("k8s.version")) -> dict:
     resolution = k8s.resolve(version, settings.cache_dir())
     source = gotool.module_dir(k8s.KUBERNETES_MODULE, resolution.version)
     ours, base, ours_check, base_check = [], [], [], []

@@ -1,15 +1,15 @@
 """bench: side-by-side benchmarks; figures go into BENCHMARKS.md."""
 
 import importlib
-import json as json_lib
 from pathlib import Path
 
 from invoke import Collection, task
 
-from scheduler_build.tasks._common import emit, user_errors
-
+from scheduler_build.errors import UserError
+from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
 
 BENCH_DIR = Path(__file__).resolve().parent
+K8S_HELP = f"Kubernetes version ({describe('k8s.version')})"
 
 
 def _bench_module(name: str):
@@ -17,18 +17,26 @@ def _bench_module(name: str):
     return importlib.import_module(f"bench.{name}")
 
 
+def _report(module, results: dict, json: bool) -> None:
+    """Raw figures as JSON, else the module's Markdown table (for BENCHMARKS.md)."""
+    if json:
+        emit_json(results, sort_keys=False)
+    else:
+        emit(module.markdown(results))
+
+
 @task(name="build", help={
-    "k8s-version": "Kubernetes version to build (default 1.36)",
+    "k8s-version": f"{K8S_HELP} to build",
     "repeats": "warm runs per side (default 5)",
     "no-cold": "skip the two cold builds (about 3 minutes each on 2 cores)",
     "json": "print raw figures as JSON instead of a Markdown table",
 })
 @user_errors
-def build_bench(c, k8s_version="1.36", repeats=5, no_cold=False, json=False):
+def build_bench(c, k8s_version=None, repeats=5, no_cold=False, json=False):
     """Warm `inv build` after touching one file vs a native `go build`, plus cold time and peak memory."""
     module = _bench_module("build_bench")
-    results = module.run(k8s_version, int(repeats), cold=not no_cold)
-    emit(json_lib.dumps(results, indent=2) if json else module.markdown(results))
+    results = module.run(option(c, "k8s.version", k8s_version), int(repeats), cold=not no_cold)
+    _report(module, results, json)
 
 
 @task(name="extender", help={
@@ -42,26 +50,20 @@ def extender_bench(c, nodes="100,1000,5000", seconds=3.0, concurrency=1, json=Fa
     """Python extender vs a Go stdlib extender: filter/prioritize, NodeList/NodeNames, rps and p50/p99."""
     module = _bench_module("extender.run")
     results = module.run([int(n) for n in str(nodes).split(",") if n.strip()], float(seconds), int(concurrency))
-    emit(json_lib.dumps(results, indent=2) if json else module.markdown(results))
-
-
-ns = Collection("bench", build_bench, extender_bench)
+    _report(module, results, json)
 
 
 @task(name="image", help={
-    "k8s-version": "Kubernetes version of the native build to package (default 1.36)",
+    "k8s-version": f"{K8S_HELP} of the native build to package",
     "repeats": "runs per measurement (default 3)",
     "json": "print raw figures as JSON instead of Markdown tables",
 })
 @user_errors
-def image_bench(c, k8s_version="1.36", repeats=3, json=False):
+def image_bench(c, k8s_version=None, repeats=3, json=False):
     """Image size vs binary, image.build cold/warm vs `docker build`, push vs `docker push` to a local registry."""
     module = _bench_module("image_bench")
-    results = module.run(k8s_version, int(repeats))
-    emit(json_lib.dumps(results, indent=2) if json else module.markdown(results))
-
-
-ns.add_task(image_bench)
+    results = module.run(option(c, "k8s.version", k8s_version), int(repeats))
+    _report(module, results, json)
 
 
 @task(name="e2e", help={
@@ -69,23 +71,21 @@ ns.add_task(image_bench)
     "nodes": "Nodes in the cluster (default 500)",
     "repeats": "round-robin rounds over the variants; medians are reported (default 1)",
     "variants": "which of a (in-tree), b (example plugin), c (extender NodeNames), d (extender NodeList) (default abcd)",
-    "k8s-version": "Kubernetes version of the scheduler and API server (default 1.36)",
+    "k8s-version": f"{K8S_HELP} of the scheduler and API server",
     "chart": "write the PNG bar chart here (default bench/e2e-throughput.png)",
     "json": "print raw figures as JSON instead of a Markdown table",
 })
 @user_errors
-def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants="abcd", k8s_version="1.36", chart=None, json=False):
+def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants="abcd", k8s_version=None, chart=None, json=False):
     """Pods/s on a real control plane: in-tree vs example plugin vs Python extender (NodeNames, NodeList)."""
-    from scheduler_build.errors import UserError
-
     bad = sorted(set(variants) - set("abcd"))
     if bad or not variants:
         raise UserError(f"--variants {variants!r}: unknown {''.join(bad) or 'empty'}", "use letters of abcd, e.g. --variants ac")
     module = _bench_module("e2e_bench")
-    results = module.run(int(pods), int(nodes), int(repeats), variants, k8s_version)
+    results = module.run(int(pods), int(nodes), int(repeats), variants, option(c, "k8s.version", k8s_version))
     png = module.chart(results, Path(chart) if chart else BENCH_DIR / "e2e-throughput.png")
     results["chart"] = str(png)
-    emit(json_lib.dumps(results, indent=2) if json else module.markdown(results))
+    _report(module, results, json)
 
 
-ns.add_task(e2e_bench)
+ns = Collection("bench", build_bench, extender_bench, image_bench, e2e_bench)

@@ -8,8 +8,12 @@ reads the merged result so every task resolves options the same way.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
+
+from scheduler_build.errors import UserError
+from scheduler_build.extender import settings_defaults as extender_defaults
 
 # Defaults for every setting, registered on the root collection; invoke merges
 # files and environment variables over them. Env vars only reach keys listed here.
@@ -36,6 +40,7 @@ DEFAULTS: dict[str, Any] = {
         "source_date_epoch": "",  # empty: $SOURCE_DATE_EPOCH, else the release's commit time
         "version_suffix": "",
         "gocache_volume": "scheduler-build-gocache",
+        "all_platforms": False,  # with a spec, build every platform it lists, not just the host's
     },
     "cluster": {
         "state_dir": "",  # empty: <cache_dir>/cluster
@@ -59,18 +64,21 @@ DEFAULTS: dict[str, Any] = {
         "insecure": False,  # allow plain HTTP to non-loopback registries
         "ca_cert": "",  # empty: /etc/docker/certs.d/<host:port>/ca.crt, else the system CAs
     },
-    "buildspec": {
-        # `inv build` with no --spec builds this spec (plugins + patches); --no-spec,
-        # --k8s-version or --component without --spec build plain kube-scheduler.
+    "spec": {
+        # The build spec every stage reads (build, image, config, deploy). `inv build`
+        # and image.* with --no-spec, --k8s-version or --component build plain kube-scheduler.
         "path": "examples/underlay/scheduler.yaml",
-        "all_platforms": False,  # build every platform the spec lists, not just the host's
+    },
+    "buildspec": {  # deprecated aliases (see ALIASES): read when set, with a warning
+        "path": "",
+        "all_platforms": False,
     },
     "scaffold": {
         "k8s_version": "",  # empty: k8s.version
         "force": False,  # replace a non-empty --out
     },
     "config": {
-        "spec": "examples/underlay/scheduler.yaml",  # the build spec config.* and deploy read
+        "spec": "",  # deprecated alias of spec.path (see ALIASES)
         "out": "",  # empty: <paths.dist_dir>/config/<name>
         "runner_image": "",  # empty: the newest local scheduler-build/golang:* (runs the binary, no network)
         "scheduler_name": "default-scheduler",  # migrate-policy's profile name
@@ -85,46 +93,86 @@ DEFAULTS: dict[str, Any] = {
     "registry": {
         "url": "",  # HOST[:PORT]/REPO, checked by `inv doctor` when set
     },
-    "extender": {
-        # `inv extender.serve`; the console script scheduler-extender takes the same as flags.
-        "host": "127.0.0.1",
-        "port": 8888,
-        "kubeconfig": "",  # empty: $KUBECONFIG, ~/.kube/config, else in-cluster, else none (never ready)
-        "policy": "underlay-ip",
-        "url_prefix": "/",
-        "filter_verb": "filter",
-        "prioritize_verb": "prioritize",
-        "preempt_verb": "preempt",
-        "bind_verb": "bind",
-        "max_body_bytes": 64 * 1024 * 1024,  # NodeLists of 5000 nodes are ~30 MB
-        "assume_ttl": 30.0,  # seconds a pod the extender bound counts before the watch confirms it
-        "tls_cert": "",
-        "tls_key": "",
-        "tls_client_ca": "",  # set: mutual TLS, clients need a certificate signed by this CA
-        "log_level": "info",
-    },
+    # `inv extender.serve`; the console script scheduler-extender takes the same as flags.
+    # Their home is the extender's ServeConfig (the extender image has no settings module).
+    "extender": extender_defaults(),
 }
+
+# Deprecated key -> its replacement. An alias is read when set (invoke.yaml, env) and
+# its replacement is not, with a one-line warning; two that disagree are an error.
+ALIASES: dict[str, str] = {
+    "buildspec.path": "spec.path",
+    "config.spec": "spec.path",
+    "buildspec.all_platforms": "build.all_platforms",
+}
+_warned: set[str] = set()
 
 
 def get(config: Any, dotted: str, flag: Any = None) -> Any:
-    """Resolve one option: an explicit flag wins, then invoke config, then DEFAULTS."""
+    """Resolve one option: an explicit flag wins, then invoke config, then DEFAULTS.
+
+    The one place options are resolved (tasks call it through tasks._common.option)."""
     if flag is not None:
         return flag
+    value = _lookup(config, dotted)
+    aliases = [old for old, new in ALIASES.items() if new == dotted]
+    if aliases:
+        value = _from_aliases(config, dotted, value, aliases)
+    return value
+
+
+def _lookup(config: Any, dotted: str) -> Any:
     node: Any = config
     for part in dotted.split("."):
         try:
             node = node[part]
         except (KeyError, TypeError):
-            node = _default(dotted)
-            break
+            return default(dotted)
     return node
 
 
-def _default(dotted: str) -> Any:
+def _from_aliases(config: Any, dotted: str, value: Any, aliases: list[str]) -> Any:
+    """The value of `dotted`, or of a deprecated alias set in its place."""
+    chosen = {}
+    for old in aliases:
+        old_value = _lookup(config, old)
+        if old_value != default(old):
+            if old not in _warned:
+                _warned.add(old)
+                print(f"warning: setting {old} is deprecated, use {dotted}", file=sys.stderr, flush=True)
+            chosen[old] = old_value
+    if value != default(dotted):
+        chosen[dotted] = value
+    if len(set(map(str, chosen.values()))) > 1:
+        given = ", ".join(f"{key}={val!r}" for key, val in chosen.items())
+        raise UserError(f"conflicting settings: {given}", f"set only {dotted} (the others are deprecated aliases)")
+    return next(iter(chosen.values())) if chosen else value
+
+
+def default(dotted: str) -> Any:
+    """The default of one setting, from DEFAULTS (KeyError for an unknown key)."""
     node: Any = DEFAULTS
     for part in dotted.split("."):
         node = node[part]
     return node
+
+
+def describe(dotted: str, otherwise: str = "") -> str:
+    """`default: <key> = <value>` for help texts, so they never restate a default.
+
+    An empty default reads `default: <key>, else <otherwise>` (what empty means)."""
+    value = default(dotted)
+    if value == "" or value is None:
+        return f"default: {dotted}" + (f", else {otherwise}" if otherwise else "")
+    if isinstance(value, bool):
+        shown = "on" if value else "off"
+    elif isinstance(value, int) and value >= 1024 * 1024 and value % (1024 * 1024) == 0:
+        shown = f"{value // (1024 * 1024)} MiB"
+    elif isinstance(value, float):
+        shown = f"{value:g}"
+    else:
+        shown = str(value)
+    return f"default: {dotted} = {shown}"
 
 
 def cache_dir(config: Any = None) -> Path:

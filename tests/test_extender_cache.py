@@ -21,7 +21,8 @@ from tests.support.extender_fixtures import call
 from tests.support import apistub
 from tests.support import samples
 from scheduler_build.extender.app import Extender
-from scheduler_build.extender.cache import Backoff, ClusterCache, Reflector
+from scheduler_build.extender.cache import ClusterCache
+from scheduler_build.extender.reflector import Backoff, Reflector
 from scheduler_build.extender.policy import UnderlayIPPolicy
 
 DATA = Path(__file__).parent / "data" / "extender"

@@ -1,11 +1,9 @@
-"""In-memory node and pod state fed by list + watch through the kubernetes client.
+"""In-memory node and pod state: ClusterCache, with no I/O.
 
-ClusterCache is the state (no I/O): nodes by name, bound pods by UID with the
-policy's usage figure, per-node usage sums, and "assumed" pods the extender bound
-itself that the watch has not confirmed yet. Reflector threads fill it: list (and
-remember the list's resourceVersion), then watch from there; a 410 Gone (as an
-HTTP status or an ERROR event) triggers a fresh list, other failures reconnect
-with capped exponential backoff from the last resourceVersion seen.
+Nodes by name, bound pods by UID with the policy's usage figure, per-node usage
+sums, and "assumed" pods the extender bound itself that the watch has not
+confirmed yet. Reflector threads (reflector.py) fill it from list + watch;
+kube.py loads the API client they use.
 
 The extender's request handlers read the state under the same lock the
 reflectors write under; a filter call over 5000 nodes holds it for about a
@@ -15,14 +13,10 @@ millisecond, and watch events are rare by comparison.
 from __future__ import annotations
 
 import logging
-import random
-import socket
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
-
-import msgspec
 
 from scheduler_build.extender.protocol import NodeView, PodView, ProtocolError, node_view, pod_view
 
@@ -225,188 +219,15 @@ class ClusterCache:
                 self.used.pop(pod.node, None)
 
 
-def _meta(raw: Any) -> dict:
+def object_meta(raw: Any) -> dict:
+    """metadata of a raw API object, {} when missing or malformed."""
     meta = raw.get("metadata") if isinstance(raw, dict) else None
     return meta if isinstance(meta, dict) else {}
 
 
 def _name(raw: Any) -> str:
-    return str(_meta(raw).get("name") or "")
+    return str(object_meta(raw).get("name") or "")
 
 
 def _uid(raw: Any) -> str:
-    return str(_meta(raw).get("uid") or "")
-
-
-class Gone(Exception):
-    """The resourceVersion is too old: list again."""
-
-
-class Backoff:
-    """Capped exponential backoff with jitter, reset after a healthy watch."""
-
-    def __init__(self, base: float = 0.2, cap: float = 30.0):
-        self.base, self.cap, self.attempt = base, cap, 0
-
-    def next(self) -> float:
-        delay = min(self.cap, self.base * (2 ** self.attempt))
-        self.attempt += 1
-        return delay * (0.5 + random.random() / 2)
-
-    def reset(self) -> None:
-        self.attempt = 0
-
-
-class Reflector:
-    """List + watch one resource kind into the cache, in a daemon thread.
-
-    It calls the kubernetes client's generated list functions
-    (CoreV1Api.list_node / list_pod_for_all_namespaces) with
-    `_preload_content=False` and decodes the bytes with msgspec: the client's own
-    model deserialisation costs seconds for thousands of objects, and its
-    `Watch.stream(deserialize=False)` cannot report a 410 ERROR event (it looks
-    up a key only the deserialising path sets), so the watch lines are read here.
-    """
-
-    def __init__(self, cache: ClusterCache, kind: str, list_func: Callable[..., Any],
-                 watch_timeout: int = 300, request_timeout: float = 10.0,
-                 backoff: Backoff | None = None):
-        self.cache, self.kind, self.list_func = cache, kind, list_func
-        self.watch_timeout = watch_timeout
-        self.request_timeout = request_timeout
-        self.backoff = backoff or Backoff()
-        self._stop = threading.Event()
-        self._resp: Any = None
-        self.lists = 0  # how many full lists ran (a re-list after 410 adds one)
-        self.thread = threading.Thread(target=self._run, name=f"reflector-{kind}", daemon=True)
-
-    def start(self) -> "Reflector":
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        resp = self._resp
-        if resp is not None:
-            # Unblock a read in progress: closing the socket ends the stream loop.
-            try:
-                sock = getattr(getattr(resp, "connection", None), "sock", None)
-                if sock is not None:
-                    sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def join(self, timeout: float | None = None) -> None:
-        self.thread.join(timeout)
-
-    def _run(self) -> None:
-        rv: str | None = None
-        while not self._stop.is_set():
-            try:
-                if rv is None:
-                    rv = self._list()
-                    self.cache.mark_synced(self.kind)
-                rv = self._watch(rv)
-                self.backoff.reset()
-            except Gone:
-                log.info("%s: resourceVersion %s is gone, listing again", self.kind, rv)
-                rv = None
-            except Exception as exc:  # network, API errors: keep the state, retry
-                if self._stop.is_set():
-                    break
-                delay = self.backoff.next()
-                log.warning("%s: list/watch failed (%s); retrying in %.1fs", self.kind, _brief(exc), delay)
-                self._stop.wait(delay)
-
-    def _list(self) -> str:
-        resp = self.list_func(_preload_content=False, _request_timeout=self.request_timeout * 6)
-        try:
-            body = msgspec.json.decode(resp.data)
-        finally:
-            resp.release_conn()
-        items = body.get("items") or []
-        rv = str((body.get("metadata") or {}).get("resourceVersion") or "")
-        self.cache.replace(self.kind, items, rv)
-        self.lists += 1
-        log.info("%s: listed %d at resourceVersion %s", self.kind, len(items), rv)
-        return rv
-
-    def _watch(self, rv: str) -> str:
-        from kubernetes.client.rest import ApiException
-        from kubernetes.watch.watch import iter_resp_lines
-
-        try:
-            resp = self.list_func(
-                watch=True, resource_version=rv, allow_watch_bookmarks=True,
-                timeout_seconds=self.watch_timeout, _preload_content=False,
-                # A read timeout past the server's own watch timeout catches a dead peer.
-                _request_timeout=(self.request_timeout, self.watch_timeout + 30),
-            )
-        except ApiException as exc:
-            if exc.status == 410:
-                raise Gone() from None
-            raise
-        self._resp = resp
-        try:
-            if self._stop.is_set():  # stop() ran while we were connecting
-                return rv
-            for line in iter_resp_lines(resp):
-                if self._stop.is_set():
-                    break
-                if not line:
-                    continue
-                event = msgspec.json.decode(line)
-                etype = event.get("type")
-                obj = event.get("object") or {}
-                if etype == "ERROR":
-                    if obj.get("code") == 410:
-                        raise Gone()
-                    raise RuntimeError(f"watch error {obj.get('code')}: {obj.get('message')}")
-                new_rv = str(_meta(obj).get("resourceVersion") or "")
-                if etype in ("ADDED", "MODIFIED", "DELETED"):
-                    self.cache.apply(self.kind, etype, obj)
-                if new_rv:
-                    rv = new_rv
-                    self.cache.resource_versions[self.kind] = rv
-        finally:
-            self._resp = None
-            resp.close()
-            resp.release_conn()
-        return rv
-
-
-def _brief(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
-
-
-def kube_client(kubeconfig: str | None) -> Any:
-    """An ApiClient from a kubeconfig, $KUBECONFIG/~/.kube/config, or in-cluster config.
-
-    Returns None when no configuration is found, so the extender still serves
-    (not ready) without an API server.
-    """
-    import os
-
-    from kubernetes import client, config
-
-    if kubeconfig:
-        return config.new_client_from_config(config_file=kubeconfig)
-    default = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
-    if os.path.exists(default.split(os.pathsep)[0]):
-        return config.new_client_from_config(config_file=default.split(os.pathsep)[0])
-    try:
-        config.load_incluster_config()
-    except config.ConfigException:
-        return None
-    return client.ApiClient()
-
-
-def start_reflectors(cache: ClusterCache, api_client: Any, **kwargs: Any) -> list[Reflector]:
-    from kubernetes import client
-
-    core = client.CoreV1Api(api_client)
-    return [
-        Reflector(cache, "nodes", core.list_node, **kwargs).start(),
-        Reflector(cache, "pods", core.list_pod_for_all_namespaces, **kwargs).start(),
-    ]
+    return str(object_meta(raw).get("uid") or "")

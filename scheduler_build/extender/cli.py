@@ -7,56 +7,64 @@ The same options as `inv extender.serve`, for containers and process supervisors
 from __future__ import annotations
 
 import argparse
+import os
+import ssl
 import sys
 
 from scheduler_build.errors import UserError
-from scheduler_build.extender import ServeConfig, TLSOptions
+from scheduler_build.extender import ServeConfig, TLSOptions, serve
+from scheduler_build.extender.app import VERBS
 from scheduler_build.extender.policy import POLICIES
 
 
+def mib(size: int) -> str:
+    return f"{size // (1024 * 1024)} MiB" if size % (1024 * 1024) == 0 else f"{size} bytes"
+
+
 def parser() -> argparse.ArgumentParser:
+    d = ServeConfig()  # the one home of the defaults
     p = argparse.ArgumentParser(prog="scheduler-extender",
                                 description="A kube-scheduler HTTP extender with the underlay-IP policy.")
-    p.add_argument("--host", default="127.0.0.1", help="listen address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8888, help="listen port, 0 for a free one (default 8888)")
-    p.add_argument("--kubeconfig", default="", help="kubeconfig for list/watch and bind "
+    p.add_argument("--host", default=d.host, help=f"listen address (default {d.host})")
+    p.add_argument("--port", type=int, default=d.port, help=f"listen port, 0 for a free one (default {d.port})")
+    p.add_argument("--kubeconfig", default=d.kubeconfig, help="kubeconfig for list/watch and bind "
                    "(default: $KUBECONFIG, ~/.kube/config, else in-cluster)")
-    p.add_argument("--policy", default="underlay-ip", choices=sorted(POLICIES), help="placement policy")
-    p.add_argument("--url-prefix", default="/", help="path prefix of the verbs, as in urlPrefix (default /)")
-    for verb in ("filter", "prioritize", "preempt", "bind"):
-        p.add_argument(f"--{verb}-verb", default=verb, help=f"path of the {verb} verb under the prefix; "
-                       f"empty disables it (default {verb})")
-    p.add_argument("--max-body-bytes", type=int, default=64 * 1024 * 1024,
-                   help="largest request body accepted (default 64 MiB)")
-    p.add_argument("--assume-ttl", type=float, default=30.0,
-                   help="seconds a pod this extender bound counts before the watch confirms it (default 30)")
-    p.add_argument("--tls-cert", default="", help="serve HTTPS with this certificate (PEM)")
-    p.add_argument("--tls-key", default="", help="private key of --tls-cert (PEM)")
-    p.add_argument("--tls-client-ca", default="", help="require client certificates signed by this CA (mTLS)")
-    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"],
-                   help="log level of the JSON logs on stderr")
+    p.add_argument("--policy", default=d.policy, choices=sorted(POLICIES), help=f"placement policy (default {d.policy})")
+    p.add_argument("--url-prefix", default=d.url_prefix,
+                   help=f"path prefix of the verbs, as in urlPrefix (default {d.url_prefix})")
+    for verb in VERBS:
+        p.add_argument(f"--{verb}-verb", default=d.verbs[verb], help=f"path of the {verb} verb under the prefix; "
+                       f"empty disables it (default {d.verbs[verb]})")
+    p.add_argument("--max-body-bytes", type=int, default=d.max_body_bytes,
+                   help=f"largest request body accepted (default {mib(d.max_body_bytes)})")
+    p.add_argument("--assume-ttl", type=float, default=d.assume_ttl,
+                   help=f"seconds a pod this extender bound counts before the watch confirms it (default {d.assume_ttl:g})")
+    p.add_argument("--tls-cert", default=d.tls.cert_file, help="serve HTTPS with this certificate (PEM)")
+    p.add_argument("--tls-key", default=d.tls.key_file, help="private key of --tls-cert (PEM)")
+    p.add_argument("--tls-client-ca", default=d.tls.client_ca_file,
+                   help="require client certificates signed by this CA (mTLS)")
+    p.add_argument("--log-level", default=d.log_level, choices=["debug", "info", "warning", "error"],
+                   help=f"log level of the JSON logs on stderr (default {d.log_level})")
     return p
 
 
 def config_from(ns: argparse.Namespace) -> ServeConfig:
     return validate(ServeConfig(
         host=ns.host, port=ns.port, kubeconfig=ns.kubeconfig, policy=ns.policy, url_prefix=ns.url_prefix,
-        verbs={v: getattr(ns, f"{v}_verb") for v in ("filter", "prioritize", "preempt", "bind")},
+        verbs={v: getattr(ns, f"{v}_verb") for v in VERBS},
         max_body_bytes=ns.max_body_bytes, assume_ttl=ns.assume_ttl,
         tls=TLSOptions(ns.tls_cert, ns.tls_key, ns.tls_client_ca), log_level=ns.log_level))
 
 
 def validate(cfg: ServeConfig) -> ServeConfig:
     """Reject settings that cannot work, naming the flag/config key at fault."""
-    import os
-
     if cfg.policy not in POLICIES:
         raise UserError(f"extender.policy: unknown policy {cfg.policy!r}", f"known: {', '.join(sorted(POLICIES))}")
     if not 0 <= cfg.port <= 65535:
         raise UserError(f"extender.port: {cfg.port} is not a TCP port", "use 0..65535 (0 picks a free port)")
     if cfg.max_body_bytes < 1024:
         raise UserError(f"extender.max_body_bytes: {cfg.max_body_bytes} is too small",
-                        "NodeLists of thousands of nodes are megabytes; keep the default 64 MiB or more")
+                        f"NodeLists of thousands of nodes are megabytes; keep the default {mib(ServeConfig().max_body_bytes)} or more")
     if cfg.assume_ttl <= 0:
         raise UserError(f"extender.assume_ttl: {cfg.assume_ttl} must be positive", "e.g. 30 (seconds)")
     if cfg.kubeconfig and not os.path.isfile(cfg.kubeconfig):
@@ -69,8 +77,6 @@ def validate(cfg: ServeConfig) -> ServeConfig:
         if path and not os.path.isfile(path):
             raise UserError(f"extender.{key}: {path} does not exist", "pass a PEM file path")
     if tls.cert_file:
-        import ssl
-
         try:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             ctx.load_cert_chain(tls.cert_file, tls.key_file or None)
@@ -86,8 +92,6 @@ def validate(cfg: ServeConfig) -> ServeConfig:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from scheduler_build.extender import serve
-
     try:
         cfg = config_from(parser().parse_args(argv))
         serve(cfg)

@@ -1,14 +1,50 @@
-"""Shared task plumbing: user errors become a clean message and exit code."""
+"""Shared task plumbing, the one pattern every collection follows.
+
+- `option(c, key, flag)`: every option, value or boolean: flag, then invoke config
+  (invoke.yaml, env vars), then settings.DEFAULTS, cast to the default's type.
+- `describe(key)` (settings.describe): "default: key = value" for help texts.
+- `emit` / `emit_json`: results on stdout, one write; logs go to stderr.
+- `user_errors`: a UserError is one line on stderr and its exit code, no traceback.
+"""
 
 from __future__ import annotations
 
 import functools
+import json
 import sys
 from typing import Any, Callable
 
+from invoke import Context
 from invoke.exceptions import Exit
 
+from scheduler_build import settings
 from scheduler_build.errors import UserError
+from scheduler_build.settings import describe
+
+__all__ = ["option", "describe", "emit", "emit_json", "user_errors"]
+
+
+def option(c: Any, key: str, flag: Any = None) -> Any:
+    """Resolve one option: the flag when given, else invoke config, else settings.DEFAULTS.
+
+    A flag is "not given" when it is None (value options default to None) or False
+    (invoke passes False for an absent boolean flag), so booleans resolve the same
+    way: `--force` turns it on, otherwise the setting decides. The result has the
+    default's type (bool, int, float); a value that cannot be cast is a UserError
+    naming the setting."""
+    config = c.config if isinstance(c, Context) else c
+    value = settings.get(config, key, None if flag is False else flag)
+    kind = type(settings.default(key))
+    if kind is bool:
+        return bool(value)
+    if kind in (int, float) and not isinstance(value, kind):
+        try:
+            return kind(value)
+        except (TypeError, ValueError):
+            name = key.rsplit(".", 1)[-1].replace("_", "-")
+            raise UserError(f"--{name} / {key}: {value!r} is not {'a whole number' if kind is int else 'a number'}",
+                            f"e.g. {settings.default(key)}") from None
+    return value
 
 
 def user_errors(func: Callable) -> Callable:
@@ -32,3 +68,8 @@ def emit(text: str) -> None:
     """Machine-readable results go to stdout, one write."""
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     sys.stdout.flush()
+
+
+def emit_json(data: Any, sort_keys: bool = True) -> None:
+    """A result as JSON on stdout (indented, keys sorted unless their order means something), one write."""
+    emit(json.dumps(data, indent=2, sort_keys=sort_keys))

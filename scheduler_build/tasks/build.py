@@ -1,37 +1,40 @@
 """build: compile kube-scheduler (or another component) hermetically in a golang container."""
 
-import json as json_lib
 from pathlib import Path
 
 from invoke import Collection, task
 
-from scheduler_build.build import pipeline as build_stage
 from scheduler_build import settings
 from scheduler_build.build import from_spec as spec_build
-from scheduler_build.tasks._common import emit, user_errors
+from scheduler_build.build import pipeline as build_stage
+from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
 
 
 @task(
     default=True,
     auto_shortflags=False,  # with many flags invoke's generated short ones collide (`--, --no-pull`)
     help={
-        "k8s-version": "Kubernetes version: 1.36, v1.36.2, latest (default: k8s.version)",
-        "arch": "target architecture, e.g. amd64 or arm64 (default: build.arch, else the host's)",
-        "os": "target OS (default: build.os = linux)",
-        "component": "command under k8s.io/kubernetes/cmd to build (default: build.component = kube-scheduler)",
-        "name": "dist/<name>/... directory name (default: build.name, else the component)",
-        "cgo-static": "link with cgo, -linkmode external -extldflags -static (needs gcc in the builder)",
-        "builder-image": "compile in this image instead of the official or bootstrapped golang image",
-        "no-pull": "never try pulling the official golang image (default: builder.pull decides)",
-        "dist": "output root (default: paths.dist_dir = dist)",
-        "source-date-epoch": "build date stamp in seconds (default: $SOURCE_DATE_EPOCH, else the release time)",
-        "version-suffix": "appended to the stamped version, e.g. acme.1 -> v1.36.3-acme.1",
-        "gocache-volume": "docker volume holding Go's build cache (default: build.gocache_volume)",
+        "k8s-version": f"Kubernetes version: 1.36, v1.36.2, latest ({describe('k8s.version')})",
+        "arch": f"target architecture, e.g. amd64 or arm64 ({describe('build.arch', 'the host architecture')})",
+        "os": f"target OS ({describe('build.os')})",
+        "component": f"command under k8s.io/kubernetes/cmd to build ({describe('build.component')})",
+        "name": f"dist/<name>/... directory name ({describe('build.name', 'the component')})",
+        "cgo-static": f"link with cgo, -linkmode external -extldflags -static, needs gcc in the builder "
+                      f"({describe('build.cgo_static')})",
+        "builder-image": f"compile in this image instead of the official or bootstrapped golang image "
+                         f"({describe('builder.image')})",
+        "no-pull": f"never try pulling the official golang image (else builder.pull decides, {describe('builder.pull')})",
+        "dist": f"output root ({describe('paths.dist_dir')})",
+        "source-date-epoch": "build date stamp in seconds "
+                             f"({describe('build.source_date_epoch', '$SOURCE_DATE_EPOCH, else the release time')})",
+        "version-suffix": f"appended to the stamped version, e.g. acme.1 -> v1.36.3-acme.1 ({describe('build.version_suffix')})",
+        "gocache-volume": f"docker volume holding Go's build cache ({describe('build.gocache_volume')})",
         "json": "print build-info.json on stdout instead of the binary path",
-        "spec": "build spec (plugins, patches, version, suffix); default: buildspec.path = examples/underlay/scheduler.yaml "
-                "unless --k8s-version or --component asks for a plain build",
-        "no-spec": "plain build: no plugins, no patches, even with buildspec.path set",
-        "all-platforms": "with a spec, build every platform it lists (default: the host's, else its first)",
+        "spec": f"build spec with plugins, patches, version, suffix ({describe('spec.path')}, "
+                "unless --k8s-version or --component asks for a plain build)",
+        "no-spec": "plain build: no plugins, no patches, even with spec.path set",
+        "all-platforms": "with a spec, build every platform it lists, else the host's or its first "
+                         f"({describe('build.all_platforms')})",
     },
 )
 @user_errors
@@ -43,14 +46,13 @@ def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cg
     With a build spec (the default: the bundled example), its out-of-tree plugins and
     patch series are compiled into the same hermetic build.
     """
-    cfg = c.config
     loaded = None
-    spec_path = spec_build.choose_spec(spec, no_spec, settings.get(cfg, "buildspec.path"), plain_flags=bool(k8s_version or component))
+    spec_path = spec_build.choose_spec(spec, no_spec, option(c, "spec.path"), plain_flags=bool(k8s_version or component))
     if spec_path is not None:
         loaded = spec_build.load_spec(spec_path)
-    arches = [settings.get(cfg, "build.arch", arch)]
+    arches = [option(c, "build.arch", arch)]
     if loaded is not None and not arch:
-        arches = spec_build.spec_arches(loaded, bool(settings.get(cfg, "buildspec.all_platforms", all_platforms or None)))
+        arches = spec_build.spec_arches(loaded, option(c, "build.all_platforms", all_platforms))
     results = []
     for target_arch in arches:
         request = _request(c, k8s_version, target_arch, os, component, name, cgo_static, builder_image, no_pull, dist,
@@ -60,36 +62,35 @@ def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cg
         results.append(build_stage.run(request))
     if json:
         infos = [r.info for r in results]
-        emit(json_lib.dumps(infos[0] if len(infos) == 1 else infos, indent=2, sort_keys=True))
+        emit_json(infos[0] if len(infos) == 1 else infos)
     else:
         emit("\n".join(str(r.binary) for r in results))
 
 
 def _request(c, k8s_version, arch, os, component, name, cgo_static, builder_image, no_pull, dist,
              source_date_epoch, version_suffix, gocache_volume):
-    cfg = c.config
     return build_stage.BuildRequest(
-        k8s_version=settings.get(cfg, "k8s.version", k8s_version),
-        component=settings.get(cfg, "build.component", component),
-        name=settings.get(cfg, "build.name", name),
-        goos=settings.get(cfg, "build.os", os),
+        k8s_version=option(c, "k8s.version", k8s_version),
+        component=option(c, "build.component", component),
+        name=option(c, "build.name", name),
+        goos=option(c, "build.os", os),
         arch=arch,
-        cgo_static=bool(settings.get(cfg, "build.cgo_static", cgo_static or None)),
-        builder_image=settings.get(cfg, "builder.image", builder_image),
-        pull=False if no_pull else bool(settings.get(cfg, "builder.pull")),
-        goroot=settings.get(cfg, "builder.goroot"),
-        dist_dir=Path(settings.get(cfg, "paths.dist_dir", dist)),
-        cache_dir=settings.cache_dir(cfg),
-        source_date_epoch=str(settings.get(cfg, "build.source_date_epoch", source_date_epoch) or ""),
-        version_suffix=settings.get(cfg, "build.version_suffix", version_suffix),
-        gocache_volume=settings.get(cfg, "build.gocache_volume", gocache_volume),
+        cgo_static=option(c, "build.cgo_static", cgo_static),
+        builder_image=option(c, "builder.image", builder_image),
+        pull=False if no_pull else option(c, "builder.pull"),
+        goroot=option(c, "builder.goroot"),
+        dist_dir=Path(option(c, "paths.dist_dir", dist)),
+        cache_dir=settings.cache_dir(c.config),
+        source_date_epoch=str(option(c, "build.source_date_epoch", source_date_epoch) or ""),
+        version_suffix=option(c, "build.version_suffix", version_suffix),
+        gocache_volume=option(c, "build.gocache_volume", gocache_volume),
     )
 
 
 @task(
     name="check-patches",
     help={
-        "spec": "build spec whose patch series to check (default: buildspec.path)",
+        "spec": f"build spec whose patch series to check ({describe('spec.path')})",
         "k8s-version": "check against this Kubernetes version instead of the spec's, e.g. 1.37 before an upgrade",
         "json": "print the per-patch report as JSON",
     },
@@ -97,12 +98,12 @@ def _request(c, k8s_version, arch, os, component, name, cgo_static, builder_imag
 @user_errors
 def check_patches(c, spec=None, k8s_version=None, json=False):
     """Dry-run the spec's patch series against a Kubernetes version; nothing is written."""
-    spec_path = spec_build.choose_spec(spec, False, settings.get(c.config, "buildspec.path"), plain_flags=False)
+    spec_path = spec_build.choose_spec(spec, False, option(c, "spec.path"), plain_flags=False)
     loaded = spec_build.load_spec(spec_path)
     version = k8s_version or loaded.kubernetes_version
     report = spec_build.check_patches(loaded, version, settings.cache_dir(c.config))
     if json:
-        emit(json_lib.dumps(report, indent=2, sort_keys=True))
+        emit_json(report)
     else:
         lines = [f"kubernetes {report['kubernetes']}: {len(report['patches'])} patch(es) apply cleanly"]
         for entry in report["patches"]:

@@ -2,40 +2,38 @@
 
 from __future__ import annotations
 
-import json as json_lib
+import os
 from pathlib import Path
 
+import yaml
 from invoke import Collection, task
 
 from scheduler_build import deploy as deploy_mod
 from scheduler_build.config import render as schedconfig
-from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase
-from scheduler_build.tasks._common import emit, user_errors
+from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
 
 
 @task(default=True, help={
-    "kubeconfig": "kubeconfig of the target cluster (default: deploy.kubeconfig, else $KUBECONFIG)",
-    "context": "kubeconfig context (default: deploy.context, else the current context)",
+    "kubeconfig": f"kubeconfig of the target cluster ({describe('deploy.kubeconfig', '$KUBECONFIG')})",
+    "context": f"kubeconfig context ({describe('deploy.context', 'the current context')})",
     "dry-run": "server-side dry run: the API server validates and admits, nothing is stored",
     "dir": "a directory rendered by inv config.render (default: render --spec in memory)",
-    "spec": "the build spec to render when --dir is not given (default: config.spec)",
+    "spec": f"the build spec to render when --dir is not given ({describe('spec.path')})",
     "image": "scheduler image when rendering from --spec (default: the spec's image and tag)",
-    "no-wait": "return after applying instead of waiting for the Deployment to be available",
-    "timeout": "seconds to wait for availability (default: deploy.timeout = 300)",
+    "no-wait": f"return after applying instead of waiting for the Deployment to be available ({describe('deploy.no_wait')})",
+    "timeout": f"seconds to wait for availability ({describe('deploy.timeout')})",
     "json": "print the report as JSON on stdout",
 })
 @user_errors
 def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None, image=None, no_wait=False,
            timeout=None, json=False):
     """Apply the scheduler's manifests with server-side apply (field manager scheduler-build) and wait."""
-    import os
-
     from scheduler_build.tasks.config import resolved_version
 
-    kubeconfig = settings.get(c.config, "deploy.kubeconfig", kubeconfig) or os.environ.get("KUBECONFIG", "")
+    kubeconfig = option(c, "deploy.kubeconfig", kubeconfig) or os.environ.get("KUBECONFIG", "")
     if not kubeconfig:
         raise UserError("no kubeconfig given", "pass --kubeconfig K (or set deploy.kubeconfig / $KUBECONFIG)")
     if not Path(kubeconfig).is_file():
@@ -43,29 +41,26 @@ def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None,
     if dir:
         objects = deploy_mod.load_dir(Path(dir))
     else:
-        loaded = spec_mod.load(settings.get(c.config, "config.spec", spec))
+        loaded = spec_mod.load(option(c, "spec.path", spec))
         ref = image or schedconfig.image_ref(loaded, resolved_version(c, loaded, None))
         files = schedconfig.render_files(loaded, ref)
-        import yaml
-
         objects = [d for name in (yaml.safe_load(files["kustomization.yaml"]).get("resources") or [])
                    for d in yaml.safe_load_all(files[name]) if d]
-    wait = not (no_wait or settings.get(c.config, "deploy.no_wait", None))
+    wait = not option(c, "deploy.no_wait", no_wait)
+    timeout_s = option(c, "deploy.timeout", timeout)
     with phase("deploy", f"{len(objects)} objects{' (server dry run)' if dry_run else ''}"):
-        report = deploy_mod.deploy(objects, Path(kubeconfig), settings.get(c.config, "deploy.context", context),
-                                   dry_run=bool(dry_run), wait=wait,
-                                   timeout=float(settings.get(c.config, "deploy.timeout", timeout)))
+        report = deploy_mod.deploy(objects, Path(kubeconfig), option(c, "deploy.context", context),
+                                   dry_run=bool(dry_run), wait=wait, timeout=float(timeout_s))
     if json:
-        emit(json_lib.dumps(report.as_dict(), indent=2, sort_keys=True))
+        emit_json(report.as_dict())
     else:
         emit("\n".join(f"{a.kind} {a.namespace + '/' if a.namespace else ''}{a.name}: {a.result}" for a in report.applied))
     if report.available is False:
         for reason in report.reasons:
             log(f"    why: {reason}")
-        raise UserError(f"{', '.join(report.deployments)} not available after {settings.get(c.config, 'deploy.timeout', timeout)}s: "
+        raise UserError(f"{', '.join(report.deployments)} not available after {timeout_s}s: "
                         f"{report.reasons[0] if report.reasons else 'no reason reported'}",
                         "every reason found is listed above")
 
 
-ns = Collection("deploy")
-ns.add_task(deploy, default=True)
+ns = Collection("deploy", deploy)

@@ -1,49 +1,50 @@
 """image: reproducible FROM-scratch images with SBOMs, pushed to a registry by digest."""
 
-import json as json_lib
 from pathlib import Path
 
 from invoke import Collection, task
 
-from scheduler_build import platforms
-from scheduler_build.image import assemble as image_stage
-from scheduler_build.publish import registry as registry_stage
+from scheduler_build import __version__
 from scheduler_build import settings
 from scheduler_build.build import from_spec as spec_build
-from scheduler_build.errors import UserError
+from scheduler_build.image import assemble as image_stage
+from scheduler_build.image import extender as extender_image
+from scheduler_build.platforms import host_arch  # not `platforms`: the tasks' --platforms flag has that name
 from scheduler_build.progress import phase
-from scheduler_build.tasks._common import emit, user_errors
+from scheduler_build.publish import registry as registry_stage
+from scheduler_build.resolve import versions as k8s
+from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
 
 
 def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force) -> image_stage.Options:
-    cfg = c.config
-    # The same choice as `inv build`: --spec, else buildspec.path unless --no-spec/--k8s-version.
-    chosen = spec_build.choose_spec(spec, no_spec, settings.get(cfg, "buildspec.path"), plain_flags=bool(k8s_version))
+    # The same choice as `inv build`: --spec, else spec.path unless --no-spec/--k8s-version.
+    chosen = spec_build.choose_spec(spec, no_spec, option(c, "spec.path"), plain_flags=bool(k8s_version))
     return image_stage.Options(
         spec_path=str(chosen) if chosen else "",
         k8s_version=k8s_version or "",
-        k8s_default=settings.get(cfg, "k8s.version"),
-        platforms=settings.get(cfg, "image.platforms", platforms) or "",
-        name=settings.get(cfg, "build.name", name) or "",
-        spec_version=settings.get(cfg, "image.version", version) or "",
-        repository=settings.get(cfg, "image.repository", repository) or "",
-        dist_dir=Path(settings.get(cfg, "paths.dist_dir", dist)),
-        cache_dir=settings.cache_dir(cfg),
-        source_date_epoch=str(settings.get(cfg, "build.source_date_epoch", source_date_epoch) or ""),
-        licenses=settings.get(cfg, "image.licenses"),
-        source=settings.get(cfg, "image.source"),
-        pull=bool(settings.get(cfg, "builder.pull")),
-        force=bool(settings.get(cfg, "image.force", force or None)),
+        k8s_default=option(c, "k8s.version"),
+        platforms=option(c, "image.platforms", platforms) or "",
+        name=option(c, "build.name", name) or "",
+        spec_version=option(c, "image.version", version) or "",
+        repository=option(c, "image.repository", repository) or "",
+        dist_dir=Path(option(c, "paths.dist_dir", dist)),
+        cache_dir=settings.cache_dir(c.config),
+        source_date_epoch=str(option(c, "build.source_date_epoch", source_date_epoch) or ""),
+        licenses=option(c, "image.licenses"),
+        source=option(c, "image.source"),
+        pull=option(c, "builder.pull"),
+        force=option(c, "image.force", force),
     )
 
 
 COMMON_HELP = {
-    "spec": "build spec (name, version, kubernetes.version, platforms, image.repository); default: buildspec.path "
-            "unless --no-spec or --k8s-version asks for a plain kube-scheduler",
-    "no-spec": "plain kube-scheduler images: no spec, even with buildspec.path set",
-    "k8s-version": "Kubernetes version of the binaries under dist/ (default: the spec's, else k8s.version)",
+    "spec": "build spec with name, version, kubernetes.version, platforms, image.repository "
+            f"({describe('spec.path')}, unless --no-spec or --k8s-version asks for a plain kube-scheduler)",
+    "no-spec": "plain kube-scheduler images: no spec, even with spec.path set",
+    "k8s-version": "Kubernetes version of the binaries under dist/ "
+                   f"(default: the spec's, else {describe('k8s.version').removeprefix('default: ')})",
     "platforms": "comma-separated, e.g. linux/amd64,linux/arm64 (default: the spec's, else image.platforms, else the host's)",
-    "dist": "output root holding dist/<name>/<k8s-version>/ (default: paths.dist_dir = dist)",
+    "dist": f"output root holding dist/<name>/<k8s-version>/ ({describe('paths.dist_dir')})",
     "name": "dist/<name>/... and the image title (default: the spec's name, else build.name, else kube-scheduler)",
     "version": "the spec version in the tag <k8s-version>-<version> (default: the spec's, else image.version = 0.1.0)",
     "repository": "local image repository (default: the spec's image.repository, else scheduler-build/<name>)",
@@ -55,7 +56,7 @@ COMMON_HELP = {
     auto_shortflags=False,
     help={
         **COMMON_HELP,
-        "force": "rebuild even when an identical image (same inputs) is already present",
+        "force": f"rebuild even when an identical image (same inputs) is already present ({describe('image.force')})",
         "json": "print the result as JSON instead of one tag per line",
     },
 )
@@ -65,10 +66,10 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
     """Assemble reproducible FROM-scratch images (one per platform), their SPDX SBOMs and an OCI index."""
     opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force)
     with phase("image.build"):
-        request = image_stage.prepare(opts, platforms.host_arch())
-        result = image_stage.build(request, platforms.host_arch())
+        request = image_stage.prepare(opts, host_arch())
+        result = image_stage.build(request, host_arch())
     if json:
-        emit(json_lib.dumps(result.as_dict(), indent=2, sort_keys=True))
+        emit_json(result.as_dict())
     else:
         emit("\n".join(f"{request.repository}:{tag}" for tag in result.tags))
 
@@ -78,8 +79,9 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
     help={
         **COMMON_HELP,
         "registry": "HOST[:PORT]/REPO to push to (default: registry.url, else the spec's image.repository)",
-        "retries": "retries per request on transient failures, with exponential backoff (default: push.retries = 4)",
-        "insecure": "allow plain HTTP to a non-loopback registry (loopback registries may always use it)",
+        "retries": f"retries per request on transient failures, with exponential backoff ({describe('push.retries')})",
+        "insecure": "allow plain HTTP to a non-loopback registry, loopback registries may always use it "
+                    f"({describe('push.insecure')})",
         "ca-cert": "CA bundle for the registry's TLS (default: /etc/docker/certs.d/<host:port>/ca.crt, else the system's)",
         "no-build": "push what dist/ holds; do not run image.build first",
         "json": "print the result as JSON instead of one repo@sha256:... line per manifest",
@@ -89,58 +91,47 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
 def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None,
          repository=None, source_date_epoch=None, retries=None, insecure=False, ca_cert=None, no_build=False, json=False):
     """Push the image index, every platform image and their SBOMs; print each by digest."""
-    cfg = c.config
     opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, False)
     spec_obj = image_stage._from_spec(opts.spec_path) if opts.spec_path else None
     if no_build:
-        from scheduler_build.resolve import versions as k8s
-
         requested = opts.k8s_version or (spec_obj.kubernetes_version if spec_obj else "") or opts.k8s_default
         name_ = opts.name or (spec_obj.name if spec_obj else "") or "kube-scheduler"
         layout = image_stage.layout_dir(opts.dist_dir, name_, k8s.resolve(requested, opts.cache_dir).version)
     else:
-        layout = image_stage.build(image_stage.prepare(opts, platforms.host_arch()), platforms.host_arch()).layout
+        layout = image_stage.build(image_stage.prepare(opts, host_arch()), host_arch()).layout
     # Where to: --registry, else registry.url, else the spec's image.repository.
     fallback_repo = spec_obj.image.repository if spec_obj else ""
-    target = registry_stage.parse_target(settings.get(cfg, "registry.url", registry) or fallback_repo)
-    try:
-        retries_n = int(settings.get(cfg, "push.retries", retries))
-    except ValueError:
-        raise UserError(f"--retries must be a whole number, got {retries!r}", "e.g. --retries 4") from None
+    target = registry_stage.parse_target(option(c, "registry.url", registry) or fallback_repo)
     client = registry_stage.Client(
         target=target,
         creds=registry_stage.credentials(target.host),
-        ca_cert=settings.get(cfg, "push.ca_cert", ca_cert) or "",
-        insecure=bool(settings.get(cfg, "push.insecure", insecure or None)),
-        retries=max(0, retries_n),
-        backoff=float(settings.get(cfg, "push.backoff")),
+        ca_cert=option(c, "push.ca_cert", ca_cert) or "",
+        insecure=option(c, "push.insecure", insecure),
+        retries=max(0, option(c, "push.retries", retries)),
+        backoff=option(c, "push.backoff"),
     )
     with phase("image.push", target.name):
         pushed = registry_stage.push(layout, client)
     if json:
-        emit(json_lib.dumps(pushed.as_dict(), indent=2, sort_keys=True))
+        emit_json(pushed.as_dict())
     else:
         emit("\n".join(pushed.references))
 
 
 @task(
     help={
-        "tag": "image tag (default: image.extender_tag, else scheduler-build/extender:<toolkit version>)",
-        "mirror": "Debian mirror for debootstrap (default: image.debian_mirror = http://deb.debian.org/debian)",
+        "tag": f"image tag ({describe('image.extender_tag', 'scheduler-build/extender:<toolkit version>')})",
+        "mirror": f"Debian mirror for debootstrap ({describe('image.debian_mirror')})",
         "force": "rebuild even when the tag exists on the same cached base",
     },
 )
 @user_errors
 def extender(c, tag=None, mirror=None, force=False):
     """The reference extender's image: Python on a debootstrapped Debian base (cached, never pulled), non-root."""
-    from scheduler_build import __version__
-    from scheduler_build.image import extender as extender_image
-
-    cfg = c.config
-    chosen = settings.get(cfg, "image.extender_tag", tag) or f"scheduler-build/extender:{__version__}"
+    chosen = option(c, "image.extender_tag", tag) or f"scheduler-build/extender:{__version__}"
     with phase("image.extender", chosen):
-        result = extender_image.build(settings.cache_dir(cfg), chosen, platforms.host_arch(), bool(force),
-                                      mirror=settings.get(cfg, "image.debian_mirror", mirror))
+        result = extender_image.build(settings.cache_dir(c.config), chosen, host_arch(), bool(force),
+                                      mirror=option(c, "image.debian_mirror", mirror))
     emit(f"{result.tag}")
 
 

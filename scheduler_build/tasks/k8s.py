@@ -2,10 +2,10 @@
 
 from invoke import Collection, task
 
-from scheduler_build.resolve import versions as k8s_versions
-from scheduler_build.resolve import goproxy
 from scheduler_build import settings
-from scheduler_build.tasks._common import emit, user_errors
+from scheduler_build.resolve import goproxy
+from scheduler_build.resolve import versions as k8s_versions
+from scheduler_build.tasks._common import emit, emit_json, user_errors
 
 
 @task(positional=["version"], help={
@@ -33,13 +33,11 @@ def resolve(c, version, json=False):
 @user_errors
 def versions(c, json=False):
     """List the supported Kubernetes minors and the newest patch of each."""
-    import json as json_lib
-
     known = goproxy.list_versions(k8s_versions.KUBERNETES_MODULE)
     newest = k8s_versions.newest_patches(known)
     table = {minor: newest[minor] for minor in k8s_versions.supported_minors(known)}
     if json:
-        emit(json_lib.dumps(table, indent=2))
+        emit_json(table, sort_keys=False)  # oldest minor first
     else:
         emit("\n".join(f"{minor}  {version}" for minor, version in table.items()))
 

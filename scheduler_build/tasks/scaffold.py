@@ -1,6 +1,5 @@
 """scaffold: generate out-of-tree scheduler plugin modules from templates/scaffold/."""
 
-import json as json_lib
 from pathlib import Path
 
 from invoke import Collection, task
@@ -9,24 +8,24 @@ from scheduler_build import scaffold as scaffold_mod
 from scheduler_build import settings
 from scheduler_build.errors import UserError
 from scheduler_build.progress import phase
-from scheduler_build.tasks._common import emit, user_errors
+from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
 
 
 @task(help={
     "name": "plugin name, an exported Go identifier, e.g. UnderlayIPLimit",
     "points": "comma-separated extension points: " + ",".join(scaffold_mod.POINT_KEYS),
     "module": "Go module path of the new module, e.g. example.com/acme/underlay",
-    "k8s-version": "Kubernetes version the code targets: 1.36, v1.36.2, latest (default: scaffold.k8s_version, else k8s.version)",
+    "k8s-version": "Kubernetes version the code targets: 1.36, v1.36.2, latest "
+                   f"({describe('scaffold.k8s_version', describe('k8s.version').removeprefix('default: '))})",
     "out": "output directory; must be new or empty unless --force",
-    "force": "replace the contents of a non-empty --out",
+    "force": f"replace the contents of a non-empty --out ({describe('scaffold.force')})",
     "no-tidy": "do not run `go mod tidy` (no go.sum; offline use)",
     "json": "print the result (directory, version, package, files) as JSON",
 })
 @user_errors
 def plugin(c, name="", points="", module="", k8s_version=None, out="", force=False, no_tidy=False, json=False):
     """Generate a complete Go module for a scheduling-framework plugin (plugin, args, tests, main, config)."""
-    cfg = c.config
-    version = settings.get(cfg, "scaffold.k8s_version", k8s_version) or settings.get(cfg, "k8s.version")
+    version = option(c, "scaffold.k8s_version", k8s_version) or option(c, "k8s.version")
     if not out:
         raise UserError("--out is required", "name a new directory, e.g. --out plugins/underlay")
     request = scaffold_mod.ScaffoldRequest(
@@ -35,14 +34,15 @@ def plugin(c, name="", points="", module="", k8s_version=None, out="", force=Fal
         module=module,
         k8s_version=version,
         out=Path(out),
-        cache_dir=settings.cache_dir(cfg),
-        force=bool(settings.get(cfg, "scaffold.force", force or None)),
+        cache_dir=settings.cache_dir(c.config),
+        force=option(c, "scaffold.force", force),
         tidy=not no_tidy,
     )
     with phase("scaffold", f"{name} ({points}) for Kubernetes {version}"):
         result = scaffold_mod.scaffold(request)
     if json:
-        emit(json_lib.dumps({"out": str(result.out), "k8s_version": result.k8s_version, "package": result.package, "files": result.files}, indent=2))
+        emit_json({"out": str(result.out), "k8s_version": result.k8s_version, "package": result.package,
+                   "files": result.files})
     else:
         emit(str(result.out))
 

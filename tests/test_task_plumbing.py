@@ -1,0 +1,162 @@
+"""The task layer's one pattern: option resolution, deprecated aliases, help defaults, JSON results."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from invoke import Config, Context
+
+from scheduler_build import settings
+from scheduler_build.errors import UserError
+from scheduler_build.extender import ServeConfig, settings_defaults
+from scheduler_build.extender.cli import parser as extender_parser
+from scheduler_build.tasks import namespace
+from scheduler_build.tasks._common import emit_json, option
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def context(**overrides) -> Context:
+    config = Config(defaults=settings.DEFAULTS, overrides=overrides)
+    return Context(config=config)
+
+
+@pytest.fixture(autouse=True)
+def fresh_warnings(monkeypatch):
+    monkeypatch.setattr(settings, "_warned", set())
+
+
+def test_option_flag_then_config_then_default():
+    c = context(deploy={"timeout": 60})
+    assert option(c, "deploy.timeout", "90") == 90  # a flag wins, cast to the default's type
+    assert option(c, "deploy.timeout") == 60  # then invoke config
+    assert option(context(), "deploy.timeout") == settings.default("deploy.timeout")  # then the table
+    assert option(c.config, "deploy.timeout") == 60  # a bare config works too
+
+
+def test_booleans_resolve_one_way():
+    assert option(context(), "image.force", False) is False  # absent flag, default off
+    assert option(context(), "image.force", True) is True  # --force
+    assert option(context(image={"force": True}), "image.force", False) is True  # config turns it on
+    assert option(context(deploy={"no_wait": 1}), "deploy.no_wait", False) is True
+
+
+def test_option_names_the_setting_of_a_bad_number():
+    with pytest.raises(UserError, match=r"--retries / push.retries: 'x' is not a whole number"):
+        option(context(), "push.retries", "x")
+    assert option(context(), "push.backoff", "2") == 2.0
+
+
+def test_spec_path_is_one_key_with_deprecated_aliases(capsys):
+    default = settings.default("spec.path")
+    assert option(context(), "spec.path") == default
+    assert option(context(buildspec={"path": "a.yaml"}), "spec.path") == "a.yaml"
+    assert "buildspec.path is deprecated, use spec.path" in capsys.readouterr().err
+    assert option(context(config={"spec": "b.yaml"}), "spec.path") == "b.yaml"
+    assert "config.spec is deprecated, use spec.path" in capsys.readouterr().err
+    # Two keys that name different specs can no longer silently disagree.
+    with pytest.raises(UserError, match="conflicting settings: buildspec.path='a.yaml', config.spec='b.yaml'"):
+        option(context(buildspec={"path": "a.yaml"}, config={"spec": "b.yaml"}), "spec.path")
+    with pytest.raises(UserError, match="set only spec.path"):
+        option(context(spec={"path": "c.yaml"}, config={"spec": "b.yaml"}), "spec.path")
+    # Agreeing keys are fine; a flag wins over all of them.
+    assert option(context(spec={"path": "c.yaml"}, config={"spec": "c.yaml"}), "spec.path") == "c.yaml"
+    assert option(context(config={"spec": "b.yaml"}), "spec.path", "flag.yaml") == "flag.yaml"
+    assert option(context(buildspec={"all_platforms": True}), "build.all_platforms") is True
+
+
+def test_describe_reads_the_table():
+    assert settings.describe("deploy.timeout") == f"default: deploy.timeout = {settings.default('deploy.timeout')}"
+    assert settings.describe("extender.max_body_bytes") == "default: extender.max_body_bytes = 64 MiB"
+    assert settings.describe("image.force") == "default: image.force = off"
+    assert settings.describe("deploy.kubeconfig", "$KUBECONFIG") == "default: deploy.kubeconfig, else $KUBECONFIG"
+
+
+def _all_tasks(collection, prefix=""):
+    for name, task in collection.tasks.items():
+        yield prefix + name, task
+    for name, sub in collection.collections.items():
+        yield from _all_tasks(sub, f"{prefix}{name}.")
+
+
+# In a fresh interpreter: invoke pops a task's help texts when a Program parses it.
+HELP_DUMP = """
+import json, tasks
+def walk(col, prefix=""):
+    for name, task in col.tasks.items():
+        yield prefix + name, dict(task.help)
+    for name, sub in col.collections.items():
+        yield from walk(sub, prefix + name + ".")
+print(json.dumps(dict(walk(tasks.ns))))
+"""
+
+
+def test_help_defaults_come_from_the_settings_table():
+    """Every `default: key = value` in a help text names a real setting and its current default."""
+    proc = subprocess.run([sys.executable, "-c", HELP_DUMP], cwd=REPO, capture_output=True, text=True, check=True)
+    seen = 0
+    for name, helps in json.loads(proc.stdout).items():
+        for flag, text in helps.items():
+            for key, value in re.findall(r"default: ([a-z0-9_]+\.[a-z0-9_]+)(?: = ([^),;]+))?", text):
+                if key.split(".")[0] not in settings.DEFAULTS:
+                    continue  # e.g. "policy.cfg", a file name
+                seen += 1
+                assert settings.default(key) is not None, f"{name} --{flag}: unknown setting {key}"
+                if value:
+                    assert value.strip() == settings.describe(key).split(" = ", 1)[1], f"{name} --{flag}: {text}"
+            assert "buildspec." not in text and "config.spec" not in text, f"{name} --{flag} names a deprecated key"
+    assert seen > 40
+
+
+def test_extender_defaults_have_one_home():
+    assert settings.DEFAULTS["extender"] == settings_defaults()
+    args = extender_parser().parse_args([])
+    d = ServeConfig()
+    assert (args.host, args.port, args.policy, args.url_prefix, args.max_body_bytes, args.assume_ttl, args.log_level) == \
+        (d.host, d.port, d.policy, d.url_prefix, d.max_body_bytes, d.assume_ttl, d.log_level)
+    assert {v: getattr(args, f"{v}_verb") for v in d.verbs} == d.verbs
+
+
+def test_extender_console_script_needs_neither_invoke_nor_the_product():
+    code = ("import sys; from scheduler_build.extender.cli import parser; parser().parse_args([]); "
+            "bad = [m for m in sys.modules if m == 'invoke' or (m.startswith('scheduler_build.') and "
+            "m.split('.')[1] not in ('extender', 'errors'))]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_kubernetes_minor_has_one_home():
+    hits = subprocess.run(["grep", "-rn", '"1.36"', "scheduler_build/tasks", "scheduler_build/settings.py",
+                           "scheduler_build/extender", "bench", "tasks.py"],
+                          cwd=REPO, capture_output=True, text=True).stdout.splitlines()
+    code = [h for h in hits if not h.split(":", 2)[2].lstrip().startswith("#") and "settings.py" not in h]
+    assert code == []
+
+
+def test_emit_json_is_one_sorted_document(capsys):
+    emit_json({"b": 1, "a": [1, 2]})
+    out = capsys.readouterr().out
+    assert json.loads(out) == {"a": [1, 2], "b": 1} and out.index('"a"') < out.index('"b"') and out.endswith("\n")
+
+
+def test_task_modules_import_at_the_top_and_not_each_other():
+    for path in sorted((REPO / "scheduler_build" / "tasks").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef):
+                local = [n for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))]
+                if path.name == "deploy.py":
+                    continue  # TODO(i10-config): deploy stops importing tasks.config there
+                assert not local, f"{path.name}:{node.lineno} {node.name} imports inside a function"
+
+
+def test_product_namespace_has_no_developer_tasks():
+    names = {name for name, _ in _all_tasks(namespace())}
+    assert {"build.build", "k8s.resolve", "config.render", "deploy.deploy", "extender.serve"} <= names
+    assert not names & {"test", "e2e.e2e"} and not any(n.startswith("bench.") for n in names)
