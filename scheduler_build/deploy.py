@@ -16,6 +16,7 @@ tested on recorded objects.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any, Callable
 
 import yaml
 
+from scheduler_build import kubeclient
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 
@@ -82,23 +84,8 @@ def ordered(objects: list[dict]) -> list[dict]:
     return sorted(objects, key=key)  # stable: same-kind objects keep the rendered order
 
 
-def api_client(kubeconfig: Path, context: str | None) -> Any:
-    from kubernetes import config as kube_config
-
-    kubeconfig = Path(kubeconfig)
-    if not kubeconfig.is_file():
-        raise UserError(f"--kubeconfig {kubeconfig}: no such file", "pass the kubeconfig of the target cluster")
-    try:
-        return kube_config.new_client_from_config(config_file=str(kubeconfig), context=context or None)
-    except kube_config.ConfigException as exc:
-        raise UserError(f"--kubeconfig {kubeconfig}: {exc}",
-                        "check --context against `kubectl config get-contexts --kubeconfig K`") from None
-
-
 def _api_error(exc: Exception) -> str:
     """The API server's own message from an ApiException/DynamicApiError."""
-    import json
-
     body = getattr(exc, "body", None)
     if body:
         try:
@@ -280,7 +267,7 @@ def diagnose(dep: dict, pods: list[dict], replica_sets: list[dict], events: list
 
 def deploy(objects: list[dict], kubeconfig: Path, context: str | None = None, dry_run: bool = False,
            wait: bool = True, timeout: float = 300.0) -> DeployReport:
-    client = api_client(kubeconfig, context)
+    client = kubeclient.from_kubeconfig(kubeconfig, context)
     report = DeployReport()
     report.applied = apply(client, objects, dry_run=dry_run)
     report.deployments = [f"{o['metadata'].get('namespace', 'default')}/{o['metadata']['name']}"

@@ -9,6 +9,7 @@ from invoke import Collection, task
 
 from scheduler_build import deploy as deploy_mod
 from scheduler_build.config import render as schedconfig
+from scheduler_build.config import target
 from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
@@ -33,8 +34,6 @@ def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None,
     """Apply the scheduler's manifests with server-side apply (field manager scheduler-build) and wait."""
     import os
 
-    from scheduler_build.tasks.config import resolved_version
-
     kubeconfig = settings.get(c.config, "deploy.kubeconfig", kubeconfig) or os.environ.get("KUBECONFIG", "")
     if not kubeconfig:
         raise UserError("no kubeconfig given", "pass --kubeconfig K (or set deploy.kubeconfig / $KUBECONFIG)")
@@ -44,7 +43,7 @@ def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None,
         objects = deploy_mod.load_dir(Path(dir))
     else:
         loaded = spec_mod.load(settings.get(c.config, "config.spec", spec))
-        ref = image or schedconfig.image_ref(loaded, resolved_version(c, loaded, None))
+        ref = image or schedconfig.image_ref(loaded, target.kubernetes_release(loaded, None, settings.cache_dir(c.config)))
         files = schedconfig.render_files(loaded, ref)
         import yaml
 

@@ -35,13 +35,14 @@ def built_apiserver(built_scheduler, tmp_path_factory):
 def control_plane(built_apiserver, tmp_path_factory):
     """A running cluster (scheduler_build.cluster.controlplane.ClusterState), torn down at the end."""
     from scheduler_build.cluster import controlplane as cluster
+    from scheduler_build.cluster import processes
 
     state_dir = tmp_path_factory.mktemp("cluster")
     state = cluster.up(built_apiserver.binary, state_dir, timeout=300)
     yield state
     final = cluster.load_state(state_dir) or state
     cluster.down(state_dir)
-    leftover = [r.name for r in final.processes.values() if cluster.alive(r)]
+    leftover = [r.name for r in final.processes.values() if processes.alive(r)]
     assert not leftover, f"processes left running after cluster.down: {leftover}"
     assert not Path(state_dir).exists()
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduler_build.cluster import controlplane as cluster
+from scheduler_build.cluster import pki as cluster_pki
 from tests.support import harness as e2e
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
@@ -45,7 +45,7 @@ def test_scheduler_runs_with_the_deployed_service_account(control_plane, kube, n
     try:
         token = core.create_namespaced_service_account_token(
             name, ns, {"spec": {"expirationSeconds": 3600}}).status.token
-        kc = cluster.write_kubeconfig(tmp_path / "sa.kubeconfig", cluster.kubeconfig(
+        kc = cluster_pki.write_kubeconfig(tmp_path / "sa.kubeconfig", cluster_pki.kubeconfig(
             control_plane.server, Path(control_plane.ca_file).read_bytes(), f"system:serviceaccount:{ns}:{name}",
             token=token))
         config = yaml.safe_load(core.read_namespaced_config_map(f"{name}-config", ns).data["config.yaml"])

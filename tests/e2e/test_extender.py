@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_build.cluster import controlplane as cluster
+from scheduler_build.cluster import processes
 from tests.support import harness as e2e
 
 from . import quota
@@ -25,7 +25,7 @@ def extender(control_plane, tmp_path, unique):
     run = e2e.start_extender(tmp_path, control_plane.admin_kubeconfig, f"extender-{unique}")
     yield run
     run.stop()
-    assert not cluster.alive(run.record)
+    assert not processes.alive(run.record)
 
 
 @pytest.mark.parametrize("mode", ["node-names", "node-list", "extender-binds"])

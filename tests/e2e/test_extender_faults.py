@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from scheduler_build.cluster import controlplane as cluster
+from scheduler_build.cluster import processes
 from tests.support import harness as e2e
 
 from . import quota
@@ -27,7 +28,7 @@ def extender(control_plane, tmp_path, unique):
     run = e2e.start_extender(tmp_path, control_plane.admin_kubeconfig, f"extender-{unique}")
     yield run
     run.stop()
-    assert not cluster.alive(run.record)
+    assert not processes.alive(run.record)
 
 
 def _start(control_plane, schedulers, extender, name, ignorable):
