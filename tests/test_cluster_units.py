@@ -13,7 +13,9 @@ import yaml
 from scheduler_build.cluster import controlplane as cluster
 from scheduler_build.cluster import pki as cluster_pki
 from scheduler_build.cluster import processes
+from scheduler_build.config import schedulerconfig
 from tests.support import harness as e2e
+from tests.support import kubeobjects as kobj
 from scheduler_build.errors import UserError
 
 
@@ -132,7 +134,7 @@ def test_up_with_a_missing_etcd_is_a_clear_error(tmp_path):
 
 def test_scheduler_config_is_a_v1_second_scheduler():
     config = e2e.scheduler_config("acme", "/k", leader_elect=True, lease_namespace="ns1",
-                                  extenders=[e2e.extender_entry("http://127.0.0.1:1", node_cache_capable=True)])
+                                  extenders=[schedulerconfig.extender_entry("http://127.0.0.1:1", node_cache_capable=True)])
     assert config["apiVersion"] == "kubescheduler.config.k8s.io/v1"
     assert config["profiles"] == [{"schedulerName": "acme"}]
     assert config["leaderElection"]["resourceLock"] == "leases"
@@ -144,10 +146,10 @@ def test_scheduler_config_is_a_v1_second_scheduler():
 
 
 def test_pod_and_node_bodies():
-    node = e2e.node_body("n1", pods=5, labels={"a": "b"})
+    node = kobj.node_body("n1", pods=5, labels={"a": "b"})
     assert node["status"]["allocatable"]["pods"] == "5"
     assert node["metadata"]["labels"] == {"kubernetes.io/hostname": "n1", "a": "b"}
-    pod = e2e.pod_body("p", "acme", labels={"x": "y"})
+    pod = kobj.pod_body("p", "acme", labels={"x": "y"})
     assert pod["spec"]["schedulerName"] == "acme"
     assert pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "10m"
 
