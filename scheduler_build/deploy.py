@@ -97,7 +97,7 @@ def _api_error(exc: Exception) -> str:
 
 def apply(client: Any, objects: list[dict], dry_run: bool = False) -> list[Applied]:
     """Server-side apply each object; stop at the first refusal with the server's reason."""
-    from kubernetes.dynamic import DynamicClient
+    from kubernetes.dynamic import DynamicClient  # heavy optional: only when applying
     from kubernetes.dynamic.exceptions import DynamicApiError, ResourceNotFoundError
     from urllib3.exceptions import HTTPError as Urllib3Error
 
@@ -145,7 +145,7 @@ def apply(client: Any, objects: list[dict], dry_run: bool = False) -> list[Appli
 def wait_available(client: Any, deployments: list[tuple[str, str]], timeout: float,
                    sleep: Callable[[float], None] = time.sleep) -> tuple[bool, list[str]]:
     """Poll until every (namespace, name) Deployment is available, or explain why not."""
-    from kubernetes import client as k8s
+    from kubernetes import client as k8s  # heavy optional: only when waiting on a cluster
     from kubernetes.client.rest import ApiException
 
     apps, core = k8s.AppsV1Api(client), k8s.CoreV1Api(client)
