@@ -1,6 +1,6 @@
 """Cost of `inv config.validate`'s binary check: isolated container vs the bare binary, side by side.
 
-(a) `schedconfig.validate_with_binary`: a throw-away container of the builder image with
+(a) `config_validate.validate_with_binary`: a throw-away container of the builder image with
     --network none, uid 65532, read-only mounts (what `inv config.validate` does);
 (b) baseline: the same binary run directly on the host with the same flags and config.
 Alternated in one process so machine noise hits both; medians and the ratio a/b.
@@ -24,6 +24,9 @@ from pathlib import Path
 import yaml
 
 from scheduler_build.config import render as schedconfig
+from scheduler_build.config import validate as config_validate
+from scheduler_build.config import intree
+from scheduler_build import pki
 from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 
@@ -34,14 +37,14 @@ SPEC = REPO / "tests" / "data" / "config" / "specs" / "intree-full.yaml"
 def _host_run(binary: Path, config: str) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        (work / "kc").write_text(schedconfig.DUMMY_KUBECONFIG)
+        (work / "kc").write_text(config_validate.DUMMY_KUBECONFIG)
         doc = yaml.safe_load(config)
         doc["clientConnection"]["kubeconfig"] = str(work / "kc")
         # the TLS stand-in needed by the intree-full spec's extender, as the container path mounts one
         for ext in doc.get("extenders") or []:
             tls = ext.get("tlsConfig") or {}
             if "caFile" in tls:
-                (work / "ca.crt").write_bytes(schedconfig._self_signed_pems()["ca"])
+                (work / "ca.crt").write_bytes(pki.self_signed_pems()["ca"])
                 tls["caFile"] = str(work / "ca.crt")
         (work / "c.yaml").write_text(schedconfig.dump(doc))
         start = time.perf_counter()
@@ -55,7 +58,7 @@ def _host_run(binary: Path, config: str) -> float:
 
 def _container_run(binary: Path, config: str, image: str) -> float:
     start = time.perf_counter()
-    verdict = schedconfig.validate_with_binary(binary, config, image)
+    verdict = config_validate.validate_with_binary(binary, config, image)
     elapsed = time.perf_counter() - start
     assert verdict.ok, verdict.output[-500:]
     return elapsed
@@ -64,7 +67,7 @@ def _container_run(binary: Path, config: str, image: str) -> float:
 def run(binary: Path, repeats: int = 7) -> dict:
     spec = spec_mod.load(SPEC)
     config = schedconfig.config_text(spec)
-    image = schedconfig.builder_image()
+    image = config_validate.builder_image()
     version = "v" + subprocess.run([str(binary), "--version"], capture_output=True, text=True).stdout.split("v", 1)[1].strip()
     container, host = [], []
     _container_run(binary, config, image)  # warm the page cache for both
@@ -77,10 +80,10 @@ def run(binary: Path, repeats: int = 7) -> dict:
     for _ in range(3):
         cached.unlink(missing_ok=True)
         start = time.perf_counter()
-        schedconfig.in_tree_plugins(version, cache_root)
+        intree.in_tree_plugins(version, cache_root)
         cold.append(time.perf_counter() - start)
         start = time.perf_counter()
-        schedconfig.in_tree_plugins(version, cache_root)
+        intree.in_tree_plugins(version, cache_root)
         warm.append(time.perf_counter() - start)
     renders = []
     example = spec_mod.load(REPO / "examples" / "underlay" / "scheduler.yaml", check_files=False)

@@ -82,7 +82,10 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
     from kubernetes import client as k
 
     from scheduler_build.cluster import controlplane as cluster
+    from scheduler_build.config import schedulerconfig
+    from tests.support import extender_process
     from tests.support import harness as e2e
+    from tests.support import kubeobjects as kobj
     from scheduler_build.progress import log
 
     work = Path(tempfile.mkdtemp(prefix="sb-bench-e2e-"))
@@ -93,21 +96,21 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
     results["kubernetes"] = state.version
     extender = None
     try:
-        api = e2e.api_client(state.admin_kubeconfig)
+        api = kobj.api_client(state.admin_kubeconfig)
         core = k.CoreV1Api(api)
         log(f"    creating {nodes} nodes")
-        e2e.create_nodes(api, [e2e.node_body(f"bench-{i}", labels={CAPACITY_LABEL: "10"}) for i in range(nodes)])
+        kobj.create_nodes(api, [kobj.node_body(f"bench-{i}", labels={CAPACITY_LABEL: "10"}) for i in range(nodes)])
         if "c" in variants or "d" in variants:
-            extender = e2e.start_extender(work, state.admin_kubeconfig, "extender")
+            extender = extender_process.start_extender(work, state.admin_kubeconfig, "extender")
         for rep in range(repeats):
             for v in variants:
                 name = f"bench-{v}-{rep}"
-                e2e.ensure_namespace(api, name)
+                kobj.ensure_namespace(api, name)
                 log(f"    [{rep + 1}/{repeats}] ({v}) {VARIANTS[v]}: creating {pods} pods")
-                e2e.create_pods(api, name, [e2e.pod_body(f"p{i}", name, labels=dict(POD_LABEL)) for i in range(pods)])
+                kobj.create_pods(api, name, [kobj.pod_body(f"p{i}", name, labels=dict(POD_LABEL)) for i in range(pods)])
                 extenders = []
                 if v in "cd":
-                    extenders = [e2e.extender_entry(extender.url, node_cache_capable=(v == "c"))]
+                    extenders = [schedulerconfig.extender_entry(extender.url, node_cache_capable=(v == "c"))]
                 plugins = {"multiPoint": {"enabled": [{"name": "UnderlayIPLimit", "weight": 3}]}} if v == "b" else None
                 config = e2e.scheduler_config(name, state.scheduler_kubeconfig, extenders=extenders, plugins=plugins,
                                               qps=5000, burst=5000)
@@ -116,7 +119,7 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
                 sched = e2e.start_scheduler(binary, config, work, name,
                                             extra_args=e2e.EXTENDER_RETRY_ARGS if extenders else ())
                 try:
-                    e2e.wait_bound(api, name, pods, 900)
+                    kobj.wait_bound(api, name, pods, 900)
                     wall = time.monotonic() - started
                 finally:
                     sched.stop()

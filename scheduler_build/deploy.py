@@ -16,6 +16,7 @@ tested on recorded objects.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any, Callable
 
 import yaml
 
+from scheduler_build import kubeclient
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 
@@ -82,23 +84,8 @@ def ordered(objects: list[dict]) -> list[dict]:
     return sorted(objects, key=key)  # stable: same-kind objects keep the rendered order
 
 
-def api_client(kubeconfig: Path, context: str | None) -> Any:
-    from kubernetes import config as kube_config
-
-    kubeconfig = Path(kubeconfig)
-    if not kubeconfig.is_file():
-        raise UserError(f"--kubeconfig {kubeconfig}: no such file", "pass the kubeconfig of the target cluster")
-    try:
-        return kube_config.new_client_from_config(config_file=str(kubeconfig), context=context or None)
-    except kube_config.ConfigException as exc:
-        raise UserError(f"--kubeconfig {kubeconfig}: {exc}",
-                        "check --context against `kubectl config get-contexts --kubeconfig K`") from None
-
-
 def _api_error(exc: Exception) -> str:
     """The API server's own message from an ApiException/DynamicApiError."""
-    import json
-
     body = getattr(exc, "body", None)
     if body:
         try:
@@ -110,7 +97,7 @@ def _api_error(exc: Exception) -> str:
 
 def apply(client: Any, objects: list[dict], dry_run: bool = False) -> list[Applied]:
     """Server-side apply each object; stop at the first refusal with the server's reason."""
-    from kubernetes.dynamic import DynamicClient
+    from kubernetes.dynamic import DynamicClient  # heavy optional: only when applying
     from kubernetes.dynamic.exceptions import DynamicApiError, ResourceNotFoundError
     from urllib3.exceptions import HTTPError as Urllib3Error
 
@@ -158,7 +145,7 @@ def apply(client: Any, objects: list[dict], dry_run: bool = False) -> list[Appli
 def wait_available(client: Any, deployments: list[tuple[str, str]], timeout: float,
                    sleep: Callable[[float], None] = time.sleep) -> tuple[bool, list[str]]:
     """Poll until every (namespace, name) Deployment is available, or explain why not."""
-    from kubernetes import client as k8s
+    from kubernetes import client as k8s  # heavy optional: only when waiting on a cluster
     from kubernetes.client.rest import ApiException
 
     apps, core = k8s.AppsV1Api(client), k8s.CoreV1Api(client)
@@ -280,7 +267,7 @@ def diagnose(dep: dict, pods: list[dict], replica_sets: list[dict], events: list
 
 def deploy(objects: list[dict], kubeconfig: Path, context: str | None = None, dry_run: bool = False,
            wait: bool = True, timeout: float = 300.0) -> DeployReport:
-    client = api_client(kubeconfig, context)
+    client = kubeclient.from_kubeconfig(kubeconfig, context)
     report = DeployReport()
     report.applied = apply(client, objects, dry_run=dry_run)
     report.deployments = [f"{o['metadata'].get('namespace', 'default')}/{o['metadata']['name']}"

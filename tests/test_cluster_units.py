@@ -11,7 +11,11 @@ import pytest
 import yaml
 
 from scheduler_build.cluster import controlplane as cluster
+from scheduler_build.cluster import pki as cluster_pki
+from scheduler_build.cluster import processes
+from scheduler_build.config import schedulerconfig
 from tests.support import harness as e2e
+from tests.support import kubeobjects as kobj
 from scheduler_build.errors import UserError
 
 
@@ -20,7 +24,7 @@ def test_pki_chains_to_the_ca_with_the_right_identities(tmp_path):
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
 
-    paths = cluster.generate_pki(tmp_path / "pki")
+    paths = cluster_pki.generate_pki(tmp_path / "pki")
     ca = x509.load_pem_x509_certificate(paths["ca.crt"].read_bytes())
     assert ca.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
 
@@ -44,10 +48,10 @@ def test_pki_chains_to_the_ca_with_the_right_identities(tmp_path):
 
 
 def test_kubeconfig_is_self_contained(tmp_path):
-    config = cluster.kubeconfig("https://127.0.0.1:6443", b"CA", "system:kube-scheduler", b"CERT", b"KEY")
-    path = cluster.write_kubeconfig(tmp_path / "k", config)
+    config = cluster_pki.kubeconfig("https://127.0.0.1:6443", b"CA", "system:kube-scheduler", b"CERT", b"KEY")
+    path = cluster_pki.write_kubeconfig(tmp_path / "k", config)
     loaded = yaml.safe_load(path.read_text())
-    assert loaded["current-context"] == cluster.CLUSTER_NAME
+    assert loaded["current-context"] == cluster_pki.CLUSTER_NAME
     assert loaded["users"][0]["name"] == "system:kube-scheduler"
     assert set(loaded["users"][0]["user"]) == {"client-certificate-data", "client-key-data"}
     assert "certificate-authority-data" in loaded["clusters"][0]["cluster"]
@@ -59,7 +63,7 @@ def test_state_round_trips(tmp_path):
         state_dir=str(tmp_path), server="https://127.0.0.1:1", etcd_url="http://127.0.0.1:2", apiserver_port=1,
         etcd_client_port=2, etcd_peer_port=3, apiserver_binary="/a", etcd_binary="/e", admin_kubeconfig="/k1",
         scheduler_kubeconfig="/k2", ca_file="/ca", version="v1.36.3",
-        processes={"etcd": cluster.ProcessRecord("etcd", 1, 2, ["/e"], "/l")},
+        processes={"etcd": processes.ProcessRecord("etcd", 1, 2, ["/e"], "/l")},
     )
     cluster.save_state(state)
     assert cluster.load_state(tmp_path) == state
@@ -81,33 +85,33 @@ def test_down_of_nothing_is_a_no_op_and_a_foreign_dir_is_refused(tmp_path):
 
 
 def test_spawn_stop_and_pid_reuse_guard(tmp_path):
-    rec = cluster.spawn("sleeper", [sys.executable, "-c", "import time; time.sleep(60)"], tmp_path / "s.log")
-    assert cluster.alive(rec)
+    rec = processes.spawn("sleeper", [sys.executable, "-c", "import time; time.sleep(60)"], tmp_path / "s.log")
+    assert processes.alive(rec)
     # A record whose start time does not match (a reused pid) is never signalled.
-    foreign = cluster.ProcessRecord("other", rec.pid, rec.start_ticks + 1, [], "")
-    assert not cluster.alive(foreign) and cluster.stop(foreign) is False
-    assert cluster.alive(rec)
-    assert cluster.stop(rec, grace=5) is True
-    assert not cluster.alive(rec)
+    foreign = processes.ProcessRecord("other", rec.pid, rec.start_ticks + 1, [], "")
+    assert not processes.alive(foreign) and processes.stop(foreign) is False
+    assert processes.alive(rec)
+    assert processes.stop(rec, grace=5) is True
+    assert not processes.alive(rec)
 
 
 def test_stop_escalates_to_sigkill(tmp_path):
     code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
-    rec = cluster.spawn("stubborn", [sys.executable, "-c", code], tmp_path / "s.log")
+    rec = processes.spawn("stubborn", [sys.executable, "-c", code], tmp_path / "s.log")
     for _ in range(100):
         if "ready" in (tmp_path / "s.log").read_text():
             break
         time.sleep(0.05)
     started = time.monotonic()
-    assert cluster.stop(rec, grace=0.5) is True
-    assert not cluster.alive(rec)
+    assert processes.stop(rec, grace=0.5) is True
+    assert not processes.alive(rec)
     assert time.monotonic() - started < 30
 
 
 def test_wait_http_fails_fast_when_the_process_dies(tmp_path):
-    rec = cluster.spawn("dies", [sys.executable, "-c", "print('boom: bad flag')"], tmp_path / "d.log")
+    rec = processes.spawn("dies", [sys.executable, "-c", "print('boom: bad flag')"], tmp_path / "d.log")
     with pytest.raises(UserError, match="exited during startup") as err:
-        cluster.wait_http(f"http://127.0.0.1:{cluster.free_port()}/health", rec, timeout=60)
+        processes.wait_http(f"http://127.0.0.1:{processes.free_port()}/health", rec, timeout=60)
     assert "\n" not in str(err.value)
 
 
@@ -130,7 +134,7 @@ def test_up_with_a_missing_etcd_is_a_clear_error(tmp_path):
 
 def test_scheduler_config_is_a_v1_second_scheduler():
     config = e2e.scheduler_config("acme", "/k", leader_elect=True, lease_namespace="ns1",
-                                  extenders=[e2e.extender_entry("http://127.0.0.1:1", node_cache_capable=True)])
+                                  extenders=[schedulerconfig.extender_entry("http://127.0.0.1:1", node_cache_capable=True)])
     assert config["apiVersion"] == "kubescheduler.config.k8s.io/v1"
     assert config["profiles"] == [{"schedulerName": "acme"}]
     assert config["leaderElection"]["resourceLock"] == "leases"
@@ -142,10 +146,10 @@ def test_scheduler_config_is_a_v1_second_scheduler():
 
 
 def test_pod_and_node_bodies():
-    node = e2e.node_body("n1", pods=5, labels={"a": "b"})
+    node = kobj.node_body("n1", pods=5, labels={"a": "b"})
     assert node["status"]["allocatable"]["pods"] == "5"
     assert node["metadata"]["labels"] == {"kubernetes.io/hostname": "n1", "a": "b"}
-    pod = e2e.pod_body("p", "acme", labels={"x": "y"})
+    pod = kobj.pod_body("p", "acme", labels={"x": "y"})
     assert pod["spec"]["schedulerName"] == "acme"
     assert pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "10m"
 

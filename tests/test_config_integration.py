@@ -16,6 +16,9 @@ import yaml
 
 from scheduler_build.config import legacy_policy as policy
 from scheduler_build.config import render as schedconfig
+from scheduler_build.config import schedulerconfig
+from scheduler_build.config import validate as config_validate
+from scheduler_build.config import intree
 from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 
@@ -39,23 +42,23 @@ def version(built_scheduler):
 
 
 def test_in_tree_names_come_from_the_versions_source(version):
-    names = schedconfig.in_tree_plugins(version, settings.cache_dir())
+    names = intree.in_tree_plugins(version, settings.cache_dir())
     assert {"PrioritySort", "NodeResourcesFit", "DefaultBinder", "PodTopologySpread"} <= names
     assert "UnderlayIPLimit" not in names and "SelectorSpread" not in names  # removed in 1.27
     # and the cached answer is the same set
-    assert schedconfig.in_tree_plugins(version, settings.cache_dir()) == names
+    assert intree.in_tree_plugins(version, settings.cache_dir()) == names
 
 
 @pytest.mark.parametrize("spec_path", IN_TREE_SPECS, ids=[p.stem for p in IN_TREE_SPECS])
 def test_binary_accepts_every_rendered_in_tree_example(built_scheduler, runner_image, version, spec_path):
     spec = spec_mod.load(spec_path)
-    schedconfig.check_fields(spec, version, settings.cache_dir())
-    verdict = schedconfig.validate_with_binary(built_scheduler.binary, schedconfig.config_text(spec), runner_image)
+    config_validate.check_fields(spec, version, settings.cache_dir())
+    verdict = config_validate.validate_with_binary(built_scheduler.binary, schedconfig.config_text(spec), runner_image)
     assert verdict.ok, verdict.output
     written = yaml.safe_load(verdict.written)
     # the binary's defaulted view keeps our profiles and extenders
     assert [p["schedulerName"] for p in written["profiles"]] == [p["schedulerName"] for p in spec.profiles]
-    assert len(written.get("extenders") or []) == len(spec.all_extenders())
+    assert len(written.get("extenders") or []) == len(schedulerconfig.extenders(spec))
     assert written["leaderElection"]["resourceName"] == spec.leader_election["resourceName"]
 
 
@@ -63,7 +66,7 @@ def test_binary_accepts_every_rendered_in_tree_example(built_scheduler, runner_i
 def test_binary_accepts_every_migrated_policy(built_scheduler, runner_image, name):
     raw, _ = policy.load(DATA / "policies" / name)
     migration = policy.migrate(raw)
-    verdict = schedconfig.validate_with_binary(built_scheduler.binary, migration.text(), runner_image)
+    verdict = config_validate.validate_with_binary(built_scheduler.binary, migration.text(), runner_image)
     assert verdict.ok, verdict.output
     written = yaml.safe_load(verdict.written)
     ours = migration.config["profiles"][0].get("plugins", {})
@@ -83,9 +86,9 @@ def test_binary_refusal_shows_its_own_error(built_scheduler, runner_image):
     config = yaml.safe_dump({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
                              "leaderElection": {"leaderElect": False},
                              "profiles": [{"schedulerName": "x", "plugins": {"score": {"enabled": [{"name": "Nope"}]}}}]})
-    verdict = schedconfig.validate_with_binary(built_scheduler.binary, config, runner_image)
+    verdict = config_validate.validate_with_binary(built_scheduler.binary, config, runner_image)
     assert not verdict.ok
-    assert 'ScorePlugin "Nope" does not exist' in schedconfig.refusal_reason(verdict.output)
+    assert 'ScorePlugin "Nope" does not exist' in config_validate.refusal_reason(verdict.output)
 
 
 def test_cli_validate_passes_and_reports_the_binarys_refusal(built_scheduler, tmp_path):
@@ -129,7 +132,7 @@ def test_binary_with_the_example_plugin_accepts_the_example(request, runner_imag
     if binary is None:
         pytest.skip("no kube-scheduler built from examples/underlay/scheduler.yaml yet (run `inv build --spec ...`)")
     spec = spec_mod.load(REPO / "examples/underlay/scheduler.yaml", check_files=False)
-    verdict = schedconfig.validate_with_binary(binary, schedconfig.config_text(spec), runner_image)
+    verdict = config_validate.validate_with_binary(binary, schedconfig.config_text(spec), runner_image)
     assert verdict.ok, verdict.output
     written = yaml.safe_load(verdict.written)
     assert "UnderlayIPLimit" in [e["name"] for e in written["profiles"][0]["plugins"]["multiPoint"]["enabled"]]
@@ -138,6 +141,6 @@ def test_binary_with_the_example_plugin_accepts_the_example(request, runner_imag
 def test_plain_binary_refuses_the_example_plugin(built_scheduler, runner_image):
     """Without the plugin compiled in, the same configuration fails in the binary, naming the plugin."""
     spec = spec_mod.load(REPO / "examples/underlay/scheduler.yaml", check_files=False)
-    verdict = schedconfig.validate_with_binary(built_scheduler.binary, schedconfig.config_text(spec), runner_image)
+    verdict = config_validate.validate_with_binary(built_scheduler.binary, schedconfig.config_text(spec), runner_image)
     assert not verdict.ok
-    assert "UnderlayIPLimit" in schedconfig.refusal_reason(verdict.output)
+    assert "UnderlayIPLimit" in config_validate.refusal_reason(verdict.output)

@@ -9,6 +9,8 @@ import pytest
 import yaml
 
 from scheduler_build.config import render as schedconfig
+from scheduler_build.config import validate as config_validate
+from scheduler_build.config import intree
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
 
@@ -120,12 +122,12 @@ def test_render_refuses_a_directory_with_foreign_files(tmp_path):
 
 def test_parse_names_go():
     text = 'package names\n\nconst (\n\tPrioritySort = "PrioritySort"\n\tNodeName     = "NodeName"\n)\n'
-    assert schedconfig.parse_names_go(text) == {"PrioritySort", "NodeName"}
+    assert intree.parse_names_go(text) == {"PrioritySort", "NodeName"}
 
 
 def test_refusal_reason_is_the_binarys_own_error():
     out = 'W1 x\nE1123 10:58:51.330697 6750 run.go:72] "command failed" err="initializing profiles: ScorePlugin \\"Nope\\" does not exist"\n'
-    assert schedconfig.refusal_reason(out) == 'initializing profiles: ScorePlugin "Nope" does not exist'
+    assert config_validate.refusal_reason(out) == 'initializing profiles: ScorePlugin "Nope" does not exist'
 
 
 PATCH = """diff --git a/pkg/scheduler/framework/plugins/acme/acme.go b/pkg/scheduler/framework/plugins/acme/acme.go
@@ -154,8 +156,8 @@ def test_patched_plugin_names_need_a_registration(tmp_path):
     plugin, registry = tmp_path / "0001.patch", tmp_path / "0002.patch"
     plugin.write_text(PATCH)
     registry.write_text(REGISTRY)
-    assert schedconfig.patched_plugin_names([plugin]) == set()  # declared but never registered
-    assert schedconfig.patched_plugin_names([plugin, registry]) == {"AcmeThing"}
+    assert intree.patched_plugin_names([plugin]) == set()  # declared but never registered
+    assert intree.patched_plugin_names([plugin, registry]) == {"AcmeThing"}
 
 
 @pytest.mark.skipif(not __import__("shutil").which("kubectl"), reason="kubectl is not installed")

@@ -34,18 +34,6 @@ def test_load_dir_without_kustomization(tmp_path):
         deploy.load_dir(tmp_path)
 
 
-def test_missing_kubeconfig(tmp_path):
-    with pytest.raises(UserError, match="no such file"):
-        deploy.api_client(tmp_path / "nope", None)
-
-
-def test_unknown_context(tmp_path):
-    kc = tmp_path / "kc"
-    kc.write_text(schedconfig.DUMMY_KUBECONFIG)
-    with pytest.raises(UserError, match="--context|context"):
-        deploy.api_client(kc, "no-such-context")
-
-
 DEP = {"metadata": {"name": "s", "namespace": "n", "generation": 2},
        "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}}},
        "status": {"observedGeneration": 2, "replicas": 1, "unavailableReplicas": 1,

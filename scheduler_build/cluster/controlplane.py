@@ -3,10 +3,10 @@
 No kind or minikube (no image can be pulled here) and no kubelet: Nodes are API
 objects that callers create; pods get bound and nothing runs. What runs is real:
 Debian's etcd and a kube-apiserver compiled by our own hermetic build, with
-generated certificates (CA, serving, client), a service-account signing key and
+generated certificates (`cluster.pki`), a service-account signing key and
 issuer, RBAC authorization, and kubeconfigs for an admin (system:masters) and for
 the scheduler's identity (user system:kube-scheduler, bound by the API server's
-bootstrap RBAC).
+bootstrap RBAC). Processes are supervised by `cluster.processes`.
 
 Everything lives in one state directory (certificates, kubeconfigs, etcd data,
 logs, state.json with the pids). `down()` stops the processes it recorded (and
@@ -16,47 +16,29 @@ is never signalled) and removes the directory, so nothing is left behind.
 
 from __future__ import annotations
 
-import datetime as dt
-import ipaddress
 import json
 import os
 import shutil
-import signal
-import socket
 import ssl
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
-import yaml
-
-from scheduler_build.errors import UserError
 from scheduler_build.atomic import write_atomic
+from scheduler_build.cluster import pki as cluster_pki
+from scheduler_build.cluster.pki import SERVICE_CIDR
+from scheduler_build.cluster.processes import ProcessRecord, alive, free_port, http_get, spawn, stop, wait_http
+from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 
 STATE_FILE = "state.json"
-# The service network only feeds the allocator of Service IPs; nothing routes it.
-SERVICE_CIDR = "10.0.0.0/24"
 SA_ISSUER = "https://kubernetes.default.svc.cluster.local"
-CLUSTER_NAME = "scheduler-build"
 # Admission plugins that need a controller or a kubelet this control plane does not
 # run: ServiceAccount rejects pods until kube-controller-manager has created the
 # namespace's `default` ServiceAccount, and TaintNodesByCondition taints every new
 # Node not-ready until a kubelet reports Ready. Everything else stays on.
 DISABLED_ADMISSION = ("ServiceAccount", "TaintNodesByCondition")
-
-
-@dataclass
-class ProcessRecord:
-    name: str
-    pid: int
-    start_ticks: int  # /proc/<pid>/stat field 22: tells a reused pid from ours
-    argv: list[str]
-    log: str
 
 
 @dataclass
@@ -85,295 +67,11 @@ class ClusterState:
         return cls(**data)
 
 
-# --------------------------------------------------------------------------- ports
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now (the kernel picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-# --------------------------------------------------------------------------- PKI
-
-
-def _pem_key(key: Any) -> bytes:
-    from cryptography.hazmat.primitives import serialization
-
-    return key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-
-
-def _pem_cert(cert: Any) -> bytes:
-    from cryptography.hazmat.primitives import serialization
-
-    return cert.public_bytes(serialization.Encoding.PEM)
-
-
-def generate_pki(directory: Path, extra_sans: tuple[str, ...] = ()) -> dict[str, Path]:
-    """CA, apiserver serving cert, admin and scheduler client certs, service-account key pair.
-
-    Returns the written paths by role. Keys are written 0600.
-    """
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec, rsa
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
-    directory.mkdir(parents=True, exist_ok=True)
-    now = dt.datetime.now(dt.timezone.utc)
-    not_before, not_after = now - dt.timedelta(hours=1), now + dt.timedelta(days=365)
-
-    def name(cn: str, org: str | None = None) -> x509.Name:
-        attrs = [x509.NameAttribute(NameOID.COMMON_NAME, cn)]
-        if org:
-            attrs.insert(0, x509.NameAttribute(NameOID.ORGANIZATION_NAME, org))
-        return x509.Name(attrs)
-
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = name("scheduler-build-ca")
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(not_before)
-        .not_valid_after(not_after)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
-                          data_encipherment=False, key_agreement=False, key_cert_sign=True, crl_sign=True,
-                          encipher_only=False, decipher_only=False),
-            critical=True,
-        )
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-
-    def leaf(subject: x509.Name, usage: Any, sans: list[x509.GeneralName] | None = None) -> tuple[Any, Any]:
-        key = ec.generate_private_key(ec.SECP256R1())
-        builder = (
-            x509.CertificateBuilder()
-            .subject_name(subject)
-            .issuer_name(ca_name)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(not_before)
-            .not_valid_after(not_after)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(
-                x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
-                              data_encipherment=False, key_agreement=False, key_cert_sign=False, crl_sign=False,
-                              encipher_only=False, decipher_only=False),
-                critical=True,
-            )
-            .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
-        )
-        if sans:
-            builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        return key, builder.sign(ca_key, hashes.SHA256())
-
-    service_ip = str(next(ipaddress.ip_network(SERVICE_CIDR).hosts()))
-    dns = ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
-           "kubernetes.default.svc.cluster.local"]
-    ips = ["127.0.0.1", service_ip]
-    for extra in extra_sans:
-        try:
-            ipaddress.ip_address(extra)
-            ips.append(extra)
-        except ValueError:
-            dns.append(extra)
-    sans: list[x509.GeneralName] = [x509.DNSName(d) for d in dns]
-    sans += [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
-    serving = leaf(name("kube-apiserver"), ExtendedKeyUsageOID.SERVER_AUTH, sans)
-    admin = leaf(name("scheduler-build-admin", "system:masters"), ExtendedKeyUsageOID.CLIENT_AUTH)
-    scheduler = leaf(name("system:kube-scheduler"), ExtendedKeyUsageOID.CLIENT_AUTH)
-    sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-
-    paths = {
-        "ca.crt": directory / "ca.crt",
-        "ca.key": directory / "ca.key",
-        "apiserver.crt": directory / "apiserver.crt",
-        "apiserver.key": directory / "apiserver.key",
-        "admin.crt": directory / "admin.crt",
-        "admin.key": directory / "admin.key",
-        "scheduler.crt": directory / "scheduler.crt",
-        "scheduler.key": directory / "scheduler.key",
-        "sa.key": directory / "sa.key",
-        "sa.pub": directory / "sa.pub",
-    }
-    write_atomic(paths["ca.crt"], _pem_cert(ca), 0o644)
-    write_atomic(paths["ca.key"], _pem_key(ca_key), 0o600)
-    for role, (key, cert) in (("apiserver", serving), ("admin", admin), ("scheduler", scheduler)):
-        write_atomic(paths[f"{role}.crt"], _pem_cert(cert), 0o644)
-        write_atomic(paths[f"{role}.key"], _pem_key(key), 0o600)
-    write_atomic(paths["sa.key"], _pem_key(sa_key), 0o600)
-    write_atomic(
-        paths["sa.pub"],
-        sa_key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo),
-        0o644,
-    )
-    return paths
-
-
-def kubeconfig(server: str, ca_pem: bytes, user: str, cert_pem: bytes | None = None,
-               key_pem: bytes | None = None, token: str | None = None) -> dict:
-    """A self-contained kubeconfig (data embedded, so it can be mounted into a container)."""
-    import base64
-
-    def b64(data: bytes) -> str:
-        return base64.b64encode(data).decode()
-
-    creds: dict[str, str] = {}
-    if cert_pem is not None and key_pem is not None:
-        creds = {"client-certificate-data": b64(cert_pem), "client-key-data": b64(key_pem)}
-    if token is not None:
-        creds["token"] = token
-    return {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": CLUSTER_NAME, "cluster": {"server": server, "certificate-authority-data": b64(ca_pem)}}],
-        "users": [{"name": user, "user": creds}],
-        "contexts": [{"name": CLUSTER_NAME, "context": {"cluster": CLUSTER_NAME, "user": user}}],
-        "current-context": CLUSTER_NAME,
-    }
-
-
-def write_kubeconfig(path: Path, config: dict) -> Path:
-    write_atomic(path, yaml.safe_dump(config, sort_keys=True), 0o600)
-    return path
-
-
-# --------------------------------------------------------------------------- processes
-
-
-def _start_ticks(pid: int) -> int | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name (field 2) may contain spaces: split after its closing paren.
-    fields = stat[stat.rindex(")") + 2:].split()
-    if fields[0] == "Z":
-        return None  # a zombie has finished: treat as gone
-    return int(fields[19])
-
-
-def _reap(pid: int) -> None:
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass  # not our child (started by another command): init reaps it
-
-
-def alive(record: ProcessRecord) -> bool:
-    _reap(record.pid)
-    return _start_ticks(record.pid) == record.start_ticks
-
-
-def spawn(name: str, argv: list[str], log_path: Path, env: dict[str, str] | None = None) -> ProcessRecord:
-    """Start a long-running process in its own session, output appended to log_path."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as out:
-        try:
-            proc = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True, close_fds=True, env=env,
-            )
-        except OSError as exc:
-            raise UserError(f"cannot start {name} ({argv[0]}): {exc.strerror}", "check the binary path and that it is executable") from None
-    ticks = _start_ticks(proc.pid)
-    # Popen keeps the child in its _active list once dropped, so it is reaped either
-    # by us (os.waitpid in alive/stop) or by subprocess's own cleanup.
-    return ProcessRecord(name=name, pid=proc.pid, start_ticks=ticks if ticks is not None else -1,
-                         argv=[str(a) for a in argv], log=str(log_path))
-
-
-def stop(record: ProcessRecord, grace: float = 15.0, sig: int = signal.SIGTERM) -> bool:
-    """Signal one recorded process (its whole session) and wait for it; SIGKILL after `grace`.
-
-    Returns True if it was running. A pid that now belongs to another process is left alone.
-    """
-    if not alive(record):
-        return False
-    try:
-        os.killpg(record.pid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        os.kill(record.pid, sig)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        if not alive(record):
-            return True
-        time.sleep(0.1)
-    try:
-        os.killpg(record.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    for _ in range(100):
-        if not alive(record):
-            break
-        time.sleep(0.05)
-    return True
-
-
-def log_tail(path: str | Path, lines: int = 15) -> str:
-    try:
-        text = Path(path).read_text(errors="replace").splitlines()
-    except OSError:
-        return ""
-    return "\n".join(text[-lines:])
-
-
-# --------------------------------------------------------------------------- health
-
-
 def _ssl_context(state: ClusterState) -> ssl.SSLContext:
     ctx = ssl.create_default_context(cafile=state.ca_file)
     pki = Path(state.state_dir) / "pki"
     ctx.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
     return ctx
-
-
-def _get(url: str, ctx: ssl.SSLContext | None, timeout: float = 5.0) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, context=ctx, timeout=timeout) as resp:
-            return resp.status, resp.read().decode(errors="replace")
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode(errors="replace")
-
-
-def wait_http(url: str, record: ProcessRecord, timeout: float, ctx: ssl.SSLContext | None = None,
-              what: str = "") -> str:
-    """Poll url until it answers 200; fail early if the process exits."""
-    deadline = time.monotonic() + timeout
-    last = "no answer yet"
-    while time.monotonic() < deadline:
-        if not alive(record):
-            log(log_tail(record.log))
-            raise UserError(f"{what or record.name} exited during startup (log: {record.log})",
-                            "its last log lines are above")
-        try:
-            code, body = _get(url, ctx)
-            if code == 200:
-                return body
-            last = f"HTTP {code}: {body.strip().splitlines()[-1] if body.strip() else ''}"
-        except (OSError, ssl.SSLError) as exc:
-            last = str(getattr(exc, "reason", exc))
-        time.sleep(0.5)
-    log(log_tail(record.log))
-    raise UserError(
-        f"{what or record.name} not ready at {url} after {timeout:.0f}s ({last}; log: {record.log})",
-        "the machine may be overloaded: raise --timeout (cluster.timeout)",
-    )
-
-
-# --------------------------------------------------------------------------- state
 
 
 def load_state(state_dir: Path) -> ClusterState | None:
@@ -468,16 +166,16 @@ def up(apiserver: Path, state_dir: Path, etcd: str = "/usr/bin/etcd", timeout: f
                         "build it with `inv build --component kube-apiserver`, or omit --apiserver")
 
     state_dir.mkdir(parents=True, exist_ok=True)
-    pki = generate_pki(state_dir / "pki")
+    pki = cluster_pki.generate_pki(state_dir / "pki")
     etcd_client, etcd_peer, api_port = free_port(), free_port(), free_port()
     while len({etcd_client, etcd_peer, api_port}) < 3:
         etcd_peer, api_port = free_port(), free_port()
     server = f"https://127.0.0.1:{api_port}"
     etcd_url = f"http://127.0.0.1:{etcd_client}"
     ca_pem = pki["ca.crt"].read_bytes()
-    admin_kc = write_kubeconfig(state_dir / "admin.kubeconfig", kubeconfig(
+    admin_kc = cluster_pki.write_kubeconfig(state_dir / "admin.kubeconfig", cluster_pki.kubeconfig(
         server, ca_pem, "scheduler-build-admin", pki["admin.crt"].read_bytes(), pki["admin.key"].read_bytes()))
-    sched_kc = write_kubeconfig(state_dir / "scheduler.kubeconfig", kubeconfig(
+    sched_kc = cluster_pki.write_kubeconfig(state_dir / "scheduler.kubeconfig", cluster_pki.kubeconfig(
         server, ca_pem, "system:kube-scheduler", pki["scheduler.crt"].read_bytes(), pki["scheduler.key"].read_bytes()))
     state = ClusterState(
         state_dir=str(state_dir), server=server, etcd_url=etcd_url, apiserver_port=api_port,
@@ -553,7 +251,7 @@ def status(state_dir: Path) -> dict:
     ready = False
     if procs.get("kube-apiserver"):
         try:
-            ready = _get(f"{state.server}/readyz", _ssl_context(state))[0] == 200
+            ready = http_get(f"{state.server}/readyz", _ssl_context(state))[0] == 200
         except (OSError, ssl.SSLError):
             ready = False
     return {

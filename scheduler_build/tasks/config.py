@@ -6,25 +6,16 @@ from pathlib import Path
 
 from invoke import Collection, task
 
-from scheduler_build.resolve import versions as k8s
 from scheduler_build import settings
 from scheduler_build.config import legacy_policy as policy_mod
 from scheduler_build.config import render as schedconfig
+from scheduler_build.config import target
+from scheduler_build.config import validate as config_validate
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
 from scheduler_build.atomic import write_atomic
 from scheduler_build.progress import log, phase
 from scheduler_build.tasks._common import describe, emit, option, user_errors
-
-
-def resolved_version(c, spec: spec_mod.Spec, k8s_version: str | None) -> str:
-    """The exact Kubernetes release the spec targets (v1.36.3); a flag overrides the spec."""
-    requested = k8s_version or spec.kubernetes_version
-    parsed = k8s.parse_request(requested)
-    if parsed.exact:
-        return parsed.exact
-    with phase("resolve", f"Kubernetes {requested}"):
-        return k8s.resolve(requested, settings.cache_dir(c.config)).version
 
 
 @task(help={
@@ -38,7 +29,7 @@ def render(c, spec=None, out=None, image=None, k8s_version=None):
     """Render the KubeSchedulerConfiguration, ConfigMap, RBAC, Deployment (and extender) with a kustomization."""
     loaded = spec_mod.load(option(c, "spec.path", spec))
     out_dir = Path(option(c, "config.out", out) or Path(option(c, "paths.dist_dir")) / "config" / loaded.name)
-    ref = image or schedconfig.image_ref(loaded, resolved_version(c, loaded, k8s_version))
+    ref = image or schedconfig.image_ref(loaded, target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config)))
     with phase("render", str(out_dir)):
         files = schedconfig.render(loaded, out_dir, ref)
     for name in sorted(files):
@@ -59,25 +50,25 @@ def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, wri
     spec_path = option(c, "spec.path", spec)
     with phase("spec", str(spec_path)):
         loaded = spec_mod.load(spec_path)
-    version = resolved_version(c, loaded, k8s_version)
-    schedconfig.check_fields(loaded, version, settings.cache_dir(c.config))
+    version = target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config))
+    config_validate.check_fields(loaded, version, settings.cache_dir(c.config))
     config = schedconfig.config_text(loaded)
     if option(c, "config.fields_only", fields_only):
         emit(f"ok: {spec_path} (fields, plugins of Kubernetes {version})")
         return
-    binary_path = Path(binary) if binary else schedconfig.default_binary(
+    binary_path = Path(binary) if binary else config_validate.default_binary(
         loaded, version, Path(option(c, "paths.dist_dir")))
     if not binary_path.is_file():
         raise UserError(f"no kube-scheduler at {binary_path}",
                         f"run `inv build --spec {spec_path}` first, pass --binary PATH, or use --fields-only")
     with phase("binary", f"{binary_path} --config ... --write-config-to ... (no network)"):
-        image = option(c, "config.runner_image") or schedconfig.builder_image()
-        verdict = schedconfig.validate_with_binary(binary_path, config, image)
+        image = option(c, "config.runner_image") or config_validate.builder_image()
+        verdict = config_validate.validate_with_binary(binary_path, config, image)
     if not verdict.ok:
         for line in verdict.output.splitlines()[-15:]:
             log(f"    | {line}")
         raise UserError(f"{binary_path} refused the configuration rendered from {spec_path}: "
-                        f"{schedconfig.refusal_reason(verdict.output)}",
+                        f"{config_validate.refusal_reason(verdict.output)}",
                         "the binary's own output is above; fix the spec field it names")
     if write_config_to:
         write_atomic(Path(write_config_to), verdict.written)

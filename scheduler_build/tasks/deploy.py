@@ -10,6 +10,8 @@ from invoke import Collection, task
 
 from scheduler_build import deploy as deploy_mod
 from scheduler_build.config import render as schedconfig
+from scheduler_build.config import target
+from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase
@@ -31,8 +33,6 @@ from scheduler_build.tasks._common import describe, emit, emit_json, option, use
 def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None, image=None, no_wait=False,
            timeout=None, json=False):
     """Apply the scheduler's manifests with server-side apply (field manager scheduler-build) and wait."""
-    from scheduler_build.tasks.config import resolved_version
-
     kubeconfig = option(c, "deploy.kubeconfig", kubeconfig) or os.environ.get("KUBECONFIG", "")
     if not kubeconfig:
         raise UserError("no kubeconfig given", "pass --kubeconfig K (or set deploy.kubeconfig / $KUBECONFIG)")
@@ -42,7 +42,7 @@ def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None,
         objects = deploy_mod.load_dir(Path(dir))
     else:
         loaded = spec_mod.load(option(c, "spec.path", spec))
-        ref = image or schedconfig.image_ref(loaded, resolved_version(c, loaded, None))
+        ref = image or schedconfig.image_ref(loaded, target.kubernetes_release(loaded, None, settings.cache_dir(c.config)))
         files = schedconfig.render_files(loaded, ref)
         objects = [d for name in (yaml.safe_load(files["kustomization.yaml"]).get("resources") or [])
                    for d in yaml.safe_load_all(files[name]) if d]

@@ -35,13 +35,14 @@ def built_apiserver(built_scheduler, tmp_path_factory):
 def control_plane(built_apiserver, tmp_path_factory):
     """A running cluster (scheduler_build.cluster.controlplane.ClusterState), torn down at the end."""
     from scheduler_build.cluster import controlplane as cluster
+    from scheduler_build.cluster import processes
 
     state_dir = tmp_path_factory.mktemp("cluster")
     state = cluster.up(built_apiserver.binary, state_dir, timeout=300)
     yield state
     final = cluster.load_state(state_dir) or state
     cluster.down(state_dir)
-    leftover = [r.name for r in final.processes.values() if cluster.alive(r)]
+    leftover = [r.name for r in final.processes.values() if processes.alive(r)]
     assert not leftover, f"processes left running after cluster.down: {leftover}"
     assert not Path(state_dir).exists()
 
@@ -49,9 +50,9 @@ def control_plane(built_apiserver, tmp_path_factory):
 @pytest.fixture(scope="session")
 def kube(control_plane):
     """An admin ApiClient of the kubernetes Python client."""
-    from tests.support import harness as e2e
+    from tests.support import kubeobjects as kobj
 
-    return e2e.api_client(control_plane.admin_kubeconfig)
+    return kobj.api_client(control_plane.admin_kubeconfig)
 
 
 @pytest.fixture
@@ -65,28 +66,28 @@ def namespace(kube, unique):
     """A fresh namespace; its pods are force-deleted afterwards (no kubelet to finish a graceful delete).
 
     The namespace itself stays (no namespace controller runs to finalize its deletion)."""
-    from tests.support import harness as e2e
+    from tests.support import kubeobjects as kobj
 
     name = f"e2e-{unique}"
-    e2e.ensure_namespace(kube, name)
+    kobj.ensure_namespace(kube, name)
     yield name
-    e2e.force_delete_pods(kube, name)
+    kobj.force_delete_pods(kube, name)
 
 
 @pytest.fixture
 def nodes(kube):
     """Factory: nodes(bodies) creates Nodes; all are deleted after the test."""
-    from tests.support import harness as e2e
+    from tests.support import kubeobjects as kobj
 
     created: list[str] = []
 
     def make(bodies):
-        names = e2e.create_nodes(kube, bodies)
+        names = kobj.create_nodes(kube, bodies)
         created.extend(names)
         return names
 
     yield make
-    e2e.delete_nodes(kube, created)
+    kobj.delete_nodes(kube, created)
 
 
 @pytest.fixture

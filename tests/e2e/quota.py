@@ -10,24 +10,24 @@ from __future__ import annotations
 
 from collections import Counter
 
-from tests.support import harness as e2e
+from tests.support import kubeobjects as kobj
 
 TIMEOUT = 240
 CAPACITIES = (2, 3, 1)  # total 6
 
 
 def make_nodes(nodes, prefix: str, capacity_label: str, capacities=CAPACITIES) -> dict[str, int]:
-    bodies = [e2e.node_body(f"{prefix}-{i}", labels={capacity_label: str(cap)}) for i, cap in enumerate(capacities)]
+    bodies = [kobj.node_body(f"{prefix}-{i}", labels={capacity_label: str(cap)}) for i, cap in enumerate(capacities)]
     names = nodes(bodies)
     return dict(zip(names, capacities))
 
 
 def pod_bodies(scheduler_name: str, pod_label: dict[str, str], count: int, prefix: str = "q") -> list[dict]:
-    return [e2e.pod_body(f"{prefix}{i}", scheduler_name, labels=dict(pod_label)) for i in range(count)]
+    return [kobj.pod_body(f"{prefix}{i}", scheduler_name, labels=dict(pod_label)) for i in range(count)]
 
 
 def usage(kube, namespace) -> Counter:
-    return Counter(p.spec.node_name for p in e2e.pods_by_name(kube, namespace).values() if p.spec.node_name)
+    return Counter(p.spec.node_name for p in kobj.pods_by_name(kube, namespace).values() if p.spec.node_name)
 
 
 def assert_within_quota(kube, namespace, quotas: dict[str, int]) -> None:
@@ -37,33 +37,33 @@ def assert_within_quota(kube, namespace, quotas: dict[str, int]) -> None:
 
 
 def pending(kube, namespace) -> list[str]:
-    return sorted(n for n, p in e2e.pods_by_name(kube, namespace).items() if not p.spec.node_name)
+    return sorted(n for n, p in kobj.pods_by_name(kube, namespace).items() if not p.spec.node_name)
 
 
 def failed_scheduling_for(kube, namespace, pods: list[str], reason: str, reporter: str):
     """Every given pod has a FailedScheduling event from `reporter` whose message carries `reason`."""
     def check():
-        events = [ev for ev in e2e.events_for(kube, namespace, "FailedScheduling")
+        events = [ev for ev in kobj.events_for(kube, namespace, "FailedScheduling")
                   if ev.reporting_component == reporter and reason in (ev.message or "")]
         seen = {ev.involved_object.name for ev in events}
         return events if set(pods) <= seen else None
 
-    return e2e.wait_until(check, TIMEOUT, interval=1.0, what=f"FailedScheduling with {reason!r} for {pods}")
+    return kobj.wait_until(check, TIMEOUT, interval=1.0, what=f"FailedScheduling with {reason!r} for {pods}")
 
 
 def _create_one_by_one(kube, namespace, bodies):
     """Create pods one at a time, each only once the previous one is bound or reported unschedulable."""
     for body in bodies:
         name = body["metadata"]["name"]
-        e2e.create_pods(kube, namespace, [body])
+        kobj.create_pods(kube, namespace, [body])
 
         def settled():
-            pod = e2e.pods_by_name(kube, namespace).get(name)
+            pod = kobj.pods_by_name(kube, namespace).get(name)
             if pod is not None and pod.spec.node_name:
                 return True
-            return any(ev.involved_object.name == name for ev in e2e.events_for(kube, namespace, "FailedScheduling"))
+            return any(ev.involved_object.name == name for ev in kobj.events_for(kube, namespace, "FailedScheduling"))
 
-        e2e.wait_until(settled, TIMEOUT, interval=0.5, what=f"{name} bound or unschedulable")
+        kobj.wait_until(settled, TIMEOUT, interval=0.5, what=f"{name} bound or unschedulable")
 
 
 def run(kube, namespace, quotas: dict[str, int], scheduler_name: str, pod_label: dict[str, str], reason: str,
@@ -81,10 +81,10 @@ def run(kube, namespace, quotas: dict[str, int], scheduler_name: str, pod_label:
     count = total + extra
     bodies = pod_bodies(scheduler_name, pod_label, count)
     if burst:
-        e2e.create_pods(kube, namespace, bodies)
+        kobj.create_pods(kube, namespace, bodies)
     else:
         _create_one_by_one(kube, namespace, bodies)
-    e2e.wait_bound(kube, namespace, total, TIMEOUT)
+    kobj.wait_bound(kube, namespace, total, TIMEOUT)
     left = pending(kube, namespace)
     assert len(left) == extra, left
     failed_scheduling_for(kube, namespace, left, reason, scheduler_name)
@@ -96,9 +96,9 @@ def run(kube, namespace, quotas: dict[str, int], scheduler_name: str, pod_label:
     # Free slots on the biggest node: as many Pending pods take them, the rest stay Pending.
     freed = 2 if burst else 1
     biggest = max(quotas, key=quotas.get)
-    victims = sorted(n for n, p in e2e.pods_by_name(kube, namespace).items() if p.spec.node_name == biggest)[:freed]
-    e2e.force_delete_pods(kube, namespace, victims)
-    e2e.wait_until(lambda: len(e2e.pods_by_name(kube, namespace)) == count - freed
+    victims = sorted(n for n, p in kobj.pods_by_name(kube, namespace).items() if p.spec.node_name == biggest)[:freed]
+    kobj.force_delete_pods(kube, namespace, victims)
+    kobj.wait_until(lambda: len(kobj.pods_by_name(kube, namespace)) == count - freed
                    and len(pending(kube, namespace)) == extra - freed,
                    TIMEOUT, interval=1.0, what=f"{freed} Pending pods scheduled after the deletions")
     assert_within_quota(kube, namespace, quotas)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from scheduler_build.cluster import controlplane as cluster
-from tests.support import harness as e2e
+from tests.support import kubeobjects as kobj
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
@@ -48,9 +48,9 @@ def test_cli_up_status_down_leaves_nothing(repo, built_apiserver, tmp_path):
         from kubernetes import client as k
         from kubernetes.client.exceptions import ApiException
 
-        admin = k.CoreV1Api(e2e.api_client(state["admin_kubeconfig"]))
+        admin = k.CoreV1Api(kobj.api_client(state["admin_kubeconfig"]))
         assert {ns.metadata.name for ns in admin.list_namespace().items} >= {"default", "kube-system"}
-        sched = k.CoreV1Api(e2e.api_client(state["scheduler_kubeconfig"]))
+        sched = k.CoreV1Api(kobj.api_client(state["scheduler_kubeconfig"]))
         sched.list_pod_for_all_namespaces(limit=1)
         sched.list_node(limit=1)
         with pytest.raises(ApiException) as denied:

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduler_build.cluster import controlplane as cluster
-from tests.support import harness as e2e
+from scheduler_build.cluster import pki as cluster_pki
+from tests.support import kubeobjects as kobj
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
@@ -45,25 +45,25 @@ def test_scheduler_runs_with_the_deployed_service_account(control_plane, kube, n
     try:
         token = core.create_namespaced_service_account_token(
             name, ns, {"spec": {"expirationSeconds": 3600}}).status.token
-        kc = cluster.write_kubeconfig(tmp_path / "sa.kubeconfig", cluster.kubeconfig(
+        kc = cluster_pki.write_kubeconfig(tmp_path / "sa.kubeconfig", cluster_pki.kubeconfig(
             control_plane.server, Path(control_plane.ca_file).read_bytes(), f"system:serviceaccount:{ns}:{name}",
             token=token))
         config = yaml.safe_load(core.read_namespaced_config_map(f"{name}-config", ns).data["config.yaml"])
         config["clientConnection"] = dict(config.get("clientConnection") or {}, kubeconfig=str(kc))
         run = schedulers(config, name=name)
-        nodes([e2e.node_body(f"ident-{unique}-{i}") for i in range(2)])
-        e2e.create_pods(kube, ns, [e2e.pod_body(f"p{i}", name) for i in range(3)])
-        e2e.wait_bound(kube, ns, 3, TIMEOUT)
+        nodes([kobj.node_body(f"ident-{unique}-{i}") for i in range(2)])
+        kobj.create_pods(kube, ns, [kobj.pod_body(f"p{i}", name) for i in range(3)])
+        kobj.wait_bound(kube, ns, 3, TIMEOUT)
 
         # Without the binding to system:kube-scheduler the ServiceAccount may not bind pods.
         rbac.delete_cluster_role_binding(f"{name}-kube-scheduler")
-        e2e.create_pods(kube, ns, [e2e.pod_body("after-revoke", name)])
-        e2e.wait_until(lambda: "forbidden" in run.log_text().lower(), TIMEOUT, what="a forbidden error in the log")
-        assert e2e.pods_by_name(kube, ns)["after-revoke"].spec.node_name is None
+        kobj.create_pods(kube, ns, [kobj.pod_body("after-revoke", name)])
+        kobj.wait_until(lambda: "forbidden" in run.log_text().lower(), TIMEOUT, what="a forbidden error in the log")
+        assert kobj.pods_by_name(kube, ns)["after-revoke"].spec.node_name is None
         _deploy(control_plane.admin_kubeconfig, spec_file)  # the rendered RBAC again
-        e2e.wait_bound(kube, ns, 4, TIMEOUT)
+        kobj.wait_bound(kube, ns, 4, TIMEOUT)
     finally:
-        e2e.force_delete_pods(kube, ns)
+        kobj.force_delete_pods(kube, ns)
         for crb in (f"{name}-kube-scheduler", f"{name}-volume-scheduler"):
             try:
                 rbac.delete_cluster_role_binding(crb)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_build.cluster import controlplane as cluster
+from scheduler_build.cluster import processes
+from scheduler_build.config import schedulerconfig
+from tests.support import extender_process
 from tests.support import harness as e2e
 
 from . import quota
@@ -22,18 +24,18 @@ REASON = "no free underlay IP"
 
 @pytest.fixture
 def extender(control_plane, tmp_path, unique):
-    run = e2e.start_extender(tmp_path, control_plane.admin_kubeconfig, f"extender-{unique}")
+    run = extender_process.start_extender(tmp_path, control_plane.admin_kubeconfig, f"extender-{unique}")
     yield run
     run.stop()
-    assert not cluster.alive(run.record)
+    assert not processes.alive(run.record)
 
 
 @pytest.mark.parametrize("mode", ["node-names", "node-list", "extender-binds"])
 def test_extender_keeps_underlay_quotas(mode, control_plane, kube, namespace, nodes, schedulers, extender, unique):
     ours = f"sb-ext-{mode}-{unique}"
     quotas = quota.make_nodes(nodes, f"ext-{mode}-{unique}", CAPACITY_LABEL)
-    entry = e2e.extender_entry(extender.url, node_cache_capable=(mode != "node-list"),
-                               bind=(mode == "extender-binds"))
+    entry = schedulerconfig.extender_entry(extender.url, node_cache_capable=(mode != "node-list"),
+                               bind_verb="bind" if mode == "extender-binds" else "")
     schedulers(e2e.scheduler_config(ours, control_plane.scheduler_kubeconfig, extenders=[entry]),
                extra_args=e2e.EXTENDER_RETRY_ARGS)
     quota.run(kube, namespace, quotas, ours, POD_LABEL, REASON, burst=(mode == "extender-binds"))

@@ -11,7 +11,11 @@ from pathlib import Path
 import pytest
 
 from scheduler_build.cluster import controlplane as cluster
+from scheduler_build.cluster import processes
+from scheduler_build.config import schedulerconfig
+from tests.support import extender_process
 from tests.support import harness as e2e
+from tests.support import kubeobjects as kobj
 
 from . import quota
 
@@ -24,14 +28,14 @@ TIMEOUT = 240
 
 @pytest.fixture
 def extender(control_plane, tmp_path, unique):
-    run = e2e.start_extender(tmp_path, control_plane.admin_kubeconfig, f"extender-{unique}")
+    run = extender_process.start_extender(tmp_path, control_plane.admin_kubeconfig, f"extender-{unique}")
     yield run
     run.stop()
-    assert not cluster.alive(run.record)
+    assert not processes.alive(run.record)
 
 
 def _start(control_plane, schedulers, extender, name, ignorable):
-    entry = e2e.extender_entry(extender.url, node_cache_capable=True, ignorable=ignorable)
+    entry = schedulerconfig.extender_entry(extender.url, node_cache_capable=True, ignorable=ignorable)
     return schedulers(e2e.scheduler_config(name, control_plane.scheduler_kubeconfig, extenders=[entry]),
                       extra_args=e2e.EXTENDER_RETRY_ARGS)
 
@@ -41,23 +45,23 @@ def test_extender_killed_not_ignorable_pods_wait_then_all_schedule(control_plane
     ours = f"sb-extkill-{unique}"
     quota.make_nodes(nodes, f"extkill-{unique}", CAPACITY_LABEL, capacities=(10, 10, 10))
     _start(control_plane, schedulers, extender, ours, ignorable=False)
-    e2e.create_pods(kube, namespace, quota.pod_bodies(ours, POD_LABEL, 3, prefix="before"))
-    e2e.wait_bound(kube, namespace, 3, TIMEOUT)
+    kobj.create_pods(kube, namespace, quota.pod_bodies(ours, POD_LABEL, 3, prefix="before"))
+    kobj.wait_bound(kube, namespace, 3, TIMEOUT)
 
     extender.kill()
     during = [b["metadata"]["name"] for b in quota.pod_bodies(ours, POD_LABEL, 4, prefix="during")]
-    e2e.create_pods(kube, namespace, quota.pod_bodies(ours, POD_LABEL, 4, prefix="during"))
+    kobj.create_pods(kube, namespace, quota.pod_bodies(ours, POD_LABEL, 4, prefix="during"))
 
     def failed_while_down():
-        seen = {ev.involved_object.name for ev in e2e.events_for(kube, namespace, "FailedScheduling")
+        seen = {ev.involved_object.name for ev in kobj.events_for(kube, namespace, "FailedScheduling")
                 if ev.reporting_component == ours and f"{extender.url}/filter" in (ev.message or "")}
         return set(during) <= seen
 
-    e2e.wait_until(failed_while_down, TIMEOUT, interval=1.0, what="FailedScheduling naming the extender's filter URL")
+    kobj.wait_until(failed_while_down, TIMEOUT, interval=1.0, what="FailedScheduling naming the extender's filter URL")
     assert quota.pending(kube, namespace) == sorted(during), "a pod was bound while the extender was down"
 
     extender.restart()
-    e2e.wait_bound(kube, namespace, 7, TIMEOUT)  # nothing lost
+    kobj.wait_bound(kube, namespace, 7, TIMEOUT)  # nothing lost
 
 
 def test_extender_killed_ignorable_scheduling_goes_on(control_plane, kube, namespace, nodes, schedulers, extender,
@@ -65,19 +69,19 @@ def test_extender_killed_ignorable_scheduling_goes_on(control_plane, kube, names
     ours = f"sb-extign-{unique}"
     quota.make_nodes(nodes, f"extign-{unique}", CAPACITY_LABEL, capacities=(10, 10, 10))
     _start(control_plane, schedulers, extender, ours, ignorable=True)
-    e2e.create_pods(kube, namespace, quota.pod_bodies(ours, POD_LABEL, 3, prefix="before"))
-    e2e.wait_bound(kube, namespace, 3, TIMEOUT)
+    kobj.create_pods(kube, namespace, quota.pod_bodies(ours, POD_LABEL, 3, prefix="before"))
+    kobj.wait_bound(kube, namespace, 3, TIMEOUT)
     extender.kill()
-    e2e.create_pods(kube, namespace, quota.pod_bodies(ours, POD_LABEL, 4, prefix="during"))
-    e2e.wait_bound(kube, namespace, 7, TIMEOUT)
+    kobj.create_pods(kube, namespace, quota.pod_bodies(ours, POD_LABEL, 4, prefix="during"))
+    kobj.wait_bound(kube, namespace, 7, TIMEOUT)
 
 
 def test_apiserver_restart_extender_cache_recovers(control_plane, kube, namespace, nodes, schedulers, extender, unique):
     ours = f"sb-extapi-{unique}"
     quotas = quota.make_nodes(nodes, f"extapi-{unique}", CAPACITY_LABEL, capacities=(1, 1))
     _start(control_plane, schedulers, extender, ours, ignorable=False)
-    e2e.create_pods(kube, namespace, quota.pod_bodies(ours, POD_LABEL, 1, prefix="a"))
-    e2e.wait_bound(kube, namespace, 1, TIMEOUT)
+    kobj.create_pods(kube, namespace, quota.pod_bodies(ours, POD_LABEL, 1, prefix="a"))
+    kobj.wait_bound(kube, namespace, 1, TIMEOUT)
 
     cluster.restart_apiserver(Path(control_plane.state_dir), timeout=300, down_seconds=5)
     extender.wait_ready(TIMEOUT)

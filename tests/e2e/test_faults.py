@@ -11,6 +11,7 @@ import pytest
 
 from scheduler_build.cluster import controlplane as cluster
 from tests.support import harness as e2e
+from tests.support import kubeobjects as kobj
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
@@ -40,12 +41,12 @@ def _leader(runs):
 
 
 def _assert_each_pod_bound_once(kube, namespace, runs):
-    scheduled = [ev.involved_object.name for ev in e2e.events_for(kube, namespace, "Scheduled")]
+    scheduled = [ev.involved_object.name for ev in kobj.events_for(kube, namespace, "Scheduled")]
     counts = {}
-    for ev in e2e.events_for(kube, namespace, "Scheduled"):
+    for ev in kobj.events_for(kube, namespace, "Scheduled"):
         counts[ev.involved_object.name] = counts.get(ev.involved_object.name, 0) + (ev.count or 1)
     assert all(n == 1 for n in counts.values()), {p: n for p, n in counts.items() if n != 1}
-    assert len(set(scheduled)) == len(e2e.pods_by_name(kube, namespace))
+    assert len(set(scheduled)) == len(kobj.pods_by_name(kube, namespace))
     for run in runs:
         text = run.log_text()
         # A second binding of a bound pod is refused by the API server with a conflict.
@@ -55,29 +56,29 @@ def _assert_each_pod_bound_once(kube, namespace, runs):
 def test_scheduler_killed_lease_taken_over_no_pod_bound_twice(control_plane, kube, namespace, nodes, schedulers,
                                                                unique):
     ours = f"sb-ha-{unique}"
-    nodes([e2e.node_body(f"ha-{unique}-{i}") for i in range(3)])
+    nodes([kobj.node_body(f"ha-{unique}-{i}") for i in range(3)])
     config = e2e.scheduler_config(ours, control_plane.scheduler_kubeconfig, leader_elect=True,
                                   lease_namespace=namespace)
     runs = [schedulers(config, name=f"ha{i}") for i in range(2)]
-    first = e2e.wait_until(lambda: _leader(runs), TIMEOUT, what="one leader")
-    before = e2e.wait_until(lambda: _lease(kube, namespace), TIMEOUT, what="the lease")
-    e2e.create_pods(kube, namespace, [e2e.pod_body(f"a{i}", ours) for i in range(15)])
-    e2e.wait_bound(kube, namespace, 15, TIMEOUT)
+    first = kobj.wait_until(lambda: _leader(runs), TIMEOUT, what="one leader")
+    before = kobj.wait_until(lambda: _lease(kube, namespace), TIMEOUT, what="the lease")
+    kobj.create_pods(kube, namespace, [kobj.pod_body(f"a{i}", ours) for i in range(15)])
+    kobj.wait_bound(kube, namespace, 15, TIMEOUT)
 
     first.kill()
     # Pods created while nobody leads wait; the standby takes the lease and binds them.
-    e2e.create_pods(kube, namespace, [e2e.pod_body(f"b{i}", ours) for i in range(15)])
+    kobj.create_pods(kube, namespace, [kobj.pod_body(f"b{i}", ours) for i in range(15)])
     standby = next(r for r in runs if r is not first)
-    e2e.wait_until(lambda: _acquired(standby), TIMEOUT, what="takeover")
+    kobj.wait_until(lambda: _acquired(standby), TIMEOUT, what="takeover")
     after = _lease(kube, namespace)
     assert after.spec.holder_identity != before.spec.holder_identity
     assert (after.spec.lease_transitions or 0) > (before.spec.lease_transitions or 0)
-    e2e.wait_bound(kube, namespace, 30, TIMEOUT)
+    kobj.wait_bound(kube, namespace, 30, TIMEOUT)
 
     # The killed one restarts as a standby: it must not steal the lease from a live leader.
     restarted = schedulers(config, name="ha0-restarted")
-    e2e.create_pods(kube, namespace, [e2e.pod_body(f"c{i}", ours) for i in range(10)])
-    e2e.wait_bound(kube, namespace, 40, TIMEOUT)
+    kobj.create_pods(kube, namespace, [kobj.pod_body(f"c{i}", ours) for i in range(10)])
+    kobj.wait_bound(kube, namespace, 40, TIMEOUT)
     assert _lease(kube, namespace).spec.holder_identity == after.spec.holder_identity
     assert not _acquired(restarted)
     _assert_each_pod_bound_once(kube, namespace, runs + [restarted])
@@ -85,14 +86,14 @@ def test_scheduler_killed_lease_taken_over_no_pod_bound_twice(control_plane, kub
 
 def test_apiserver_restart_scheduler_recovers(control_plane, kube, namespace, nodes, schedulers, unique):
     ours = f"sb-apirestart-{unique}"
-    nodes([e2e.node_body(f"ar-{unique}-{i}") for i in range(3)])
+    nodes([kobj.node_body(f"ar-{unique}-{i}") for i in range(3)])
     run = schedulers(e2e.scheduler_config(ours, control_plane.scheduler_kubeconfig))
-    e2e.create_pods(kube, namespace, [e2e.pod_body(f"a{i}", ours) for i in range(5)])
-    e2e.wait_bound(kube, namespace, 5, TIMEOUT)
+    kobj.create_pods(kube, namespace, [kobj.pod_body(f"a{i}", ours) for i in range(5)])
+    kobj.wait_bound(kube, namespace, 5, TIMEOUT)
 
     # The API server is away for a while (the scheduler's watches break and retry).
     cluster.restart_apiserver(Path(control_plane.state_dir), timeout=300, down_seconds=5)
     assert run.alive(), "the scheduler exited while the API server was down"
-    e2e.create_pods(kube, namespace, [e2e.pod_body(f"b{i}", ours) for i in range(5)])
-    e2e.wait_bound(kube, namespace, 10, TIMEOUT)
+    kobj.create_pods(kube, namespace, [kobj.pod_body(f"b{i}", ours) for i in range(5)])
+    kobj.wait_bound(kube, namespace, 10, TIMEOUT)
     _assert_each_pod_bound_once(kube, namespace, [run])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support import harness as e2e
+from tests.support import kubeobjects as kobj
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
@@ -17,7 +18,7 @@ def test_scheduler_image_schedules_pods_from_a_container(control_plane, kube, na
                                                           tmp_path, unique):
     tag = e2e.scheduler_image(built_scheduler, tmp_path / "dist")
     ours = f"sb-image-{unique}"
-    nodes([e2e.node_body(f"img-{unique}-{i}") for i in range(3)])
+    nodes([kobj.node_body(f"img-{unique}-{i}") for i in range(3)])
     config = e2e.scheduler_config(ours, control_plane.scheduler_kubeconfig, leader_elect=True,
                                   lease_namespace=namespace)
     run = e2e.start_scheduler_container(tag, config, tmp_path, f"img-{unique}", timeout=180)
@@ -25,11 +26,11 @@ def test_scheduler_image_schedules_pods_from_a_container(control_plane, kube, na
         user = run.container.attrs["Config"]["User"]
         assert user.split(":")[0] == "65532", user
         assert run.container.attrs["HostConfig"]["NetworkMode"] == "host"
-        e2e.create_pods(kube, namespace, [e2e.pod_body(f"p{i}", ours) for i in range(8)]
-                        + [e2e.pod_body("not-ours", "default-scheduler")])
-        placed = e2e.wait_bound(kube, namespace, 8, 180)
+        kobj.create_pods(kube, namespace, [kobj.pod_body(f"p{i}", ours) for i in range(8)]
+                        + [kobj.pod_body("not-ours", "default-scheduler")])
+        placed = kobj.wait_bound(kube, namespace, 8, 180)
         assert "not-ours" not in placed
-        reporters = {ev.reporting_component for ev in e2e.events_for(kube, namespace, "Scheduled")}
+        reporters = {ev.reporting_component for ev in kobj.events_for(kube, namespace, "Scheduled")}
         assert reporters == {ours}
     finally:
         run.stop()

@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import msgspec
+import yaml
 
 KINDS = {"nodes": "Node", "pods": "Pod"}
 
@@ -151,115 +152,8 @@ class ApiStub:
 
     # -- serving -----------------------------------------------------------
     def start(self, port: int = 0) -> "ApiStub":
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                stub.requests.append(f"GET {self.path}")
-                url = urlsplit(self.path)
-                parts = url.path.strip("/").split("/")
-                if len(parts) == 6 and parts[2] == "namespaces" and parts[4] == "pods":
-                    with stub.lock:
-                        obj = stub.objects["pods"].get(f"{parts[3]}/{parts[5]}")
-                    if obj is None:
-                        self._send(404, _status(404, "NotFound", f'pods "{parts[5]}" not found'))
-                    else:
-                        self._send(200, obj)
-                    return
-                kind = url.path.rstrip("/").rsplit("/", 1)[-1]
-                if not url.path.startswith("/api/v1/") or kind not in KINDS:
-                    self._send(404, {"kind": "Status", "code": 404, "reason": "NotFound", "message": "not found"})
-                    return
-                query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-                if query.get("watch") in ("true", "1"):
-                    self._watch(kind, query)
-                else:
-                    with stub.lock:
-                        items = list(stub.objects[kind].values())
-                        rv = stub.rv
-                    self._send(200, {"kind": KINDS[kind] + "List", "apiVersion": "v1",
-                                     "metadata": {"resourceVersion": str(rv)}, "items": items})
-
-            def do_POST(self) -> None:
-                stub.requests.append(f"POST {self.path}")
-                length = int(self.headers.get("Content-Length") or 0)
-                body = msgspec.json.decode(self.rfile.read(length)) if length else {}
-                parts = urlsplit(self.path).path.strip("/").split("/")
-                # api/v1/namespaces/NS/pods/NAME/binding (what kube-scheduler uses) or
-                # api/v1/namespaces/NS/bindings with the pod's name in the body
-                if len(parts) == 7 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "pods" \
-                        and parts[6] == "binding":
-                    namespace, name = parts[3], parts[5]
-                elif len(parts) == 5 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "bindings":
-                    namespace, name = parts[3], (body.get("metadata") or {}).get("name", "")
-                else:
-                    self._send(404, _status(404, "NotFound", f"no route for POST {self.path}"))
-                    return
-                code, status = stub.bind(namespace, name, body)
-                self._send(code, status)
-
-            def _send(self, code: int, body: Any) -> None:
-                data = msgspec.json.encode(body)
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _watch(self, kind: str, query: dict) -> None:
-                since = int(query.get("resourceVersion") or 0)
-                timeout = float(query.get("timeoutSeconds") or 300)
-                gone = {"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                                                    "message": f"too old resource version: {since} ({stub.compacted_rv})",
-                                                    "reason": "Expired", "code": 410}}
-                with stub.lock:
-                    too_old = since < stub.compacted_rv
-                    generation = stub._generation
-                if too_old and stub.gone_as_status:
-                    self._send(410, gone["object"])
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                try:
-                    if too_old:
-                        self._chunk(msgspec.json.encode(gone) + b"\n")
-                        return
-                    bookmarks = query.get("allowWatchBookmarks") in ("true", "1")
-                    deadline = time.monotonic() + timeout
-                    sent = since
-                    while True:
-                        with stub.lock:
-                            if generation != stub._generation:
-                                break  # dropped: events after this point go to the next watch
-                            pending = [(rv, line) for rv, line in stub.events[kind] if rv > sent]
-                            if not pending:
-                                if time.monotonic() >= deadline:
-                                    break
-                                stub.lock.wait(min(0.2, max(0.0, deadline - time.monotonic())))
-                                continue
-                        for rv, line in pending:
-                            if bookmarks or b'"BOOKMARK"' not in line[:20]:
-                                self._chunk(line)
-                            sent = rv
-                finally:
-                    try:
-                        self.wfile.write(b"0\r\n\r\n")
-                        self.wfile.flush()
-                    except OSError:
-                        pass
-
-            def _chunk(self, data: bytes) -> None:
-                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                self.wfile.flush()
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self._server = _Server(("127.0.0.1", port), _Handler)
+        self._server.stub = self
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="apistub", daemon=True)
         self._thread.start()
@@ -272,8 +166,6 @@ class ApiStub:
 
     def kubeconfig(self, path: Path | str) -> Path:
         """A kubeconfig pointing the kubernetes client at this stub (no auth)."""
-        import yaml
-
         doc = {
             "apiVersion": "v1", "kind": "Config", "current-context": "stub",
             "clusters": [{"name": "stub", "cluster": {"server": self.url}}],
@@ -290,3 +182,121 @@ class ApiStub:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+
+
+class _Server(ThreadingHTTPServer):
+    stub: ApiStub
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """The stub's HTTP face: list, watch, get pod, bind (the server carries the stub)."""
+
+    server: "_Server"
+
+    @property
+    def stub(self) -> ApiStub:
+        return self.server.stub
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.stub.requests.append(f"GET {self.path}")
+        url = urlsplit(self.path)
+        parts = url.path.strip("/").split("/")
+        if len(parts) == 6 and parts[2] == "namespaces" and parts[4] == "pods":
+            with self.stub.lock:
+                obj = self.stub.objects["pods"].get(f"{parts[3]}/{parts[5]}")
+            if obj is None:
+                self._send(404, _status(404, "NotFound", f'pods "{parts[5]}" not found'))
+            else:
+                self._send(200, obj)
+            return
+        kind = url.path.rstrip("/").rsplit("/", 1)[-1]
+        if not url.path.startswith("/api/v1/") or kind not in KINDS:
+            self._send(404, {"kind": "Status", "code": 404, "reason": "NotFound", "message": "not found"})
+            return
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        if query.get("watch") in ("true", "1"):
+            self._watch(kind, query)
+        else:
+            with self.stub.lock:
+                items = list(self.stub.objects[kind].values())
+                rv = self.stub.rv
+            self._send(200, {"kind": KINDS[kind] + "List", "apiVersion": "v1",
+                             "metadata": {"resourceVersion": str(rv)}, "items": items})
+
+    def do_POST(self) -> None:
+        self.stub.requests.append(f"POST {self.path}")
+        length = int(self.headers.get("Content-Length") or 0)
+        body = msgspec.json.decode(self.rfile.read(length)) if length else {}
+        parts = urlsplit(self.path).path.strip("/").split("/")
+        # api/v1/namespaces/NS/pods/NAME/binding (what kube-scheduler uses) or
+        # api/v1/namespaces/NS/bindings with the pod's name in the body
+        if len(parts) == 7 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "pods" \
+                and parts[6] == "binding":
+            namespace, name = parts[3], parts[5]
+        elif len(parts) == 5 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "bindings":
+            namespace, name = parts[3], (body.get("metadata") or {}).get("name", "")
+        else:
+            self._send(404, _status(404, "NotFound", f"no route for POST {self.path}"))
+            return
+        code, status = self.stub.bind(namespace, name, body)
+        self._send(code, status)
+
+    def _send(self, code: int, body: Any) -> None:
+        data = msgspec.json.encode(body)
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _watch(self, kind: str, query: dict) -> None:
+        since = int(query.get("resourceVersion") or 0)
+        timeout = float(query.get("timeoutSeconds") or 300)
+        gone = {"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                            "message": f"too old resource version: {since} ({self.stub.compacted_rv})",
+                                            "reason": "Expired", "code": 410}}
+        with self.stub.lock:
+            too_old = since < self.stub.compacted_rv
+            generation = self.stub._generation
+        if too_old and self.stub.gone_as_status:
+            self._send(410, gone["object"])
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            if too_old:
+                self._chunk(msgspec.json.encode(gone) + b"\n")
+                return
+            bookmarks = query.get("allowWatchBookmarks") in ("true", "1")
+            deadline = time.monotonic() + timeout
+            sent = since
+            while True:
+                with self.stub.lock:
+                    if generation != self.stub._generation:
+                        break  # dropped: events after this point go to the next watch
+                    pending = [(rv, line) for rv, line in self.stub.events[kind] if rv > sent]
+                    if not pending:
+                        if time.monotonic() >= deadline:
+                            break
+                        self.stub.lock.wait(min(0.2, max(0.0, deadline - time.monotonic())))
+                        continue
+                for rv, line in pending:
+                    if bookmarks or b'"BOOKMARK"' not in line[:20]:
+                        self._chunk(line)
+                    sent = rv
+        finally:
+            try:
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except OSError:
+                pass
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()

@@ -1,33 +1,32 @@
-"""Run our kube-scheduler (and friends) against a real control plane, and drive it.
+"""Run our kube-scheduler against a real control plane: its configuration, process or container, image.
 
-Used by the e2e tests and by `inv bench.e2e`: a minimal v1 KubeSchedulerConfiguration
-for a second scheduler, the scheduler as a local process or as its image in a
-container (host networking to the API server on 127.0.0.1), and the Kubernetes
-objects the runs create through the kubernetes Python client (Nodes are plain API
-objects: no kubelet runs, pods are bound and nothing starts).
+Used by the e2e tests and by `inv bench.e2e`: a v1 KubeSchedulerConfiguration
+for a second scheduler (built by the product's scheduler_build.config.schedulerconfig),
+the scheduler as a local process or as its image in a container (host networking
+to the API server on 127.0.0.1). Objects and waits: tests.support.kube; the
+reference extender as a process: tests.support.extender_process.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
+import signal
 import ssl
 import threading
 import time
-import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 import yaml
 
-from tests.support import docker_sdk
 from scheduler_build import platforms
-from scheduler_build.cluster import controlplane as cluster
-from scheduler_build.errors import UserError
 from scheduler_build.atomic import write_atomic
-
-CONFIG_API = "kubescheduler.config.k8s.io/v1"
+from scheduler_build.cluster import processes
+from scheduler_build.config import schedulerconfig
+from scheduler_build.errors import UserError
+from scheduler_build.image import assemble as image
+from tests.support import docker_sdk
 
 
 # --------------------------------------------------------------------------- configuration
@@ -47,39 +46,33 @@ def scheduler_config(
     qps: float = 200,
     burst: int = 400,
 ) -> dict:
-    """A minimal KubeSchedulerConfiguration with one profile (until `inv config.render` is used).
+    """A minimal KubeSchedulerConfiguration with one profile, through the product's builder.
 
     The default lease name: the API server's bootstrap role `system:kube-scheduler` lets its
     user get/update only Leases named `kube-scheduler` (in any namespace), so a second
-    scheduler with that identity keeps the name and moves the namespace.
+    scheduler with that identity keeps the name and moves the namespace. Extender entries:
+    `schedulerconfig.extender_entry`.
     """
     profile: dict[str, Any] = {"schedulerName": scheduler_name}
     if plugins:
         profile["plugins"] = plugins
     if plugin_config:
         profile["pluginConfig"] = list(plugin_config)
-    config: dict[str, Any] = {
-        "apiVersion": CONFIG_API,
-        "kind": "KubeSchedulerConfiguration",
-        "clientConnection": {"kubeconfig": kubeconfig, "qps": qps, "burst": burst},
-        "leaderElection": {
-            "leaderElect": leader_elect,
-            "resourceLock": "leases",
-            "resourceName": lease_name,
-            "resourceNamespace": lease_namespace,
-            # Short periods so a takeover after a kill happens within a test.
-            "leaseDuration": "8s",
-            "renewDeadline": "6s",
-            "retryPeriod": "1s",
-        },
-        "profiles": [profile],
+    leader_election = {
+        "leaderElect": leader_elect,
+        "resourceLock": "leases",
+        "resourceName": lease_name,
+        "resourceNamespace": lease_namespace,
+        # Short periods so a takeover after a kill happens within a test.
+        "leaseDuration": "8s",
+        "renewDeadline": "6s",
+        "retryPeriod": "1s",
     }
-    if percentage_of_nodes_to_score is not None:
-        config["percentageOfNodesToScore"] = percentage_of_nodes_to_score
-    extenders = list(extenders)
-    if extenders:
-        config["extenders"] = extenders
-    return config
+    return schedulerconfig.scheduler_configuration(
+        profiles=[profile], leader_election=leader_election,
+        client_connection={"kubeconfig": kubeconfig, "qps": qps, "burst": burst},
+        percentage_of_nodes_to_score=percentage_of_nodes_to_score, extenders=extenders,
+    )
 
 
 # A pod that only an extender rejected waits in the scheduler's unschedulable pool for the next
@@ -87,25 +80,6 @@ def scheduler_config(
 # the scheduler may retry on a pod deletion before the extender has seen it, and then nothing
 # else happens. The flag (deprecated, still honoured in 1.36) bounds that wait.
 EXTENDER_RETRY_ARGS = ("--pod-max-in-unschedulable-pods-duration=15s",)
-
-
-def extender_entry(url: str, *, node_cache_capable: bool, ignorable: bool = False, bind: bool = False,
-                   weight: int = 1, http_timeout: str = "5s", filter_verb: str = "filter",
-                   prioritize_verb: str = "prioritize") -> dict:
-    """One `extenders` entry of a v1 configuration."""
-    entry: dict[str, Any] = {
-        "urlPrefix": url,
-        "filterVerb": filter_verb,
-        "prioritizeVerb": prioritize_verb,
-        "weight": weight,
-        "nodeCacheCapable": node_cache_capable,
-        "ignorable": ignorable,
-        "httpTimeout": http_timeout,
-        "enableHTTPS": False,
-    }
-    if bind:
-        entry["bindVerb"] = "bind"
-    return entry
 
 
 # --------------------------------------------------------------------------- the scheduler
@@ -117,13 +91,13 @@ class RunningScheduler:
     port: int
     config_path: Path
     log_path: Path
-    record: cluster.ProcessRecord | None = None  # a local process
+    record: processes.ProcessRecord | None = None  # a local process
     container: Any = None  # a docker container (host network)
     _log_thread: threading.Thread | None = field(default=None, repr=False)
 
     def alive(self) -> bool:
         if self.record is not None:
-            return cluster.alive(self.record)
+            return processes.alive(self.record)
         try:
             self.container.reload()
         except Exception:  # noqa: BLE001 - a removed container is not alive
@@ -145,20 +119,18 @@ class RunningScheduler:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self.alive():
-                raise UserError(f"kube-scheduler {self.name} exited at startup; log {self.log_path}:\n{cluster.log_tail(self.log_path, 25)}",
+                raise UserError(f"kube-scheduler {self.name} exited at startup; log {self.log_path}:\n{processes.log_tail(self.log_path, 25)}",
                                 "read the scheduler's own error above")
             if self.healthz():
                 return
             time.sleep(0.5)
-        raise UserError(f"kube-scheduler {self.name} not healthy after {timeout:.0f}s; log {self.log_path}:\n{cluster.log_tail(self.log_path, 25)}",
+        raise UserError(f"kube-scheduler {self.name} not healthy after {timeout:.0f}s; log {self.log_path}:\n{processes.log_tail(self.log_path, 25)}",
                         "the machine may be overloaded")
 
     def kill(self) -> None:
         """SIGKILL: no graceful lease release, as a crash would."""
-        import signal
-
         if self.record is not None:
-            cluster.stop(self.record, grace=0.0, sig=signal.SIGKILL)
+            processes.stop(self.record, grace=0.0, sig=signal.SIGKILL)
         elif self.container is not None:
             try:
                 self.container.kill()
@@ -167,7 +139,7 @@ class RunningScheduler:
 
     def stop(self) -> None:
         if self.record is not None:
-            cluster.stop(self.record)
+            processes.stop(self.record)
         elif self.container is not None:
             try:
                 self.container.stop(timeout=10)
@@ -205,11 +177,11 @@ def start_scheduler(binary: Path, config: dict, workdir: Path, name: str, *, ver
     workdir = Path(workdir)
     config_path = workdir / f"{name}.config.yaml"
     write_atomic(config_path, yaml.safe_dump(config, sort_keys=True))
-    port = cluster.free_port()
+    port = processes.free_port()
     log_path = workdir / f"{name}.log"
     argv = [str(binary), *_scheduler_args(str(config_path), config["clientConnection"]["kubeconfig"], port, verbosity),
             *extra_args]
-    record = cluster.spawn(f"kube-scheduler-{name}", argv, log_path)
+    record = processes.spawn(f"kube-scheduler-{name}", argv, log_path)
     run = RunningScheduler(name=name, port=port, config_path=config_path, log_path=log_path, record=record)
     if wait:
         run.wait_healthy(timeout)
@@ -233,7 +205,7 @@ def start_scheduler_container(image: str, config: dict, workdir: Path, name: str
     mounted_kc = workdir / f"{name}.kubeconfig"
     write_atomic(mounted_kc, kubeconfig.read_bytes(), 0o644)
     config_path.chmod(0o644)
-    port = cluster.free_port()
+    port = processes.free_port()
     client = docker_sdk.client()
     container = client.containers.run(
         image,
@@ -273,170 +245,11 @@ def start_scheduler_container(image: str, config: dict, workdir: Path, name: str
     return run
 
 
-# --------------------------------------------------------------------------- objects
-
-
-def api_client(kubeconfig: str) -> Any:
-    from kubernetes import config as kconfig
-
-    client = kconfig.new_client_from_config(config_file=str(kubeconfig))
-    # Many threads share one client in the bulk helpers below.
-    client.rest_client.pool_manager.connection_pool_kw["maxsize"] = 32
-    return client
-
-
-def node_body(name: str, *, cpu: str = "32", memory: str = "128Gi", pods: int = 110,
-              labels: dict[str, str] | None = None) -> dict:
-    """A Node as a kubelet would register it: capacity, allocatable, Ready."""
-    resources = {"cpu": cpu, "memory": memory, "pods": str(pods)}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
-        "spec": {},
-        "status": {
-            "capacity": resources,
-            "allocatable": resources,
-            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                            "message": "no kubelet: an API object for scheduling tests"}],
-        },
-    }
-
-
-def pod_body(name: str, scheduler_name: str, *, labels: dict[str, str] | None = None, cpu: str = "10m",
-             memory: str = "16Mi") -> dict:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "labels": labels or {}},
-        "spec": {
-            "schedulerName": scheduler_name,
-            "automountServiceAccountToken": False,
-            "terminationGracePeriodSeconds": 0,
-            "containers": [{
-                "name": "c",
-                "image": "scheduler-build.local/never-pulled:0",
-                "resources": {"requests": {"cpu": cpu, "memory": memory}},
-            }],
-        },
-    }
-
-
-def parallel(fn: Callable[[Any], Any], items: Iterable[Any], workers: int = 8) -> list[Any]:
-    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(fn, items))
-
-
-def create_nodes(api: Any, bodies: list[dict], workers: int = 8) -> list[str]:
-    from kubernetes import client as k
-
-    core = k.CoreV1Api(api)
-
-    def one(body: dict) -> str:
-        created = core.create_node(body)
-        # Nodes keep their status on create in current versions; write it through the
-        # status subresource when a version drops it, so capacity is always there.
-        if not (created.status and created.status.allocatable):
-            core.patch_node_status(body["metadata"]["name"], {"status": body["status"]})
-        return body["metadata"]["name"]
-
-    return parallel(one, bodies, workers)
-
-
-def delete_nodes(api: Any, names: Iterable[str], workers: int = 8) -> None:
-    from kubernetes import client as k
-    from kubernetes.client.exceptions import ApiException
-
-    core = k.CoreV1Api(api)
-
-    def one(name: str) -> None:
-        try:
-            core.delete_node(name)
-        except ApiException as exc:
-            if exc.status != 404:
-                raise
-
-    parallel(one, list(names), workers)
-
-
-def ensure_namespace(api: Any, name: str) -> None:
-    from kubernetes import client as k
-    from kubernetes.client.exceptions import ApiException
-
-    try:
-        k.CoreV1Api(api).create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    except ApiException as exc:
-        if exc.status != 409:
-            raise
-
-
-def create_pods(api: Any, namespace: str, bodies: list[dict], workers: int = 8) -> list[str]:
-    from kubernetes import client as k
-
-    core = k.CoreV1Api(api)
-    return parallel(lambda body: core.create_namespaced_pod(namespace, body).metadata.name, bodies, workers)
-
-
-def force_delete_pods(api: Any, namespace: str, names: Iterable[str] | None = None, workers: int = 8) -> None:
-    """Delete pods at once (grace 0): with no kubelet, a graceful delete of a bound pod never ends."""
-    from kubernetes import client as k
-    from kubernetes.client.exceptions import ApiException
-
-    core = k.CoreV1Api(api)
-    if names is None:
-        names = [p.metadata.name for p in core.list_namespaced_pod(namespace).items]
-
-    def one(name: str) -> None:
-        try:
-            core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
-        except ApiException as exc:
-            if exc.status != 404:
-                raise
-
-    parallel(one, list(names), workers)
-
-
-def pods_by_name(api: Any, namespace: str) -> dict[str, Any]:
-    from kubernetes import client as k
-
-    return {p.metadata.name: p for p in k.CoreV1Api(api).list_namespaced_pod(namespace).items}
-
-
-def wait_until(predicate: Callable[[], Any], timeout: float, interval: float = 0.5, what: str = "condition") -> Any:
-    """Poll until predicate() is truthy; return its value. Generous timeouts: the machine is shared."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(interval)
-    raise TimeoutError(f"{what} not reached after {timeout:.0f}s (last: {last!r})")
-
-
-def wait_bound(api: Any, namespace: str, count: int, timeout: float) -> dict[str, str]:
-    """Wait until `count` pods of the namespace have a node; return pod -> node."""
-    def bound() -> dict[str, str] | None:
-        placed = {n: p.spec.node_name for n, p in pods_by_name(api, namespace).items() if p.spec.node_name}
-        return placed if len(placed) >= count else None
-
-    return wait_until(bound, timeout, interval=1.0, what=f"{count} pods bound in {namespace}")
-
-
-def events_for(api: Any, namespace: str, reason: str | None = None) -> list[Any]:
-    from kubernetes import client as k
-
-    items = k.CoreV1Api(api).list_namespaced_event(namespace).items
-    return [e for e in items if reason is None or e.reason == reason]
-
-
 # --------------------------------------------------------------------------- the image
 
 
 def scheduler_image(build_result: Any, dist_dir: Path, repository: str = "scheduler-build-e2e/kube-scheduler") -> str:
     """Package a build as its scratch image (issue-5 path, loaded into the engine); return the local tag."""
-    from scheduler_build.image import assemble as image
-
     arch = platforms.host_arch()
     info = build_result.info
     request = image.ImageRequest(
@@ -451,81 +264,6 @@ def scheduler_image(build_result: Any, dist_dir: Path, repository: str = "schedu
     )
     result = image.build(request, arch)
     return next(p.local_tag for p in result.platforms if p.arch == arch)
-
-
-# --------------------------------------------------------------------------- the extender
-
-
-@dataclass
-class RunningExtender:
-    port: int
-    record: cluster.ProcessRecord
-    argv: list[str]
-    log_path: Path
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def get(self, path: str) -> tuple[int, str]:
-        try:
-            with urllib.request.urlopen(f"{self.url}{path}", timeout=3) as resp:
-                return resp.status, resp.read().decode(errors="replace")
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.read().decode(errors="replace")
-        except OSError as exc:
-            return 0, str(exc)
-
-    def wait_ready(self, timeout: float = 120.0) -> None:
-        """/readyz answers 200 once its list/watch cache has synced."""
-        wait_until(lambda: self.get("/readyz")[0] == 200 or (not cluster.alive(self.record) and _died(self)),
-                   timeout, what=f"extender {self.url}/readyz")
-
-    def kill(self) -> None:
-        import signal
-
-        cluster.stop(self.record, grace=0.0, sig=signal.SIGKILL)
-
-    def stop(self) -> None:
-        cluster.stop(self.record)
-
-    def restart(self, timeout: float = 120.0) -> None:
-        """Start the same command again on the same port (what the scheduler is configured with)."""
-        self.stop()
-        self.record = cluster.spawn(self.record.name, self.argv, self.log_path)
-        self.wait_ready(timeout)
-
-    def metric(self, name: str, **labels: str) -> float:
-        """Sum of a Prometheus metric's samples matching the labels."""
-        code, text = self.get("/metrics")
-        total = 0.0
-        for line in text.splitlines():
-            if not line.startswith(name) or line.startswith("#"):
-                continue
-            head, _, value = line.rpartition(" ")
-            if all(f'{k}="{v}"' in head for k, v in labels.items()):
-                total += float(value)
-        return total
-
-
-def _died(ext: RunningExtender) -> bool:
-    raise UserError(f"the extender exited (log {ext.log_path}):\n{cluster.log_tail(ext.log_path, 25)}", "read its log above")
-
-
-def start_extender(workdir: Path, kubeconfig: str, name: str = "extender", *, port: int = 0,
-                   extra_args: Iterable[str] = (), wait: bool = True, timeout: float = 120.0) -> RunningExtender:
-    """The reference Python extender (scheduler_build.extender) as a local process on 127.0.0.1."""
-    import sys
-
-    port = port or cluster.free_port()
-    argv = [sys.executable, "-m", "scheduler_build.extender", "--host", "127.0.0.1", "--port", str(port),
-            "--kubeconfig", str(kubeconfig), *extra_args]
-    log_path = Path(workdir) / f"{name}.log"
-    record = cluster.spawn(name, argv, log_path)
-    ext = RunningExtender(port=port, record=record, argv=argv, log_path=log_path)
-    if wait:
-        ext.wait_ready(timeout)
-    return ext
 
 
 # --------------------------------------------------------------------------- `inv e2e`

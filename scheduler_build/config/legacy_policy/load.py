@@ -1,0 +1,71 @@
+"""Reading a legacy Policy: a JSON or YAML file, or a ConfigMap holding one (key policy.cfg)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from scheduler_build.config.legacy_policy.tables import POLICY_HINT
+from scheduler_build.errors import UserError
+
+
+def parse_text(text: str, source: str) -> Any:
+    """JSON when it looks like JSON (errors with line and column), else YAML (same)."""
+    stripped = text.lstrip()
+    if not stripped:
+        raise UserError(f"{source}: the file is empty", POLICY_HINT)
+    if stripped[0] in "{[":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{source}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}",
+                            "fix the JSON syntax (a trailing comma or a missing quote is typical)") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise UserError(f"{source}: {where}invalid YAML: {exc.problem or exc}", POLICY_HINT) from None
+    except yaml.YAMLError as exc:
+        raise UserError(f"{source}: invalid YAML: {exc}", POLICY_HINT) from None
+
+
+def load(path: Path, configmap_key: str = "") -> tuple[dict, str]:
+    """Read a Policy file or a ConfigMap holding one; return (policy, kind of source)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file", "pass the Policy file (JSON or YAML) or its ConfigMap") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read: {exc}") from None
+    doc = parse_text(text, str(path))
+    if isinstance(doc, dict) and doc.get("kind") == "ConfigMap":
+        data = doc.get("data") or {}
+        if not isinstance(data, dict) or not data:
+            raise UserError(f"{path}: the ConfigMap has no data", "the Policy lives under data, usually as policy.cfg")
+        if configmap_key:
+            if configmap_key not in data:
+                raise UserError(f"{path}: the ConfigMap has no key {configmap_key!r}", f"keys: {', '.join(sorted(data))}")
+            key = configmap_key
+        elif "policy.cfg" in data:
+            key = "policy.cfg"
+        elif len(data) == 1:
+            key = next(iter(data))
+        else:
+            raise UserError(f"{path}: the ConfigMap has several keys ({', '.join(sorted(data))}) and none is policy.cfg",
+                            "pass --configmap-key KEY")
+        if not isinstance(data[key], str):
+            raise UserError(f"{path}: data[{key!r}] is not a string", "ConfigMap data values are strings")
+        policy = parse_text(data[key], f"{path}: data[{key!r}]")
+        kind = "ConfigMap"
+    else:
+        policy, kind = doc, "Policy"
+    if not isinstance(policy, dict):
+        raise UserError(f"{path}: a Policy must be a mapping, got {type(policy).__name__}", POLICY_HINT)
+    if policy.get("kind") not in (None, "Policy"):
+        raise UserError(f"{path}: kind is {policy.get('kind')!r}, not Policy", POLICY_HINT)
+    return policy, kind

@@ -1,0 +1,175 @@
+"""Validation of the rendered configuration: field checks, then the real kube-scheduler's verdict.
+
+- `check_fields(spec, version, cache)`: every plugin name the spec enables is
+  known to that version (in-tree, added by the spec's patches, or registered by
+  its out-of-tree plugins).
+- `validate_with_binary(binary, config, image)`: the real kube-scheduler's
+  validation mode (`--config F --write-config-to OUT`) in a throw-away container
+  of the builder image with no network, through scheduler_build.engine; its own
+  error text is shown on refusal. TLS files an extender names get generated
+  stand-ins (scheduler_build.pki).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from scheduler_build import engine as engine_mod
+from scheduler_build import pki
+from scheduler_build import platforms
+from scheduler_build import spec as spec_mod
+from scheduler_build.build import builder_image as builder
+from scheduler_build.config import intree, render
+from scheduler_build.engine import Mount
+from scheduler_build.errors import UserError
+from scheduler_build.progress import log, phase
+from scheduler_build.spec import Spec
+
+
+def check_fields(spec: Spec, k8s_version: str, cache_root: Path) -> frozenset[str]:
+    """The field-by-field half of `inv config.validate` beyond `spec.load`: plugin names.
+
+    Known names: the version's in-tree plugins, those the spec's patch series
+    registers in-tree, and those the spec's out-of-tree plugins register.
+    """
+    with phase("plugins", f"in-tree names of Kubernetes {k8s_version}"):
+        known = set(intree.in_tree_plugins(k8s_version, cache_root))
+        patched = intree.patched_plugin_names(spec.patches)
+        known |= patched
+        log(f"    {len(known) - len(patched)} in-tree plugins, {len(patched)} added by patches"
+            f"{' (' + ', '.join(sorted(patched)) + ')' if patched else ''}, {len(spec.plugin_names)} from the spec's plugins")
+    spec_mod.check_plugin_names(spec, frozenset(known), k8s_version)
+    return frozenset(known)
+
+
+# A kubeconfig that points nowhere: the validation mode never connects, but the
+# scheduler refuses to start without one (or --master).
+DUMMY_KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters:
+- cluster: {server: "https://127.0.0.1:1"}
+  name: none
+contexts:
+- context: {cluster: none, user: none}
+  name: none
+current-context: none
+users:
+- name: none
+  user: {token: none}
+"""
+
+
+@dataclass
+class BinaryVerdict:
+    ok: bool
+    output: str  # the binary's own stderr/stdout
+    written: str  # the defaulted configuration it wrote (empty on refusal)
+
+
+def validate_with_binary(binary: Path, config: str, image: str, engine: Any = None) -> BinaryVerdict:
+    """Run `kube-scheduler --config F --write-config-to OUT` in a container with no network.
+
+    The binary is static, so the builder image (`scheduler-build/golang:*`) only
+    provides a filesystem to run it in; mounts are read-only except the output.
+    """
+    binary = Path(binary).resolve()
+    if not binary.is_file():
+        raise UserError(f"no kube-scheduler binary at {binary}", "run `inv build --spec S` first or pass --binary PATH")
+    engine = engine or engine_mod.connect()
+    with tempfile.TemporaryDirectory(prefix="sb-validate-") as tmp:
+        work = Path(tmp)
+        # With --config the --kubeconfig flag is ignored: point the configuration's own
+        # clientConnection at the dummy (a path from the cluster would not exist here).
+        doc = yaml.safe_load(config)
+        if isinstance(doc, dict):
+            doc.setdefault("clientConnection", {})
+            if isinstance(doc["clientConnection"], dict):
+                doc["clientConnection"]["kubeconfig"] = "/sb/in/kubeconfig"
+            config = render.dump(doc)
+        (work / "config.yaml").write_text(config)
+        (work / "kubeconfig").write_text(DUMMY_KUBECONFIG)
+        (work / "out").mkdir()
+        # The binary runs as the image's non-root uid: let it read the inputs, write the output.
+        os.chmod(work, 0o755)
+        for name in ("config.yaml", "kubeconfig"):
+            os.chmod(work / name, 0o644)
+        os.chmod(work / "out", 0o777)
+        lines: list[str] = []
+        mounts = [
+            Mount("/sb/kube-scheduler", str(binary), read_only=True),
+            Mount("/sb/in", str(work), read_only=True),
+            Mount("/sb/out", str(work / "out")),
+        ]
+        mounts += _tls_standins(doc if isinstance(doc, dict) else {}, work)
+        code = engine.run(
+            image,
+            ["/sb/kube-scheduler", "--config=/sb/in/config.yaml", "--write-config-to=/sb/out/config.yaml",
+             "--master=https://127.0.0.1:1", "--authentication-skip-lookup=true", "--v=0"],
+            mounts=mounts, environment={}, workdir="/sb/out", network="none", on_line=lines.append,
+            user="65532:65532",
+        )
+        written = work / "out" / "config.yaml"
+        text = written.read_text() if written.is_file() else ""
+    output = "\n".join(lines)
+    return BinaryVerdict(ok=code == 0 and bool(text), output=output, written=text)
+
+
+def _tls_standins(doc: dict, work: Path) -> list[Mount]:
+    """Throw-away PEM files at the paths extenders' tlsConfig names.
+
+    Those files live in the pod (a mounted Secret), not here; the binary opens
+    them while building extenders, so validation mounts a generated CA, cert and
+    key at the same paths. What is checked is the configuration, not the files.
+    """
+    wanted = {}
+    for ext in doc.get("extenders") or []:
+        tls = (ext or {}).get("tlsConfig") or {}
+        for key, role in (("caFile", "ca"), ("certFile", "cert"), ("keyFile", "key")):
+            if isinstance(tls.get(key), str) and tls[key].startswith("/"):
+                wanted[tls[key]] = role
+    if not wanted:
+        return []
+    pems = pki.self_signed_pems()
+    mounts = []
+    for index, (target, role) in enumerate(sorted(wanted.items())):
+        local = work / f"standin-{index}.pem"
+        local.write_bytes(pems[role])
+        os.chmod(local, 0o644)
+        mounts.append(Mount(target, str(local), read_only=True))
+        log(f"    {target}: a generated stand-in (the pod must provide the real {role})")
+    return mounts
+
+
+def refusal_reason(output: str) -> str:
+    """The binary's own error line (klog's `"command failed" err="..."` or cobra's `Error: ...`)."""
+    for line in reversed(output.splitlines()):
+        match = re.search(r'err="((?:[^"\\]|\\.)*)"', line)
+        if match and ("command failed" in line or "run.go" in line):
+            return match.group(1).encode().decode("unicode_escape")
+    for line in reversed(output.splitlines()):
+        if line.startswith("Error:") or " E" in line[:2] or line.startswith("E"):
+            return line.strip()
+    return (output.strip().splitlines() or ["no output"])[-1]
+
+
+def builder_image(engine: Any = None) -> str:
+    """The newest local `scheduler-build/golang:*` image (bootstrapped by `inv builder.bootstrap`)."""
+    engine = engine or engine_mod.connect()
+    tags = sorted((t for image in engine.images(builder.BOOTSTRAP_REPO) for t in image.tags),
+                  key=lambda t: builder.parse_go_version(t.rsplit(":", 1)[1]))
+    if not tags:
+        raise UserError(f"no {builder.BOOTSTRAP_REPO}:* image to run the binary in",
+                        "run `inv builder.bootstrap` (or any `inv build`) first")
+    return tags[-1]
+
+
+def default_binary(spec: Spec, k8s_version: str, dist_dir: Path) -> Path:
+    """Where `inv build --spec` puts the binary for this host: dist/<name>/<version>/linux-<arch>/."""
+    return platforms.dist_dir_for(dist_dir, spec.name, k8s_version, platforms.host_arch()) / "kube-scheduler"
