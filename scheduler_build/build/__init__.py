@@ -1,1 +1,1 @@
-"""TODO"""
+"""build: workspace → plugins → patches → vendor → compile (in the builder, no network) → verify → build-info."""

@@ -1,1 +1,1 @@
-"""TODO"""
+"""config: the KubeSchedulerConfiguration and manifests from a spec (render), their checks (validate), legacy Policy migration."""

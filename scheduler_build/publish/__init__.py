@@ -1,1 +1,1 @@
-"""TODO"""
+"""publish: take an assembled OCI layout to a registry (push) or the local engine (load); never builds."""
