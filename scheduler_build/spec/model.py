@@ -112,10 +112,6 @@ class Spec:
     reference_extender: ReferenceExtender = field(default_factory=ReferenceExtender)
 
     @property
-    def base_dir(self) -> Path:
-        return self.path.parent
-
-    @property
     def plugin_names(self) -> tuple[str, ...]:
         """Every plugin name the spec's own out-of-tree plugins register."""
         return tuple(name for plugin in self.plugins for name in plugin.names)
