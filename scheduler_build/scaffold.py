@@ -22,6 +22,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 from scheduler_build.resolve import versions as k8s
 from scheduler_build.errors import UserError
 from scheduler_build import gotool
@@ -206,57 +208,39 @@ def _imports(groups: list[list[str]]) -> list[list[str]]:
     return [sorted(set(g), key=lambda s: s.split('"')[1]) for g in groups if g]
 
 
+_FWK_IMPORT = '\tfwk "k8s.io/kube-scheduler/framework"'
+_FRAMEWORK_IMPORT = '\t"k8s.io/kubernetes/pkg/scheduler/framework"'
+_TEMPLATES = "scaffold/"
+
+
 def render_files(name: str, points: tuple[str, ...], module: str, resolution: k8s.Resolution) -> tuple[dict[str, str], str]:
     """Pure: the module's files (path -> text) and the plugin's import path."""
+    context = _context(name, points, module, resolution)
+    package = context["package"]
+    files = {
+        "go.mod": render(_TEMPLATES + "go.mod.j2", **context),
+        f"pkg/{package}/{package}.go": render(_TEMPLATES + "plugin.go.j2", **context),
+        f"pkg/{package}/args.go": render(_TEMPLATES + "args.go.j2", **context),
+        f"pkg/{package}/{package}_test.go": render(_TEMPLATES + "plugin_test.go.j2", **context),
+        "cmd/scheduler/main.go": render(_TEMPLATES + "main.go.j2", **context),
+        "config/scheduler-config.yaml": _sample_config(name, context["chosen"], context["scheduler_name"]),
+        "README.md": render(_TEMPLATES + "README.md.j2", **context),
+    }
+    return files, context["import_path"]
+
+
+def _context(name: str, points: tuple[str, ...], module: str, resolution: k8s.Resolution) -> dict:
+    """What the templates see: names, the chosen points, the minor's framework API, the pinned versions."""
     api = framework_api(resolution.minor)
     has = {k: (k in points) for k in POINT_KEYS}
     package = name.lower()
-    import_path = f"{module}/pkg/{package}"
-    fwk_import = '\tfwk "k8s.io/kube-scheduler/framework"'
-    framework_import = '\t"k8s.io/kubernetes/pkg/scheduler/framework"'
-
-    needs_framework = api.split  # Plugin / Handle types
-    std = ['\t"context"']
-    if has["filter"] or has["enqueueextensions"]:
-        std.append('\t"fmt"')
-    if has["permit"]:
-        std.append('\t"time"')
-    if has["reserve"]:
-        std.append('\t"sync"')
-    third = ['\t"k8s.io/apimachinery/pkg/runtime"', fwk_import]
-    if set(points) - {"queuesort"}:
-        third.append('\tv1 "k8s.io/api/core/v1"')
-    if has["reserve"]:
-        third.append('\t"k8s.io/apimachinery/pkg/types"')
-    if has["queuesort"] and not api.queue_sort_entity:
-        third.append('\tcorev1helpers "k8s.io/component-helpers/scheduling/corev1"')
-    if has["enqueueextensions"]:
-        third.append('\t"k8s.io/klog/v2"')
-    if needs_framework:
-        third.append(framework_import)
-    plugin_imports = _imports([std, third])
-
-    test_std = ['\t"context"', '\t"fmt"', '\t"testing"']
-    test_third = [
-        '\tv1 "k8s.io/api/core/v1"',
-        '\t"k8s.io/apimachinery/pkg/runtime"',
-        fwk_import,
-        framework_import,
-        '\tst "k8s.io/kubernetes/pkg/scheduler/testing"',
-    ]
-    if has["enqueueextensions"]:
-        test_third.append('\t"k8s.io/klog/v2"')
-    test_imports = _imports([test_std, test_third])
-    args_imports = _imports([['\t"fmt"'], ['\t"k8s.io/apimachinery/pkg/runtime"', '\tframeworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"']])
-
-    chosen = [p for p in POINTS if p.key in points]
-    context = dict(
+    return dict(
         name=name,
         package=package,
         module=module,
-        import_path=import_path,
+        import_path=f"{module}/pkg/{package}",
         points=points,
-        chosen=chosen,
+        chosen=[p for p in POINTS if p.key in points],
         has=has,
         api=api,
         T=api.types,
@@ -265,22 +249,49 @@ def render_files(name: str, points: tuple[str, ...], module: str, resolution: k8
         go_version=resolution.go_version,
         staging_version=resolution.staging_version,
         replaces=resolution.replaces,
-        plugin_imports=plugin_imports,
-        test_imports=test_imports,
-        args_imports=args_imports,
+        plugin_imports=_plugin_imports(points, has, api),
+        test_imports=_test_imports(has),
+        args_imports=_imports([['\t"fmt"'], ['\t"k8s.io/apimachinery/pkg/runtime"',
+                                              '\tframeworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"']]),
         scheduler_name=_kebab(name) + "-scheduler",
     )
-    base = "scaffold/"
-    files = {
-        "go.mod": render(base + "go.mod.j2", **context),
-        f"pkg/{package}/{package}.go": render(base + "plugin.go.j2", **context),
-        f"pkg/{package}/args.go": render(base + "args.go.j2", **context),
-        f"pkg/{package}/{package}_test.go": render(base + "plugin_test.go.j2", **context),
-        "cmd/scheduler/main.go": render(base + "main.go.j2", **context),
-        "config/scheduler-config.yaml": _sample_config(name, chosen, context["scheduler_name"]),
-        "README.md": render(base + "README.md.j2", **context),
-    }
-    return files, import_path
+
+
+def _plugin_imports(points: tuple[str, ...], has: dict[str, bool], api: FrameworkAPI) -> list[list[str]]:
+    """The plugin file's imports: only what the chosen points use (Go refuses unused imports)."""
+    std = ['\t"context"']
+    if has["filter"] or has["enqueueextensions"]:
+        std.append('\t"fmt"')
+    if has["permit"]:
+        std.append('\t"time"')
+    if has["reserve"]:
+        std.append('\t"sync"')
+    third = ['\t"k8s.io/apimachinery/pkg/runtime"', _FWK_IMPORT]
+    if set(points) - {"queuesort"}:
+        third.append('\tv1 "k8s.io/api/core/v1"')
+    if has["reserve"]:
+        third.append('\t"k8s.io/apimachinery/pkg/types"')
+    if has["queuesort"] and not api.queue_sort_entity:
+        third.append('\tcorev1helpers "k8s.io/component-helpers/scheduling/corev1"')
+    if has["enqueueextensions"]:
+        third.append('\t"k8s.io/klog/v2"')
+    if api.split:  # Plugin / Handle types still in k8s.io/kubernetes
+        third.append(_FRAMEWORK_IMPORT)
+    return _imports([std, third])
+
+
+def _test_imports(has: dict[str, bool]) -> list[list[str]]:
+    test_std = ['\t"context"', '\t"fmt"', '\t"testing"']
+    test_third = [
+        '\tv1 "k8s.io/api/core/v1"',
+        '\t"k8s.io/apimachinery/pkg/runtime"',
+        _FWK_IMPORT,
+        _FRAMEWORK_IMPORT,
+        '\tst "k8s.io/kubernetes/pkg/scheduler/testing"',
+    ]
+    if has["enqueueextensions"]:
+        test_third.append('\t"k8s.io/klog/v2"')
+    return _imports([test_std, test_third])
 
 
 def _kebab(name: str) -> str:
@@ -289,8 +300,6 @@ def _kebab(name: str) -> str:
 
 def _sample_config(name: str, chosen: list[Point], scheduler_name: str) -> str:
     """A KubeSchedulerConfiguration with a profile of its own enabling the plugin (YAML via safe_dump)."""
-    import yaml
-
     plugins: dict = {}
     for point in chosen:
         if not point.config:

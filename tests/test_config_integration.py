@@ -21,6 +21,7 @@ from scheduler_build.config import validate as config_validate
 from scheduler_build.config import intree
 from scheduler_build import settings
 from scheduler_build import spec as spec_mod
+from scheduler_build.spec.fields import seconds
 
 pytestmark = pytest.mark.integration
 
@@ -78,7 +79,7 @@ def test_binary_accepts_every_migrated_policy(built_scheduler, runner_image, nam
     for ours_ext, their_ext in zip(migration.config.get("extenders", []), written.get("extenders") or []):
         assert their_ext["urlPrefix"] == ours_ext["urlPrefix"]
         # the binary writes Go's canonical form (1500ms -> 1.5s): compare the durations
-        assert spec_mod.duration_seconds(their_ext["httpTimeout"]) == spec_mod.duration_seconds(ours_ext.get("httpTimeout", "5s"))
+        assert seconds(their_ext["httpTimeout"]) == seconds(ours_ext.get("httpTimeout", "5s"))
         assert their_ext.get("enableHTTPS", False) == ours_ext.get("enableHTTPS", False)
 
 

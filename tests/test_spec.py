@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from scheduler_build import platforms
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
 from scheduler_build.spec import SpecError
+from scheduler_build.spec.fields import seconds
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -191,6 +193,24 @@ def test_all_errors_are_reported_at_once(tmp_path):
             "podMaxBackoffSeconds"} <= set(info.value.paths)
     text = str(info.value)
     assert "4 errors" in text and "-1" in text and "'BAD'" in text
+
+
+def test_platforms_are_the_ones_every_stage_supports(tmp_path):
+    # One table (platforms.SUPPORTED): a platform the image stage refuses is refused here too.
+    data = copy.deepcopy(BASE)
+    data["platforms"] = ["linux/s390x", "linux/ppc64le"]
+    assert spec_mod.load(write_tree(tmp_path, data)).platforms == ("linux/s390x", "linux/ppc64le")
+    data["platforms"] = ["linux/amd64", "linux/arm"]
+    with pytest.raises(SpecError) as info:
+        spec_mod.load(write_tree(tmp_path, data))
+    assert info.value.paths == ["platforms[1]"]
+    assert str(info.value).startswith(f"{tmp_path / 'scheduler.yaml'}: platforms[1]: unsupported platform 'linux/arm'; "
+                                      f"supported platforms: {', '.join(platforms.SUPPORTED)}")
+
+
+def test_go_duration_seconds():
+    assert seconds("1m30s") == 90.0 and seconds("1500ms") == seconds("1.5s") == 1.5 and seconds("0") == 0.0
+    assert seconds("5") is None and seconds(5) is None and seconds(None) is None
 
 
 def test_yaml_syntax_error_names_line_and_column(tmp_path):

@@ -1,8 +1,8 @@
 """What `inv build --spec` and `inv build.check-patches` take from a build spec.
 
-Pure glue between spec.py (loading, validation) and build.py / patches.py:
-which spec a build uses, which platforms, and how the spec's fields fill a
-BuildRequest (flags still win).
+Glue between the spec package (loading, validation) and the build stage
+(build.pipeline's BuildRequest, build.patches): which spec a build uses, which
+platforms, and how the spec's fields fill a BuildRequest (flags still win).
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import dataclasses
 from pathlib import Path
 
 from scheduler_build import platforms
-from scheduler_build.resolve import versions as k8s
-from scheduler_build.build import patches
 from scheduler_build import spec as spec_mod
+from scheduler_build.build import patches
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.errors import UserError
+from scheduler_build.resolve import versions as k8s
 
 
 def choose_spec(flag: str | None, no_spec: bool, configured: str | None, plain_flags: bool) -> Path | None:
@@ -28,6 +28,7 @@ def choose_spec(flag: str | None, no_spec: bool, configured: str | None, plain_f
 
 
 def load_spec(path: Path) -> spec_mod.Spec:
+    """The spec at `path`; a missing file says where it was looked for and how to build without one."""
     if not Path(path).is_file():
         raise UserError(
             f"build spec {path} not found (relative to {Path.cwd()})",
@@ -38,7 +39,7 @@ def load_spec(path: Path) -> spec_mod.Spec:
 
 def spec_arches(loaded: spec_mod.Spec, all_platforms: bool) -> list[str]:
     """The host's architecture when the spec lists it (or lists none), else its first platform."""
-    listed = [p.split("/", 1)[1] for p in loaded.platforms]
+    listed = [platforms.arch_of(p, "platforms") for p in loaded.platforms]
     if all_platforms and listed:
         return listed
     host = platforms.host_arch()

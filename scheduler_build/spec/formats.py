@@ -1,0 +1,29 @@
+"""The value formats and fixed vocabularies a build spec is checked against (pure tables)."""
+
+from __future__ import annotations
+
+import re
+
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+GO_IDENT = re.compile(r"^[A-Z][A-Za-z0-9_]*$")  # exported Go identifier
+GO_IMPORT_PATH = re.compile(r"^[a-zA-Z0-9][-a-zA-Z0-9_.~]*(\.[a-zA-Z]{2,})?(/[-a-zA-Z0-9_.~+]+)*$")
+GO_MODULE_VERSION = re.compile(r"^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+incompatible)?$")
+K8S_VERSION = re.compile(r"^(latest|v?\d+\.\d+(\.\d+)?)$")
+SEMVERISH = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.-]*$")  # no '+': it is not allowed in image tags
+SUFFIX = re.compile(r"^[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*$")
+# Go's time.ParseDuration units; a bare "0" is also valid Go.
+DURATION = re.compile(r"^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$")
+IMAGE_REPO = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
+IMAGE_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+IMAGE_REF = re.compile(r"^[a-z0-9][a-z0-9._/:-]*(@sha256:[0-9a-f]{64})?$")  # repository[:tag][@digest]
+QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|Ki|Mi|Gi|Ti|M|G|T)?$")
+HTTP_URL = re.compile(r"^https?://[^\s/]+")
+URL_PATH_SEGMENT = re.compile(r"^[A-Za-z0-9._~/-]+$")
+
+# Extension points of the v1 Plugins struct, in the order upstream declares them.
+EXTENSION_POINTS = (
+    "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
+    "reserve", "permit", "preBind", "bind", "postBind", "multiPoint",
+)
+PULL_POLICIES = ("Always", "IfNotPresent", "Never")

@@ -1,0 +1,70 @@
+"""Reading a spec file: YAML that refuses duplicate keys, then every section checked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from scheduler_build.spec.errors import SPEC_HINT, SpecError
+from scheduler_build.spec.fields import Fields
+from scheduler_build.spec.model import Spec
+from scheduler_build.spec.checks_top import check_spec
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """safe_load that refuses duplicate keys instead of silently keeping the last one."""
+
+
+def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if isinstance(key, (str, int, float, bool)) and key in seen:
+            mark = key_node.start_mark
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (first at line {seen[key] + 1})", mark)
+        if isinstance(key, (str, int, float, bool)):
+            seen[key] = key_node.start_mark.line
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load(path: str | Path, check_files: bool = True) -> Spec:
+    """Read and validate a build spec; raise SpecError listing every problem.
+
+    ``check_files``: also require local plugin directories (with a go.mod) and
+    patch files to exist. Turn off only to inspect a spec away from its tree.
+    """
+    path = Path(path)
+    source = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(source, [("", "no such file")], "pass --spec PATH to an existing build spec; " + SPEC_HINT) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(source, [("", f"cannot read: {exc}")]) from None
+    return loads(text, path.resolve(), source=source, check_files=check_files)
+
+
+def loads(text: str, path: Path, source: str | None = None, check_files: bool = True) -> Spec:
+    """Validate spec text as if it were the file at ``path`` (relative paths resolve against it)."""
+    source = source or str(path)
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise SpecError(source, [(where, f"not valid YAML: {exc.problem or exc}")]) from None
+    except yaml.YAMLError as exc:
+        raise SpecError(source, [("", f"not valid YAML: {exc}")]) from None
+    if data is None:
+        raise SpecError(source, [("", "the file is empty")])
+    fields = Fields()
+    spec = check_spec(fields, data, Path(path).resolve(), check_files)
+    if fields.errors:
+        raise SpecError(source, fields.errors)
+    assert spec is not None
+    return spec

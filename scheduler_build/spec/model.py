@@ -1,0 +1,157 @@
+"""The loaded build spec: plain dataclasses, and the names derived from them (pure).
+
+Who reads what (keep these fields stable, they are the contract between stages):
+- `inv build --spec`: ``plugins``, ``patches``, ``platforms``, ``version_suffix``,
+  ``kubernetes_version``, ``name``.
+- `inv image.*`: ``image``, ``platforms``, ``version``, ``name``.
+- `inv config.*` / `inv deploy`: everything else.
+
+Keys are camelCase in YAML (like KubeSchedulerConfiguration) and snake_case on
+the dataclasses. ``profiles`` and ``extenders`` are kept as plain dicts in the
+exact ``kubescheduler.config.k8s.io/v1`` form (already validated and defaulted)
+because the renderer copies them into the configuration verbatim.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_NAMESPACE = "kube-system"
+
+
+@dataclass(frozen=True)
+class PluginSource:
+    """One out-of-tree plugin package compiled into the scheduler.
+
+    Exactly one of ``path`` (a local Go module directory, absolute) or
+    ``module`` + ``version`` (fetched through the Go module proxy) is the source.
+    ``package`` is the import path of the package exporting ``Name`` and ``New``;
+    ``names`` are the plugin names it registers (what profiles may enable).
+    For a local path, ``module`` is read from its go.mod.
+    """
+
+    package: str
+    names: tuple[str, ...]
+    path: Path | None = None
+    module: str = ""
+    version: str = ""
+
+    @property
+    def local(self) -> bool:
+        return self.path is not None
+
+
+@dataclass(frozen=True)
+class Image:
+    """Where the scheduler image lives. ``tag`` empty: `default_image_tag()`."""
+
+    repository: str
+    tag: str = ""
+    pull_policy: str = "IfNotPresent"
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """How the scheduler Deployment runs. ``resources`` is a core/v1 ResourceRequirements dict."""
+
+    replicas: int = 1
+    resources: dict = field(default_factory=lambda: {"requests": {"cpu": "100m", "memory": "128Mi"}})
+    verbosity: int = 2
+    priority_class_name: str = ""
+    node_selector: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReferenceExtender:
+    """The bundled Python extender (issue 6), deployed beside the scheduler when enabled.
+
+    Its `extenders` entry is added to the configuration by the renderer
+    (`Spec.all_extenders()`), pointing at its Service.
+    """
+
+    enabled: bool = False
+    image: str = ""
+    port: int = 8888
+    replicas: int = 1
+    node_cache_capable: bool = False
+    weight: int = 1
+    ignorable: bool = False
+    filter: bool = True
+    prioritize: bool = True
+    preempt: bool = False
+    bind: bool = False
+    http_timeout: str = "5s"
+    managed_resources: tuple = ()
+
+
+@dataclass
+class Spec:
+    """A loaded, validated build spec. Paths are absolute."""
+
+    path: Path  # the spec file itself
+    name: str  # DNS-1123 label; default schedulerName, lock name, object names
+    version: str  # the spec's own version (image tags)
+    kubernetes_version: str  # as written: "1.36", "v1.36.2" or "latest"
+    version_suffix: str = ""  # appended to the stamped version: v1.36.2-<suffix>
+    plugins: tuple[PluginSource, ...] = ()
+    patches: tuple[Path, ...] = ()  # applied in this order
+    platforms: tuple[str, ...] = ()  # "linux/amd64", ...; empty: the host's only
+    image: Image = field(default_factory=lambda: Image(repository=""))
+    namespace: str = DEFAULT_NAMESPACE
+    profiles: list[dict] = field(default_factory=list)  # v1 KubeSchedulerProfile dicts
+    extenders: list[dict] = field(default_factory=list)  # v1 Extender dicts (without the reference one)
+    leader_election: dict = field(default_factory=dict)  # v1 LeaderElectionConfiguration, defaulted
+    client_connection: dict = field(default_factory=dict)
+    parallelism: int | None = None  # None: leave the scheduler's default
+    percentage_of_nodes_to_score: int | None = None
+    pod_initial_backoff_seconds: int | None = None
+    pod_max_backoff_seconds: int | None = None
+    deployment: Deployment = field(default_factory=Deployment)
+    reference_extender: ReferenceExtender = field(default_factory=ReferenceExtender)
+
+    @property
+    def plugin_names(self) -> tuple[str, ...]:
+        """Every plugin name the spec's own out-of-tree plugins register."""
+        return tuple(name for plugin in self.plugins for name in plugin.names)
+
+    def all_extenders(self) -> list[dict]:
+        """The configuration's extenders: the spec's own plus the reference extender's."""
+        out = [dict(e) for e in self.extenders]
+        ext = self.reference_extender
+        if ext.enabled:
+            entry: dict[str, Any] = {"urlPrefix": reference_extender_url(self)}
+            if ext.filter:
+                entry["filterVerb"] = "filter"
+            if ext.prioritize:
+                entry["prioritizeVerb"] = "prioritize"
+                entry["weight"] = ext.weight
+            if ext.preempt:
+                entry["preemptVerb"] = "preempt"
+            if ext.bind:
+                entry["bindVerb"] = "bind"
+            entry["enableHTTPS"] = False
+            entry["httpTimeout"] = ext.http_timeout
+            entry["nodeCacheCapable"] = ext.node_cache_capable
+            entry["ignorable"] = ext.ignorable
+            if ext.managed_resources:
+                entry["managedResources"] = [dict(m) for m in ext.managed_resources]
+            out.append(entry)
+        return out
+
+
+def reference_extender_name(spec: Spec) -> str:
+    """The reference extender's Deployment and Service name."""
+    return f"{spec.name}-extender"
+
+
+def reference_extender_url(spec: Spec) -> str:
+    """Where the scheduler reaches the reference extender: its Service, in-cluster."""
+    return f"http://{reference_extender_name(spec)}.{spec.namespace}.svc:{spec.reference_extender.port}"
+
+
+def default_image_tag(spec: Spec, k8s_version: str) -> str:
+    """`<k8s-version>-<spec-version>`, e.g. v1.36.2-0.3.0 (SemVer-safe: no '+')."""
+    version = k8s_version if k8s_version.startswith("v") else f"v{k8s_version}"
+    return f"{version}-{spec.version}"
