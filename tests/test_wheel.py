@@ -65,7 +65,7 @@ def _outside_env(env_dir: Path) -> dict[str, str]:
 
 def test_wheel_ships_templates_and_dockerfiles_but_no_test_fixtures(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for needed in ("scheduler_build/templates/config/kube-scheduler-config.yaml.j2",
+    for needed in ("scheduler_build/templates/config/deployment.yaml.j2",
                    "scheduler_build/templates/wrapper/main.go.j2",
                    "scheduler_build/templates/scaffold/plugin.go.j2",
                    "scheduler_build/dockerfiles/scheduler.Dockerfile",
