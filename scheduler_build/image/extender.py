@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
+from importlib import resources as package_files
 from pathlib import Path
 
 from scheduler_build import platforms
@@ -85,7 +86,7 @@ def install_extender(dest: Path) -> None:
     """The extender package and its runtime wheels, importable from `dest`."""
     # Only the extender's own code: the package marker, the error type it raises and
     # scheduler_build.extender (test fixtures live in tests/, never in the package).
-    root = resources.files("scheduler_build")
+    root = package_files.files("scheduler_build")
     pkg = dest / "scheduler_build"
     (pkg / "extender").mkdir(parents=True)
     for name in EXTENDER_FILES:
