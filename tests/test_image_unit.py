@@ -177,8 +177,9 @@ def test_missing_platform_names_the_build_command(tmp_path, monkeypatch):
     assert "no linux/amd64 build of kube-scheduler v1.36.3" in str(err.value)
     assert f"inv build --no-spec --k8s-version 1.36 --dist {tmp_path / 'out'} --arch amd64" in err.value.hint
     spec = Path(__file__).resolve().parent.parent / "examples/underlay/scheduler.yaml"
-    planned = image.plan(image.Options(spec_path=str(spec), platforms="linux/arm64", cache_dir=tmp_path), "amd64")
-    assert planned.build_command("arm64") == f"inv build --spec {spec} --arch arm64"
+    assert image.plan(image.Options(spec_path=str(spec), cache_dir=tmp_path), "amd64").build_command("arm64") == \
+        f"inv build --spec {spec} --arch arm64"
+    planned = image.plan(image.Options(spec_path=str(spec), platforms="linux/arm64", dist_dir=tmp_path / "dist", cache_dir=tmp_path), "amd64")
     # What dist/ holds is read through BuildInfo; an edited binary is refused.
     target = planned.platform_dir("arm64")
     target.mkdir(parents=True)
