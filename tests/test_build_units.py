@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from scheduler_build import epoch
 from scheduler_build import platforms
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import compile as compile_stage
@@ -64,7 +65,7 @@ def test_epoch_prefers_flag_then_env_then_release(monkeypatch):
     assert build.resolve_epoch("42", "2026-07-22T18:07:38Z") == 42
     with pytest.raises(UserError):
         build.resolve_epoch("yesterday", "")
-    assert build.iso_date(0) == "1970-01-01T00:00:00Z"
+    assert epoch.utc_stamp(0) == "1970-01-01T00:00:00Z"
 
 
 def test_component_names_are_checked():

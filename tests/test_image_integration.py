@@ -446,3 +446,40 @@ def test_extender_image_on_a_bootstrapped_python_base_runs_non_root(tmp_path):
     finally:
         container.remove(force=True)
         client.images.remove(tag, force=True)
+
+
+def _packaged_labels(build_result, tmp_path: Path, **options) -> tuple[dict, dict]:
+    """Package one build (copied into its own dist/) with the image stage; (labels, build-info) of the image."""
+    from scheduler_build import settings
+    from scheduler_build.image import assemble, oci
+    from scheduler_build.image import request as image_request
+
+    host = platforms.host_arch()
+    platform_dir = build_result.binary.parent
+    dist = tmp_path / "dist"
+    shutil.copytree(platform_dir, dist / platform_dir.relative_to(platform_dir.parents[2]))
+    opts = image_request.Options(platforms=f"linux/{host}", dist_dir=dist, cache_dir=settings.cache_dir(), **options)
+    request = image_request.prepare(opts, host)
+    result = assemble.build(request, host)
+    layout = oci.Layout(result.layout)
+    manifest = layout.json_blob(result.platforms[0].manifest_digest)
+    return layout.json_blob(manifest["config"]["digest"])["config"]["Labels"], request.inputs[0].build_info
+
+
+def test_patches_label_is_the_patch_series_digest(built_example_scheduler, built_scheduler, tmp_path):
+    """The example spec (plugin + patch) packaged: the label is its series' digest, not the empty series'."""
+    import hashlib
+
+    key = "org.scheduler-build.patches.digest"
+    spec = REPO / "examples/underlay/scheduler.yaml"
+    labels, info = _packaged_labels(built_example_scheduler, tmp_path / "patched", spec_path=str(spec))
+    patch = REPO / "examples/patches/0001-scheduler-add-AcmeSchedulable-in-tree-plugin.patch"
+    series = f"{patch.name}\0{hashlib.sha256(patch.read_bytes()).hexdigest()}\n".encode()
+    expected = "sha256:" + hashlib.sha256(series).hexdigest()
+    assert labels[key] == expected == info.patch_series_digest
+    assert json.loads(built_example_scheduler.build_info.read_text())["patch_series_digest"] == expected
+
+    plain_labels, _ = _packaged_labels(built_scheduler, tmp_path / "plain",
+                                       k8s_version=built_scheduler.info["kubernetes"]["version"])
+    assert plain_labels[key] == "sha256:" + hashlib.sha256(b"").hexdigest()
+    assert plain_labels[key] != labels[key]

@@ -13,10 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_build.image import assemble as image
-from scheduler_build.publish import registry
-from scheduler_build.image import sbom
+from scheduler_build import platforms
+from scheduler_build.build import info as build_info
 from scheduler_build.errors import UserError
+from scheduler_build.image import assemble
+from scheduler_build.image import layer
+from scheduler_build.image import oci
+from scheduler_build.image import request as image
+from scheduler_build.image import sbom
+from scheduler_build.publish import registry
 
 VERSION_M = """/x/kube-scheduler: go1.26.8
 \tpath\tscheduler-build.local/wrapper
@@ -53,7 +58,9 @@ def test_bad_spec_versions_name_the_problem(bad, words):
 def test_platforms_parse_and_reject():
     assert image.parse_platforms("linux/amd64, linux/arm64,linux/amd64") == [("linux/amd64", "amd64"), ("linux/arm64", "arm64")]
     assert image.parse_platforms("linux/arm64/v8") == [("linux/arm64", "arm64")]
-    for bad in ("windows/amd64", "linux/", "amd64", "linux/mips", ","):
+    # One table (platforms.SUPPORTED): what no spec can name, the image stage refuses too.
+    assert [p for p, _ in image.parse_platforms(",".join(platforms.SUPPORTED))] == list(platforms.SUPPORTED)
+    for bad in ("windows/amd64", "linux/", "amd64", "linux/mips", "linux/riscv64", ","):
         with pytest.raises(UserError) as err:
             image.parse_platforms(bad)
         assert "--platforms" in str(err.value)
@@ -69,20 +76,20 @@ def _entries(tmp_path: Path):
     binary.write_bytes(b"\x7fELF" + os.urandom(4096))
     ca = tmp_path / "ca.crt"
     ca.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
-    return image.rootfs_entries(binary, "kube-scheduler", ca_bundle=ca)
+    return layer.rootfs_entries(binary, "kube-scheduler", ca_bundle=ca)
 
 
 def test_layer_is_deterministic_and_owned_right(tmp_path):
     entries = _entries(tmp_path)
     first = tmp_path / "a.tar.gz"
     second = tmp_path / "b.tar.gz"
-    one = image.write_compressed_layer(first, entries, 1700000000)
+    one = layer.write_compressed_layer(first, entries, 1700000000)
     os.utime(tmp_path / "kube-scheduler", (1, 1))  # host mtimes must not matter
-    two = image.write_compressed_layer(second, entries, 1700000000)
+    two = layer.write_compressed_layer(second, entries, 1700000000)
     assert one == two and first.read_bytes() == second.read_bytes()
-    assert image.write_compressed_layer(tmp_path / "c.tar.gz", entries, 1700000001)[0] != one[0]
+    assert layer.write_compressed_layer(tmp_path / "c.tar.gz", entries, 1700000001)[0] != one[0]
     assert one[0] == "sha256:" + hashlib.sha256(gzip.decompress(first.read_bytes())).hexdigest()
-    assert one[0] == image.layer_diff_id(entries, 1700000000)
+    assert one[0] == layer.layer_diff_id(entries, 1700000000)
     with tarfile.open(first) as tar:
         members = {m.name: m for m in tar.getmembers()}
     assert list(members) == sorted(members)
@@ -97,17 +104,113 @@ def test_layer_is_deterministic_and_owned_right(tmp_path):
 
 def test_config_is_canonical_non_root_with_labels():
     labels = {"b": "2", "a": "1"}
-    data = image.image_config("arm64", "sha256:00", 0, labels, "kube-scheduler")
-    assert data == image.image_config("arm64", "sha256:00", 0, dict(reversed(list(labels.items()))), "kube-scheduler")
+    data = assemble.image_config("arm64", "sha256:00", 0, labels, "kube-scheduler")
+    assert data == assemble.image_config("arm64", "sha256:00", 0, dict(reversed(list(labels.items()))), "kube-scheduler")
     config = json.loads(data)
     assert config["config"]["User"] == "65532:65532"
     assert config["config"]["Entrypoint"] == ["/usr/local/bin/kube-scheduler"]
     assert config["created"] == "1970-01-01T00:00:00Z" and config["variant"] == "v8"
 
 
-def test_patch_digest_defaults_to_empty_series():
-    assert image.patch_digest({}) == "sha256:" + hashlib.sha256(b"").hexdigest()
-    assert image.patch_digest({"patches": {"digest": "sha256:ab"}}) == "sha256:ab"
+def record(**overrides) -> build_info.BuildInfo:
+    """A build record as build/pipeline.py writes it (the contract the image stage reads)."""
+    fields = dict(
+        scheduler_build="0.0.0", name="kube-scheduler", component="kube-scheduler", platform="linux/amd64",
+        kubernetes=build_info.KubernetesInfo("1.36", "v1.36.3", "v1.36.3", "1.26.0", {"k8s.io/api": "v0.36.3"}),
+        builder=build_info.BuilderInfo("golang:1.26", "sha256:aa", "1.26.8", "official"),
+        vendor=build_info.VendorInfo("bb" * 32, "cc" * 32, True),
+        flags=build_info.FlagsInfo(["go", "build"], "-s -w", {"CGO_ENABLED": "0"}, "none", False),
+        source_date_epoch=1700000000,
+        binary=build_info.BinaryInfo("/d/kube-scheduler", "dd" * 32, 10, True, "EXEC", "Kubernetes v1.36.3", "native"),
+        host=build_info.HostInfo("x86_64", "3.12.0"),
+    )
+    fields.update(overrides)
+    return build_info.BuildInfo(**fields)
+
+
+def test_patch_digest_is_the_recorded_series_digest():
+    empty = "sha256:" + hashlib.sha256(b"").hexdigest()
+    assert build_info.series_digest([]) == empty
+    assert image.patch_digest(record()) == empty  # an unpatched build: the labels of before, bit for bit
+    series = [build_info.PatchInfo("0001-a.patch", "11" * 32, ["k8s.io/kubernetes"]),
+              build_info.PatchInfo("0002-b.patch", "22" * 32, [])]
+    expected = "sha256:" + hashlib.sha256(f"0001-a.patch\0{'11' * 32}\n0002-b.patch\0{'22' * 32}\n".encode()).hexdigest()
+    patched = record(patches=series)
+    assert patched.patch_series_digest == expected and image.patch_digest(patched) == expected
+    assert build_info.series_digest(reversed(series)) != expected  # the order is part of the series
+    # Written and read back through the one dataclass: the digest travels in build-info.json.
+    data = json.loads(patched.to_json())
+    assert data["patch_series_digest"] == expected and data["patches"][0]["file"] == "0001-a.patch"
+    assert build_info.BuildInfo.from_dict(data) == patched
+
+
+def test_build_info_round_trips_and_rejects_foreign_files(tmp_path):
+    info = record(plugins=[build_info.PluginInfo("example.com/a/pkg/a", ["A"], "module", "example.com/a", version="v1.0.0")])
+    path = info.write(tmp_path)
+    assert path.name == "build-info.json" and build_info.BuildInfo.from_file(path) == info
+    data = json.loads(path.read_text())
+    # Each plugin carries only its source's keys, as before.
+    assert data["plugins"] == [{"package": "example.com/a/pkg/a", "names": ["A"], "source": "module", "module": "example.com/a", "version": "v1.0.0"}]
+    assert {"schema", "name", "component", "platform", "kubernetes", "builder", "vendor", "plugins", "patches", "flags",
+            "source_date_epoch", "binary", "host", "phases_seconds", "duration_seconds"} <= set(data)
+    del data["binary"]["sha256"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(UserError, match="build record"):
+        build_info.BuildInfo.from_file(path)
+    path.write_text("{}")
+    with pytest.raises(UserError, match="schema-1"):
+        build_info.BuildInfo.from_file(path)
+    with pytest.raises(UserError, match="unreadable"):
+        build_info.BuildInfo.from_file(tmp_path / "missing.json")
+
+
+def test_missing_platform_names_the_build_command(tmp_path, monkeypatch):
+    from scheduler_build.resolve import versions as k8s
+
+    monkeypatch.setattr(k8s, "resolve", lambda requested, cache: k8s.Resolution(
+        requested=requested, version="v1.36.3", minor="1.36", go_version="1.26.0", staging_version="v0.36.3"))
+    opts = image.Options(k8s_version="1.36", platforms="linux/amd64,linux/arm64", dist_dir=tmp_path / "out", cache_dir=tmp_path)
+    planned = image.plan(opts, "amd64")
+    assert planned.missing() == [("linux/amd64", "amd64"), ("linux/arm64", "arm64")]
+    with pytest.raises(UserError) as err:
+        image.prepare(opts, "amd64")
+    assert "no linux/amd64 build of kube-scheduler v1.36.3" in str(err.value)
+    assert f"inv build --no-spec --k8s-version 1.36 --dist {tmp_path / 'out'} --arch amd64" in err.value.hint
+    spec = Path(__file__).resolve().parent.parent / "examples/underlay/scheduler.yaml"
+    assert image.plan(image.Options(spec_path=str(spec), cache_dir=tmp_path), "amd64").build_command("arm64") == \
+        f"inv build --spec {spec} --arch arm64"
+    planned = image.plan(image.Options(spec_path=str(spec), platforms="linux/arm64", dist_dir=tmp_path / "dist", cache_dir=tmp_path), "amd64")
+    # What dist/ holds is read through BuildInfo; an edited binary is refused.
+    target = planned.platform_dir("arm64")
+    target.mkdir(parents=True)
+    (target / "kube-scheduler").write_bytes(b"binary")
+    record(platform="linux/arm64", binary=build_info.BinaryInfo(str(target / "kube-scheduler"), hashlib.sha256(b"binary").hexdigest(),
+                                                                  6, True, "EXEC", "", "qemu")).write(target)
+    assert image.read_input(planned, "linux/arm64", "arm64").build_info.arch == "arm64"
+    (target / "kube-scheduler").write_bytes(b"edited")
+    with pytest.raises(UserError, match="does not match the sha256"):
+        image.read_input(planned, "linux/arm64", "arm64")
+
+
+def test_oci_layout_reads_what_it_wrote(tmp_path):
+    lay = oci.Layout(tmp_path)
+    manifest = oci.canonical({"schemaVersion": 2, "mediaType": oci.MANIFEST, "layers": []})
+    index = oci.canonical({"schemaVersion": 2, "mediaType": oci.INDEX, "manifests": [oci.descriptor(oci.MANIFEST, manifest)]})
+    artifact = oci.canonical({"mediaType": oci.MANIFEST, "subject": oci.descriptor(oci.MANIFEST, manifest)})
+    for data in (manifest, index, artifact):
+        lay.put(data)
+    lay.write_index([{"mediaType": oci.INDEX, "digest": oci.digest_of(index), "size": len(index), "annotations": {oci.REF_NAME: t}}
+                     for t in ("v1", "v1-gabc")]
+                    + [{**oci.descriptor(oci.MANIFEST, artifact), "artifactType": sbom.MEDIA_TYPE}])
+    contents = oci.Layout(tmp_path).read()
+    assert contents.tags == ["v1", "v1-gabc"] and contents.index_digest == oci.digest_of(index)
+    assert [m["digest"] for m in contents.manifests] == [oci.digest_of(manifest)]
+    (ref,) = contents.referrers_of(oci.digest_of(manifest))
+    assert ref.digest == oci.digest_of(artifact) and ref.artifact_type == sbom.MEDIA_TYPE
+    with pytest.raises(UserError, match="missing blob"):
+        lay.blob("sha256:" + "0" * 64)
+    with pytest.raises(UserError, match="no built image"):
+        oci.Layout(tmp_path / "nothing").read()
 
 
 def test_sbom_from_go_version_m():

@@ -43,14 +43,14 @@ def test_tree_digest_tracks_content_not_vcs(tmp_path):
 def test_local_plugin_is_snapshotted_and_replaced(tmp_path):
     mod = make_module(tmp_path / "m")
     cache = tmp_path / "cache"
-    spec = plugins.PluginSpec(package="example.com/acme/x/pkg/x", names=("X",), path=mod)
+    spec = spec_mod.PluginSource(package="example.com/acme/x/pkg/x", names=("X",), path=mod)
     custom = plugins.prepare(resolution(), [spec], [], cache)
     (digest_dir,) = (cache / "plugins").iterdir()
     assert (digest_dir / "pkg/x/x.go").read_text() == (mod / "pkg/x/x.go").read_text()
     assert custom.requires == {"example.com/acme/x": plugins.LOCAL_VERSION}
     assert custom.local_replaces == {"example.com/acme/x": f"../../plugins/{digest_dir.name}"}
     assert custom.imports[0].package == "example.com/acme/x/pkg/x" and custom.imports[0].alias == "x"
-    assert custom.plugins_info[0]["sha256"].startswith(digest_dir.name)
+    assert custom.plugins_info[0].sha256.startswith(digest_dir.name)
     # Editing the plugin changes the snapshot, hence go.mod, hence every cache key downstream.
     (mod / "pkg/x/x.go").write_text((mod / "pkg/x/x.go").read_text() + "// edited\n")
     assert plugins.prepare(resolution(), [spec], [], cache).local_replaces != custom.local_replaces
@@ -58,9 +58,9 @@ def test_local_plugin_is_snapshotted_and_replaced(tmp_path):
 
 def test_module_plugin_and_aliases(tmp_path):
     specs = [
-        plugins.PluginSpec(package="example.com/a/pkg/filter", module="example.com/a", version="v1.2.3"),
-        plugins.PluginSpec(package="example.com/b/pkg/filter", module="example.com/b", version="v0.1.0"),
-        plugins.PluginSpec(package="example.com/c/app", module="example.com/c", version="v0.1.0"),
+        spec_mod.PluginSource(package="example.com/a/pkg/filter", names=(), module="example.com/a", version="v1.2.3"),
+        spec_mod.PluginSource(package="example.com/b/pkg/filter", names=(), module="example.com/b", version="v0.1.0"),
+        spec_mod.PluginSource(package="example.com/c/app", names=(), module="example.com/c", version="v0.1.0"),
     ]
     custom = plugins.prepare(resolution(), specs, [], tmp_path)
     assert custom.requires == {"example.com/a": "v1.2.3", "example.com/b": "v0.1.0", "example.com/c": "v0.1.0"}
@@ -71,12 +71,12 @@ def test_module_plugin_and_aliases(tmp_path):
 def test_package_outside_module_and_missing_go_mod(tmp_path):
     mod = make_module(tmp_path / "m")
     with pytest.raises(UserError, match="not inside module example.com/acme/x"):
-        plugins.prepare(resolution(), [plugins.PluginSpec(package="example.com/other/pkg", path=mod)], [], tmp_path)
+        plugins.prepare(resolution(), [spec_mod.PluginSource(package="example.com/other/pkg", names=(), path=mod)], [], tmp_path)
     (tmp_path / "empty").mkdir()
     with pytest.raises(UserError, match="has no go.mod"):
-        plugins.prepare(resolution(), [plugins.PluginSpec(package="example.com/e", path=tmp_path / "empty")], [], tmp_path)
+        plugins.prepare(resolution(), [spec_mod.PluginSource(package="example.com/e", names=(), path=tmp_path / "empty")], [], tmp_path)
     with pytest.raises(UserError, match="plugins only apply to kube-scheduler"):
-        plugins.prepare(resolution(), [plugins.PluginSpec(package="example.com/acme/x", path=mod)], [], tmp_path, component="kube-apiserver")
+        plugins.prepare(resolution(), [spec_mod.PluginSource(package="example.com/acme/x", names=(), path=mod)], [], tmp_path, component="kube-apiserver")
 
 
 def test_wrapper_go_mod_plain_is_unchanged_and_custom_adds_replaces():

@@ -23,25 +23,16 @@ from pathlib import Path
 from typing import Iterable
 
 from scheduler_build.build import patches as patches_mod
+from scheduler_build.build.info import PatchInfo, PluginInfo
 from scheduler_build.errors import UserError
 from scheduler_build.resolve.versions import Resolution
 from scheduler_build.progress import log
 from scheduler_build.build.workspace import PluginImport
+from scheduler_build.spec import PluginSource
 
 # A local module's placeholder version in the wrapper's require line.
 LOCAL_VERSION = "v0.0.0-00010101000000-000000000000"
 _SKIP_DIRS = {".git", ".hg", ".svn", "vendor", "node_modules", "__pycache__"}
-
-
-@dataclass(frozen=True)
-class PluginSpec:
-    """One plugin source, as the build spec names it (spec.PluginSource has the same fields)."""
-
-    package: str
-    names: tuple[str, ...] = ()
-    path: Path | None = None
-    module: str = ""
-    version: str = ""
 
 
 @dataclass
@@ -49,8 +40,8 @@ class Customization:
     imports: tuple[PluginImport, ...] = ()
     requires: dict[str, str] = field(default_factory=dict)  # module -> version
     local_replaces: dict[str, str] = field(default_factory=dict)  # module -> relative dir
-    plugins_info: list[dict] = field(default_factory=list)
-    patches_info: list[dict] = field(default_factory=list)
+    plugins_info: list[PluginInfo] = field(default_factory=list)
+    patches_info: list[PatchInfo] = field(default_factory=list)
 
 
 def tree_digest(directory: Path) -> str:
@@ -139,9 +130,30 @@ def _alias(package: str, taken: set[str]) -> str:
     return alias
 
 
+def _wire_plugin(plugin: PluginSource, cache_root: Path, custom: Customization) -> PluginInfo:
+    """Require (and for a local module, snapshot and replace) one plugin's module."""
+    info = PluginInfo(package=plugin.package, names=list(plugin.names))
+    if plugin.path is not None:
+        directory = Path(plugin.path)
+        module = plugin.module or read_module(directory)
+        if not (plugin.package == module or plugin.package.startswith(module + "/")):
+            raise UserError(f"plugin package {plugin.package} is not inside module {module} ({directory})", "package must start with the module path")
+        check_local_package(directory, module, plugin.package)
+        snap, digest = snapshot(directory, cache_root)
+        custom.requires[module] = LOCAL_VERSION
+        custom.local_replaces[module] = f"../../plugins/{snap.name}"
+        info.source, info.path, info.module, info.sha256 = "path", str(directory), module, digest
+        log(f"    plugin {plugin.package} from {directory} (sha256 {digest[:12]})")
+    else:
+        custom.requires[plugin.module] = plugin.version
+        info.source, info.module, info.version = "module", plugin.module, plugin.version
+        log(f"    plugin {plugin.package} from {plugin.module}@{plugin.version}")
+    return info
+
+
 def prepare(
     resolution: Resolution,
-    plugins: Iterable[PluginSpec],
+    plugins: Iterable[PluginSource],
     patch_paths: Iterable[Path],
     cache_root: Path,
     component: str = "kube-scheduler",
@@ -155,29 +167,13 @@ def prepare(
     taken: set[str] = set()
     imports: list[PluginImport] = []
     for plugin in plugins:
-        entry: dict = {"package": plugin.package, "names": list(plugin.names)}
-        if plugin.path is not None:
-            directory = Path(plugin.path)
-            module = plugin.module or read_module(directory)
-            if not (plugin.package == module or plugin.package.startswith(module + "/")):
-                raise UserError(f"plugin package {plugin.package} is not inside module {module} ({directory})", "package must start with the module path")
-            check_local_package(directory, module, plugin.package)
-            snap, digest = snapshot(directory, cache_root)
-            custom.requires[module] = LOCAL_VERSION
-            custom.local_replaces[module] = f"../../plugins/{snap.name}"
-            entry.update(source="path", path=str(directory), module=module, sha256=digest)
-            log(f"    plugin {plugin.package} from {directory} (sha256 {digest[:12]})")
-        else:
-            custom.requires[plugin.module] = plugin.version
-            entry.update(source="module", module=plugin.module, version=plugin.version)
-            log(f"    plugin {plugin.package} from {plugin.module}@{plugin.version}")
+        custom.plugins_info.append(_wire_plugin(plugin, cache_root, custom))
         imports.append(PluginImport(package=plugin.package, alias=_alias(plugin.package, taken)))
-        custom.plugins_info.append(entry)
     custom.imports = tuple(imports)
     if patch_paths:
         done = patches_mod.materialize(patch_paths, resolution, cache_root)
         for module in sorted(done.modules):
             custom.local_replaces[module] = f"../../patched/{done.root.name}/{patches_mod.module_slug(module)}"
-        custom.patches_info = [{"file": r["file"], "sha256": r["sha256"], "targets": r["targets"]} for r in done.report]
+        custom.patches_info = [PatchInfo(file=r["file"], sha256=r["sha256"], targets=r["targets"]) for r in done.report]
         log(f"    {len(patch_paths)} patch(es) applied to {', '.join(sorted(done.modules))}")
     return custom

@@ -76,47 +76,49 @@ def _tmpdir(parent: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=".tmp-", dir=parent))
 
 
-def prepare(workspace: Workspace, cache_root: Path) -> Vendored:
-    """Tidy (cached) and vendor (cached) the rendered workspace; return the directories to mount."""
-    imports = _import_set(workspace.files)
+def _tidy(workspace: Workspace, imports: bytes, cache_root: Path) -> tuple[Path, bool]:
+    """`go mod tidy`, cached by go.mod and the import set; returns (directory, was cached)."""
     tidy_dir = cache_root / "tidy" / _digest(workspace.files["go.mod"].encode(), imports)[:32]
-    tidy_cached = (tidy_dir / "go.sum").is_file()
-    if not tidy_cached:
-        tmp = _tmpdir(tidy_dir.parent)
-        try:
-            for name, text in workspace.files.items():
-                (tmp / name).write_text(text)
-            _go(["mod", "tidy"], tmp)
-            for item in list(tmp.iterdir()):
-                if item.name not in ("go.mod", "go.sum"):
-                    item.unlink()
-            _publish(tmp, tidy_dir)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+    if (tidy_dir / "go.sum").is_file():
+        return tidy_dir, True
+    tmp = _tmpdir(tidy_dir.parent)
+    try:
+        for name, text in workspace.files.items():
+            (tmp / name).write_text(text)
+        _go(["mod", "tidy"], tmp)
+        for item in list(tmp.iterdir()):
+            if item.name not in ("go.mod", "go.sum"):
+                item.unlink()
+        _publish(tmp, tidy_dir)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return tidy_dir, False
 
-    go_mod = (tidy_dir / "go.mod").read_bytes()
-    go_sum = (tidy_dir / "go.sum").read_bytes()
-    vendor_key = _digest(go_mod, go_sum, imports)
-    vendor_dir = cache_root / "vendor" / vendor_key[:32]
-    vendor_cached = (vendor_dir / "modules.txt").is_file()
-    if not vendor_cached:
-        tmp = _tmpdir(vendor_dir.parent)
-        # The source copy sits at the same depth below the cache root as the tidy
-        # directory, so relative replace paths (../../plugins/..., plugins.py) resolve.
-        src = _tmpdir(vendor_dir.parent)
-        try:
-            for name, text in workspace.files.items():
-                if name != "go.mod":
-                    (src / name).write_text(text)
-            (src / "go.mod").write_bytes(go_mod)
-            (src / "go.sum").write_bytes(go_sum)
-            _go(["mod", "vendor", "-o", str(tmp / "vendor")], src)
-            _publish(tmp / "vendor", vendor_dir)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-            shutil.rmtree(src, ignore_errors=True)
 
-    # The source directory the compiler sees: current sources + tidied go.mod/go.sum.
+def _vendor(workspace: Workspace, go_mod: bytes, go_sum: bytes, vendor_dir: Path) -> bool:
+    """`go mod vendor` into vendor_dir unless it is there; returns whether it was cached."""
+    if (vendor_dir / "modules.txt").is_file():
+        return True
+    tmp = _tmpdir(vendor_dir.parent)
+    # The source copy sits at the same depth below the cache root as the tidy
+    # directory, so relative replace paths (../../plugins/..., plugins.py) resolve.
+    src = _tmpdir(vendor_dir.parent)
+    try:
+        for name, text in workspace.files.items():
+            if name != "go.mod":
+                (src / name).write_text(text)
+        (src / "go.mod").write_bytes(go_mod)
+        (src / "go.sum").write_bytes(go_sum)
+        _go(["mod", "vendor", "-o", str(tmp / "vendor")], src)
+        _publish(tmp / "vendor", vendor_dir)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(src, ignore_errors=True)
+    return False
+
+
+def _source_dir(workspace: Workspace, go_mod: bytes, go_sum: bytes, cache_root: Path) -> Path:
+    """The source directory the compiler sees: current sources + tidied go.mod/go.sum."""
     files = {name: text.encode() for name, text in workspace.files.items() if name != "go.mod"}
     files["go.mod"], files["go.sum"] = go_mod, go_sum
     source_dir = cache_root / "src" / _digest(*(n.encode() + b"\0" + files[n] for n in sorted(files)))[:32]
@@ -129,8 +131,20 @@ def prepare(workspace: Workspace, cache_root: Path) -> Vendored:
             _publish(tmp, source_dir)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+    return source_dir
+
+
+def prepare(workspace: Workspace, cache_root: Path) -> Vendored:
+    """Tidy (cached) and vendor (cached) the rendered workspace; return the directories to mount."""
+    imports = _import_set(workspace.files)
+    tidy_dir, tidy_cached = _tidy(workspace, imports, cache_root)
+    go_mod = (tidy_dir / "go.mod").read_bytes()
+    go_sum = (tidy_dir / "go.sum").read_bytes()
+    vendor_key = _digest(go_mod, go_sum, imports)
+    vendor_dir = cache_root / "vendor" / vendor_key[:32]
+    vendor_cached = _vendor(workspace, go_mod, go_sum, vendor_dir)
     return Vendored(
-        workspace_dir=source_dir,
+        workspace_dir=_source_dir(workspace, go_mod, go_sum, cache_root),
         vendor_dir=vendor_dir,
         go_sum_sha256=hashlib.sha256(go_sum).hexdigest(),
         vendor_key=vendor_key,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scheduler_build import __version__
+from scheduler_build import epoch as epoch_mod
 from scheduler_build import gotool
 from scheduler_build.errors import UserError
 
@@ -105,9 +106,7 @@ def _package(spdx_id: str, name: str, version: str, purl: str, comment: str = ""
 
 def document(binary_name: str, binary_sha256: str, version: str, platform: str, info: GoBuildInfo, epoch: int) -> dict:
     """The SPDX 2.3 document (a dict; serialise with `dumps`)."""
-    import datetime as dt
-
-    created = dt.datetime.fromtimestamp(epoch, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    created = epoch_mod.utc_stamp(epoch)
     root_id = "SPDXRef-Package-" + re.sub(r"[^A-Za-z0-9.-]+", "-", binary_name)
     root = _package(root_id, binary_name, version, f"pkg:generic/{binary_name}@{version}?arch={platform.split('/')[-1]}")
     root["primaryPackagePurpose"] = "APPLICATION"

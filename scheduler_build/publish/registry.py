@@ -27,14 +27,13 @@ from typing import Callable
 
 import requests
 
-from scheduler_build.image import assemble as image_mod
+from scheduler_build.image import oci
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 
 USER_ENV = "SCHEDULER_BUILD_REGISTRY_USERNAME"
 PASSWORD_ENV = "SCHEDULER_BUILD_REGISTRY_PASSWORD"
 CERTS_D = Path("/etc/docker/certs.d")
-REFERRERS_TAG_HINT = "OCI 1.1 referrers tag schema: sha256-<subject hex>"
 _REPO_RE = re.compile(r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$")
 _HOST_RE = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]{1,5})?$")
 
@@ -250,7 +249,7 @@ class Client:
         return True
 
     def put_manifest(self, reference: str, data: bytes, media_type: str) -> str:
-        expected = image_mod.digest_of(data)
+        expected = oci.digest_of(data)
         response = self._retrying(f"manifest {reference[:26]}", lambda: self._request(
             "PUT", f"/v2/{self.target.repository}/manifests/{reference}", data=data, headers={"Content-Type": media_type}))
         if response.status_code != 201:
@@ -314,76 +313,82 @@ class PushResult:
                 "tags": self.tags, "uploaded_bytes": self.uploaded_bytes}
 
 
-def push(layout: Path, client: Client) -> PushResult:
-    """Push a layout built by image.build; tags last; verify every manifest by digest."""
-    info = image_mod.read_layout(layout)
-    if not info.get("index_digest"):
-        raise UserError(f"no built image under {layout}", "run `inv image.build` first")
+def _push_blobs(client: Client, layout: oci.Layout, manifest: dict) -> int:
+    """The config and layers a manifest names; returns the bytes uploaded (skipping what the registry has)."""
+    uploaded = 0
+    for desc in [manifest["config"], *manifest["layers"]]:
+        if client.push_blob(layout.existing_blob(desc["digest"]), desc["digest"]):
+            uploaded += desc["size"]
+    return uploaded
+
+
+def _push_referrer(client: Client, layout: oci.Layout, referrer: oci.Referrer) -> int:
+    """An artifact (the SBOM) by digest, and the tag-schema referrers index of its subject."""
+    artifact_bytes = layout.blob(referrer.digest)
+    uploaded = _push_blobs(client, layout, json.loads(artifact_bytes))
+    client.put_manifest(referrer.digest, artifact_bytes, oci.MANIFEST)
+    # Registries without the OCI 1.1 referrers API find an image's referrers
+    # through an index tagged sha256-<subject hex>.
+    ours = {"mediaType": oci.MANIFEST, "digest": referrer.digest, "size": len(artifact_bytes), "artifactType": referrer.artifact_type}
+    client.put_manifest(referrers_tag(referrer.subject), merged_referrers(client, referrer.subject, ours), oci.INDEX)
+    return uploaded
+
+
+def _verify(client: Client, contents: oci.Contents) -> None:
+    """Read every tag and image manifest back and compare digests."""
+    repo = client.target.name
+    for tag in contents.tags:
+        body, _ = client.get_manifest(tag, [oci.INDEX])
+        if oci.digest_of(body) != contents.index_digest:
+            raise UserError(f"{repo}:{tag} reads back as {oci.digest_of(body)}, expected {contents.index_digest}")
+    for desc in contents.manifests:
+        body, _ = client.get_manifest(desc["digest"], [oci.MANIFEST])
+        if oci.digest_of(body) != desc["digest"]:
+            raise UserError(f"{repo}@{desc['digest']} reads back with a different digest")
+    log(f"    verified {len(contents.tags)} tag(s) and {len(contents.manifests)} image(s) by digest")
+
+
+def push(layout_dir: Path, client: Client) -> PushResult:
+    """Push an OCI layout (as image.build writes it): blobs, images and their referrers by digest,
+    the index, then the tags; verify every manifest by digest."""
+    layout = oci.Layout(layout_dir)
+    contents = layout.read()
     client.connect()
     repo = client.target.name
-    blobs_dir = layout / "blobs" / "sha256"
     uploaded = 0
-
-    def blob_file(digest: str) -> Path:
-        path = blobs_dir / digest.split(":", 1)[1]
-        if not path.is_file():
-            raise UserError(f"{layout} is missing blob {digest}", "rebuild with `inv image.build --force`")
-        return path
-
     references, sbom_refs = [], []
-    for p in info["platforms"]:
-        manifest_bytes = image_mod.blob(layout, p["manifest_digest"])
+    for desc in contents.manifests:
+        manifest_bytes = layout.blob(desc["digest"])
         manifest = json.loads(manifest_bytes)
-        log(f"    {p['platform']}: {len(manifest['layers'])} layer(s) and config")
-        for desc in [manifest["config"], *manifest["layers"]]:
-            if client.push_blob(blob_file(desc["digest"]), desc["digest"]):
-                uploaded += desc["size"]
-        client.put_manifest(p["manifest_digest"], manifest_bytes, image_mod.OCI_MANIFEST)
-        references.append(f"{repo}@{p['manifest_digest']}")
+        plat = desc.get("platform") or {}
+        log(f"    {plat.get('os', '?')}/{plat.get('architecture', '?')}: {len(manifest['layers'])} layer(s) and config")
+        uploaded += _push_blobs(client, layout, manifest)
+        client.put_manifest(desc["digest"], manifest_bytes, oci.MANIFEST)
+        references.append(f"{repo}@{desc['digest']}")
+        for referrer in contents.referrers_of(desc["digest"]):
+            uploaded += _push_referrer(client, layout, referrer)
+            sbom_refs.append(f"{repo}@{referrer.digest}")
 
-        artifact_bytes = image_mod.blob(layout, p["sbom_manifest_digest"])
-        artifact = json.loads(artifact_bytes)
-        for desc in [artifact["config"], *artifact["layers"]]:
-            if client.push_blob(blob_file(desc["digest"]), desc["digest"]):
-                uploaded += desc["size"]
-        client.put_manifest(p["sbom_manifest_digest"], artifact_bytes, image_mod.OCI_MANIFEST)
-        sbom_refs.append(f"{repo}@{p['sbom_manifest_digest']}")
-        # Registries without the OCI 1.1 referrers API find an image's referrers
-        # through an index tagged sha256-<subject hex>.
-        ours = {"mediaType": image_mod.OCI_MANIFEST, "digest": p["sbom_manifest_digest"], "size": len(artifact_bytes),
-                "artifactType": artifact.get("artifactType", "")}
-        client.put_manifest(referrers_tag(p["manifest_digest"]), merged_referrers(client, p["manifest_digest"], ours), image_mod.OCI_INDEX)
-
-    index_bytes = image_mod.blob(layout, info["index_digest"])
+    index_bytes = layout.blob(contents.index_digest)
     # The index by digest, then the tags: nothing is tagged before all of it is there.
-    client.put_manifest(info["index_digest"], index_bytes, image_mod.OCI_INDEX)
-    for tag in info["tags"]:
-        client.put_manifest(tag, index_bytes, image_mod.OCI_INDEX)
-
-    # Read everything back and compare digests.
-    for tag in info["tags"]:
-        body, _ = client.get_manifest(tag, [image_mod.OCI_INDEX])
-        if image_mod.digest_of(body) != info["index_digest"]:
-            raise UserError(f"{repo}:{tag} reads back as {image_mod.digest_of(body)}, expected {info['index_digest']}")
-    for p in info["platforms"]:
-        body, _ = client.get_manifest(p["manifest_digest"], [image_mod.OCI_MANIFEST])
-        if image_mod.digest_of(body) != p["manifest_digest"]:
-            raise UserError(f"{repo}@{p['manifest_digest']} reads back with a different digest")
-    log(f"    verified {len(info['tags'])} tag(s) and {len(info['platforms'])} image(s) by digest")
-    return PushResult([f"{repo}@{info['index_digest']}", *references], info["index_digest"], sbom_refs, info["tags"], uploaded)
+    client.put_manifest(contents.index_digest, index_bytes, oci.INDEX)
+    for tag in contents.tags:
+        client.put_manifest(tag, index_bytes, oci.INDEX)
+    _verify(client, contents)
+    return PushResult([f"{repo}@{contents.index_digest}", *references], contents.index_digest, sbom_refs, contents.tags, uploaded)
 
 
 def merged_referrers(client: Client, subject: str, ours: dict) -> bytes:
     """The referrers-tag index with our SBOM added, keeping what others listed (signatures...)."""
     entries = [ours]
     try:
-        body, _ = client.get_manifest(referrers_tag(subject), [image_mod.OCI_INDEX])
+        body, _ = client.get_manifest(referrers_tag(subject), [oci.INDEX])
         existing = json.loads(body).get("manifests") or []
         entries = [e for e in existing if isinstance(e, dict) and e.get("digest") != ours["digest"]] + [ours]
     except (UserError, ValueError):
         pass  # no index yet (404) or not one of ours: start a new one
     entries.sort(key=lambda e: (e.get("artifactType", ""), e.get("digest", "")))
-    return image_mod.canonical({"schemaVersion": 2, "mediaType": image_mod.OCI_INDEX, "manifests": entries})
+    return oci.canonical({"schemaVersion": 2, "mediaType": oci.INDEX, "manifests": entries})
 
 
 def referrers_tag(digest: str) -> str:

@@ -1,5 +1,6 @@
 """image: reproducible FROM-scratch images with SBOMs, pushed to a registry by digest."""
 
+import dataclasses
 from pathlib import Path
 
 from invoke import Collection, task
@@ -7,19 +8,21 @@ from invoke import Collection, task
 from scheduler_build import __version__
 from scheduler_build import settings
 from scheduler_build.build import from_spec as spec_build
+from scheduler_build.build import pipeline as build_stage
 from scheduler_build.image import assemble as image_stage
 from scheduler_build.image import extender as extender_image
+from scheduler_build.image import request as image_request
 from scheduler_build.platforms import host_arch  # not `platforms`: the tasks' --platforms flag has that name
 from scheduler_build.progress import phase
+from scheduler_build.publish import daemon as daemon_stage
 from scheduler_build.publish import registry as registry_stage
-from scheduler_build.resolve import versions as k8s
 from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
 
 
-def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force) -> image_stage.Options:
+def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force) -> image_request.Options:
     # The same choice as `inv build`: --spec, else spec.path unless --no-spec/--k8s-version.
     chosen = spec_build.choose_spec(spec, no_spec, option(c, "spec.path"), plain_flags=bool(k8s_version))
-    return image_stage.Options(
+    return image_request.Options(
         spec_path=str(chosen) if chosen else "",
         k8s_version=k8s_version or "",
         k8s_default=option(c, "k8s.version"),
@@ -35,6 +38,33 @@ def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repo
         pull=option(c, "builder.pull"),
         force=option(c, "image.force", force),
     )
+
+
+def _build_missing(opts: image_request.Options, plan: image_request.Plan) -> None:
+    """`inv build` of every platform dist/ lacks, with the spec's plugins, patches and suffix."""
+    for plat, arch in plan.missing():
+        with phase("image.binary", f"building {plat} (no binary under {plan.platform_dir(arch)}): {plan.build_command(arch)}"):
+            request = build_stage.BuildRequest(
+                k8s_version=plan.requested, arch=arch, name=plan.name, dist_dir=Path(opts.dist_dir), cache_dir=opts.cache_dir,
+                pull=opts.pull, source_date_epoch=opts.source_date_epoch)
+            if plan.spec is not None:
+                request = spec_build.apply_spec(request, plan.spec, k8s_version=opts.k8s_version or None, name=plan.name, version_suffix=None)
+                request = dataclasses.replace(request, arch=arch)
+            build_stage.run(request)
+
+
+def _plan(opts: image_request.Options) -> image_request.Plan:
+    return image_request.plan(opts, host_arch())
+
+
+def _package(opts: image_request.Options) -> tuple[image_request.ImageRequest, image_stage.ImageResult]:
+    """Build the platforms dist/ lacks, then package what it holds and load it into the engine."""
+    host = host_arch()
+    _build_missing(opts, _plan(opts))
+    request = image_request.prepare(opts, host)
+    result = image_stage.build(request, host)
+    daemon_stage.publish(result)
+    return request, result
 
 
 COMMON_HELP = {
@@ -66,8 +96,7 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
     """Assemble reproducible FROM-scratch images (one per platform), their SPDX SBOMs and an OCI index."""
     opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force)
     with phase("image.build"):
-        request = image_stage.prepare(opts, host_arch())
-        result = image_stage.build(request, host_arch())
+        request, result = _package(opts)
     if json:
         emit_json(result.as_dict())
     else:
@@ -92,13 +121,12 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
          repository=None, source_date_epoch=None, retries=None, insecure=False, ca_cert=None, no_build=False, json=False):
     """Push the image index, every platform image and their SBOMs; print each by digest."""
     opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, False)
-    spec_obj = image_stage._from_spec(opts.spec_path) if opts.spec_path else None
+    plan = _plan(opts)
+    spec_obj = plan.spec
     if no_build:
-        requested = opts.k8s_version or (spec_obj.kubernetes_version if spec_obj else "") or opts.k8s_default
-        name_ = opts.name or (spec_obj.name if spec_obj else "") or "kube-scheduler"
-        layout = image_stage.layout_dir(opts.dist_dir, name_, k8s.resolve(requested, opts.cache_dir).version)
+        layout = image_stage.layout_dir(opts.dist_dir, plan.name, plan.version)
     else:
-        layout = image_stage.build(image_stage.prepare(opts, host_arch()), host_arch()).layout
+        layout = _package(opts)[1].layout
     # Where to: --registry, else registry.url, else the spec's image.repository.
     fallback_repo = spec_obj.image.repository if spec_obj else ""
     target = registry_stage.parse_target(option(c, "registry.url", registry) or fallback_repo)

@@ -21,11 +21,14 @@ from typing import Any, Iterable
 import yaml
 
 from scheduler_build import platforms
+from scheduler_build.build.info import BuildInfo
+from scheduler_build.image import assemble
+from scheduler_build.image.request import ImageRequest, PlatformInput
+from scheduler_build.publish import daemon
 from scheduler_build.atomic import write_atomic
 from scheduler_build.cluster import processes
 from scheduler_build.config import schedulerconfig
 from scheduler_build.errors import UserError
-from scheduler_build.image import assemble as image
 from tests.support import docker_sdk
 
 
@@ -251,18 +254,18 @@ def start_scheduler_container(image: str, config: dict, workdir: Path, name: str
 def scheduler_image(build_result: Any, dist_dir: Path, repository: str = "scheduler-build-e2e/kube-scheduler") -> str:
     """Package a build as its scratch image (issue-5 path, loaded into the engine); return the local tag."""
     arch = platforms.host_arch()
-    info = build_result.info
-    request = image.ImageRequest(
-        name=info.get("name", "kube-scheduler"),
-        k8s_version=info["kubernetes"]["version"],
+    info = BuildInfo.from_dict(build_result.info)
+    request = ImageRequest(
+        name=info.name,
+        k8s_version=info.kubernetes.version,
         spec_version="0.0.0-e2e",
         repository=repository,
-        inputs=[image.PlatformInput(platform=f"linux/{arch}", arch=arch, binary=Path(build_result.binary),
-                                    build_info=info)],
-        source_date_epoch=int(info.get("source_date_epoch", 0)),
+        inputs=[PlatformInput(platform=f"linux/{arch}", arch=arch, binary=Path(build_result.binary), build_info=info)],
+        source_date_epoch=info.source_date_epoch,
         dist_dir=Path(dist_dir),
     )
-    result = image.build(request, arch)
+    result = assemble.build(request, arch)
+    daemon.publish(result)
     return next(p.local_tag for p in result.platforms if p.arch == arch)
 
 
