@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from scheduler_build import settings
 from scheduler_build import __version__
 from scheduler_build import engine as docker_api
 from scheduler_build import epoch as epoch_mod
@@ -41,7 +42,7 @@ COMPONENTS_HINT = "components are the commands under k8s.io/kubernetes/cmd, e.g.
 
 @dataclass
 class BuildRequest:
-    k8s_version: str = "1.36"
+    k8s_version: str = field(default_factory=lambda: settings.default("k8s.version"))  # one home: settings
     component: str = "kube-scheduler"
     name: str = ""
     goos: str = "linux"
