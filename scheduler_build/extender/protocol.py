@@ -12,8 +12,9 @@ and raises ProtocolError with a message naming the field at fault.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import msgspec
 
@@ -36,6 +37,21 @@ _decode_any = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
 
 
+_TOO_DEEP = "JSON nested too deeply (a hostile or broken request); Kubernetes objects nest about 15 levels"
+
+
+def _bounded(decode: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    """Deep nesting stops at the recursion limit: the client's fault (400), not ours (500)."""
+    @functools.wraps(decode)
+    def wrapper(body: bytes) -> Any:
+        try:
+            return decode(body)
+        except RecursionError:
+            raise ProtocolError(_TOO_DEEP) from None
+    return wrapper
+
+
+@_bounded
 def loads(body: bytes) -> Any:
     try:
         return _decode_any(body)
@@ -263,6 +279,7 @@ def _fast_extender_args(body: bytes) -> ExtenderArgs:
     return ExtenderArgs(pod=view, nodes=nodes, node_names=names)
 
 
+@_bounded
 def decode_extender_args(body: bytes) -> ExtenderArgs:
     try:
         return _fast_extender_args(body)
@@ -311,6 +328,7 @@ class BindingArgs:
     node: str
 
 
+@_bounded
 def decode_binding_args(body: bytes) -> BindingArgs:
     args = canonical(loads(body), "request")
     out = BindingArgs(
@@ -346,6 +364,7 @@ def _int64(value: Any, where: str) -> int:
     return value
 
 
+@_bounded
 def decode_preemption_args(body: bytes) -> PreemptionArgs:
     args = canonical(loads(body), "request")
     if args.get("Pod") is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import reprlib
 from typing import Any, Callable
 
 from scheduler_build.spec.formats import DNS1123_LABEL, DURATION, QUANTITY
@@ -19,9 +20,15 @@ _DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxdict, _SHORT.maxlist, _SHORT.maxstring, _SHORT.maxother = 2, 4, 4, 60, 60
+
+
 def show(value: Any) -> str:
-    """The value as the message quotes it, cut short so one error stays one line."""
-    text = repr(value)
+    """The value as the message quotes it, cut short so one error stays one line.
+
+    reprlib bounds the work too: a huge value (an expanded alias) is never repr()'d whole."""
+    text = _SHORT.repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 

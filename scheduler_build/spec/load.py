@@ -6,14 +6,15 @@ from pathlib import Path
 
 import yaml
 
+from scheduler_build import safeyaml
 from scheduler_build.spec.errors import SPEC_HINT, SpecError
 from scheduler_build.spec.fields import Fields
 from scheduler_build.spec.model import Spec
 from scheduler_build.spec.checks_top import check_spec
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """safe_load that refuses duplicate keys instead of silently keeping the last one."""
+class _UniqueKeyLoader(safeyaml.BoundedLoader):
+    """Bounded safe_load that refuses duplicate keys instead of silently keeping the last one."""
 
 
 def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
@@ -41,7 +42,9 @@ def load(path: str | Path, check_files: bool = True) -> Spec:
     path = Path(path)
     source = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = safeyaml.read_text(path)
+    except safeyaml.InputLimitError as exc:
+        raise SpecError(source, [("", f"refused: {exc}")], "a build spec is a few KiB") from None
     except FileNotFoundError:
         raise SpecError(source, [("", "no such file")], "pass --spec PATH to an existing build spec; " + SPEC_HINT) from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -53,7 +56,9 @@ def loads(text: str, path: Path, source: str | None = None, check_files: bool = 
     """Validate spec text as if it were the file at ``path`` (relative paths resolve against it)."""
     source = source or str(path)
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        data = safeyaml.load_yaml(text, _UniqueKeyLoader)
+    except safeyaml.InputLimitError as exc:
+        raise SpecError(source, [("", f"refused: {exc}")], "a build spec is a few KiB") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""

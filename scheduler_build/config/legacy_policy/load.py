@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from scheduler_build import safeyaml
 from scheduler_build.config.legacy_policy.tables import POLICY_HINT
 from scheduler_build.errors import UserError
 
@@ -17,14 +18,21 @@ def parse_text(text: str, source: str) -> Any:
     stripped = text.lstrip()
     if not stripped:
         raise UserError(f"{source}: the file is empty", POLICY_HINT)
-    if stripped[0] in "{[":
+    try:
+        return _parse(text, source, stripped[0] in "{[")
+    except safeyaml.InputLimitError as exc:
+        raise UserError(f"{source}: refused: {exc}", "a Policy is a few KiB of plain JSON or YAML") from None
+
+
+def _parse(text: str, source: str, as_json: bool) -> Any:
+    if as_json:
         try:
-            return json.loads(text)
+            return safeyaml.load_json(text)
         except json.JSONDecodeError as exc:
             raise UserError(f"{source}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}",
                             "fix the JSON syntax (a trailing comma or a missing quote is typical)") from None
     try:
-        return yaml.safe_load(text)
+        return safeyaml.load_yaml(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -37,7 +45,9 @@ def load(path: Path, configmap_key: str = "") -> tuple[dict, str]:
     """Read a Policy file or a ConfigMap holding one; return (policy, kind of source)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = safeyaml.read_text(path)
+    except safeyaml.InputLimitError as exc:
+        raise UserError(f"{path}: refused: {exc}", "a Policy is a few KiB of plain JSON or YAML") from None
     except FileNotFoundError:
         raise UserError(f"{path}: no such file", "pass the Policy file (JSON or YAML) or its ConfigMap") from None
     except (OSError, UnicodeDecodeError) as exc:
