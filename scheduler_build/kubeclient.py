@@ -8,7 +8,37 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from scheduler_build import safeyaml
 from scheduler_build.errors import UserError
+
+_KUBECONFIG_HINT = "pass the kubeconfig of the target cluster (kind: Config, with clusters, users and contexts)"
+
+
+def check_kubeconfig(kubeconfig: str | Path, flag: str = "--kubeconfig") -> dict:
+    """The kubeconfig as a mapping, or a UserError naming the file and what is wrong with it.
+
+    Read through the bounded loader, so a hostile file is refused in well under a second,
+    and checked for the shape the client needs before it can fail with a TypeError."""
+    path = Path(kubeconfig)
+    where = f"{flag} {path}"
+    if not path.is_file():
+        raise UserError(f"{where}: no such file", "pass the kubeconfig of the target cluster")
+    try:
+        doc = safeyaml.load_yaml(safeyaml.read_text(path))
+    except safeyaml.InputLimitError as exc:
+        raise UserError(f"{where}: refused: {exc}", _KUBECONFIG_HINT) from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise UserError(f"{where}: not a readable YAML kubeconfig ({str(exc).splitlines()[0]})", _KUBECONFIG_HINT) from None
+    if not isinstance(doc, dict) or doc.get("kind", "Config") != "Config":
+        raise UserError(f"{where}: not a kubeconfig (expected a mapping with kind: Config)", _KUBECONFIG_HINT)
+    for key in ("clusters", "contexts", "users"):
+        if not isinstance(doc.get(key) or [], list):
+            raise UserError(f"{where}: {key} must be a list", _KUBECONFIG_HINT)
+    if not doc.get("clusters"):
+        raise UserError(f"{where}: lists no clusters", _KUBECONFIG_HINT)
+    return doc
 
 
 def from_kubeconfig(kubeconfig: str | Path, context: str | None = None, *, pool_size: int | None = None) -> Any:
@@ -21,11 +51,10 @@ def from_kubeconfig(kubeconfig: str | Path, context: str | None = None, *, pool_
     from kubernetes import config as kube_config  # optional: heavy, only when a cluster is talked to
 
     kubeconfig = Path(kubeconfig)
-    if not kubeconfig.is_file():
-        raise UserError(f"--kubeconfig {kubeconfig}: no such file", "pass the kubeconfig of the target cluster")
+    check_kubeconfig(kubeconfig)
     try:
         client = kube_config.new_client_from_config(config_file=str(kubeconfig), context=context or None)
-    except kube_config.ConfigException as exc:
+    except (kube_config.ConfigException, TypeError, AttributeError, ValueError) as exc:
         raise UserError(f"--kubeconfig {kubeconfig}: {exc}",
                         "check --context against `kubectl config get-contexts --kubeconfig K`") from None
     if pool_size:

@@ -16,6 +16,8 @@ from scheduler_build.extender import ServeConfig, TLSOptions, serve
 from scheduler_build.extender.app import VERBS
 from scheduler_build.extender.policy import POLICIES
 
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
 
 def mib(size: int) -> str:
     return f"{size // (1024 * 1024)} MiB" if size % (1024 * 1024) == 0 else f"{size} bytes"
@@ -43,7 +45,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tls-key", default=d.tls.key_file, help="private key of --tls-cert (PEM)")
     p.add_argument("--tls-client-ca", default=d.tls.client_ca_file,
                    help="require client certificates signed by this CA (mTLS)")
-    p.add_argument("--log-level", default=d.log_level, choices=["debug", "info", "warning", "error"],
+    p.add_argument("--log-level", default=d.log_level, choices=LOG_LEVELS,
                    help=f"log level of the JSON logs on stderr (default {d.log_level})")
     return p
 
@@ -60,6 +62,8 @@ def validate(cfg: ServeConfig) -> ServeConfig:
     """Reject settings that cannot work, naming the flag/config key at fault."""
     if cfg.policy not in POLICIES:
         raise UserError(f"extender.policy: unknown policy {cfg.policy!r}", f"known: {', '.join(sorted(POLICIES))}")
+    if cfg.log_level not in LOG_LEVELS:
+        raise UserError(f"extender.log_level: {cfg.log_level!r} is not a log level", f"use one of {', '.join(LOG_LEVELS)}")
     if not 0 <= cfg.port <= 65535:
         raise UserError(f"extender.port: {cfg.port} is not a TCP port", "use 0..65535 (0 picks a free port)")
     if cfg.max_body_bytes < 1024:

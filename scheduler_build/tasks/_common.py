@@ -17,7 +17,7 @@ from typing import Any, Callable
 from invoke import Context
 from invoke.exceptions import Exit
 
-from scheduler_build import settings
+from scheduler_build import options, settings
 from scheduler_build.errors import UserError
 from scheduler_build.settings import describe
 
@@ -31,20 +31,12 @@ def option(c: Any, key: str, flag: Any = None) -> Any:
     (invoke passes False for an absent boolean flag), so booleans resolve the same
     way: `--force` turns it on, otherwise the setting decides. The result has the
     default's type (bool, int, float); a value that cannot be cast is a UserError
-    naming the setting."""
+    naming the flag or setting it came from (scheduler_build/options.py)."""
     config = c.config if isinstance(c, Context) else c
-    value = settings.get(config, key, None if flag is False else flag)
-    kind = type(settings.default(key))
-    if kind is bool:
-        return bool(value)
-    if kind in (int, float) and not isinstance(value, kind):
-        try:
-            return kind(value)
-        except (TypeError, ValueError):
-            name = key.rsplit(".", 1)[-1].replace("_", "-")
-            raise UserError(f"--{name} / {key}: {value!r} is not {'a whole number' if kind is int else 'a number'}",
-                            f"e.g. {settings.default(key)}") from None
-    return value
+    given = None if flag is False else flag
+    value = settings.get(config, key, given)
+    # options.convert is the one place values become numbers, sizes, durations, enums, versions.
+    return options.convert(key, value, settings.default(key), from_flag=given is not None)
 
 
 def user_errors(func: Callable) -> Callable:

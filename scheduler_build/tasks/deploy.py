@@ -9,6 +9,7 @@ import yaml
 from invoke import Collection, task
 
 from scheduler_build import deploy as deploy_mod
+from scheduler_build import kubeclient
 from scheduler_build.config import render as schedconfig
 from scheduler_build.config import target
 from scheduler_build import settings
@@ -36,8 +37,7 @@ def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None,
     kubeconfig = option(c, "deploy.kubeconfig", kubeconfig) or os.environ.get("KUBECONFIG", "")
     if not kubeconfig:
         raise UserError("no kubeconfig given", "pass --kubeconfig K (or set deploy.kubeconfig / $KUBECONFIG)")
-    if not Path(kubeconfig).is_file():
-        raise UserError(f"--kubeconfig {kubeconfig}: no such file", "pass the kubeconfig of the target cluster")
+    kubeclient.check_kubeconfig(kubeconfig)
     if dir:
         objects = deploy_mod.load_dir(Path(dir))
     else:

@@ -1,0 +1,141 @@
+"""Typed option values: the one place a flag or setting's text becomes a number, size,
+duration, enum or version, with one error style (`--flag VALUE: what is wrong; e.g. ...`).
+
+`tasks._common.option` calls `convert()` for every option it resolves; the kind of
+each key is in KINDS, else the default's type decides (int, float, bool, str).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from scheduler_build.errors import UserError
+
+_DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m(?!s))?\s*(?:(\d+(?:\.\d+)?)s?)?\s*$")
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
+_SIZE_UNITS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4}
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str  # int, float, duration, size, enum, version, port
+    lo: float | None = None
+    choices: tuple[str, ...] = ()
+
+
+# Keys whose values are more than their default's type says.
+KINDS: dict[str, Kind] = {
+    "deploy.timeout": Kind("duration", lo=1),
+    "cluster.timeout": Kind("duration", lo=1),
+    "extender.assume_ttl": Kind("duration", lo=0.001),
+    "push.backoff": Kind("duration", lo=0),
+    "push.retries": Kind("int", lo=0),
+    "extender.max_body_bytes": Kind("size", lo=1024),
+    "extender.port": Kind("port"),
+    "extender.log_level": Kind("enum", choices=LOG_LEVELS),
+    "build.os": Kind("enum", choices=("linux", "darwin", "windows")),
+    "k8s.version": Kind("version"),
+    "scaffold.k8s_version": Kind("version"),
+    "image.version": Kind("version"),
+}
+
+_EXAMPLES = {"duration": "e.g. 300 (seconds), 90s, 5m or 1h30m", "size": "e.g. 65536, 512KiB, 64MiB or 1GiB",
+             "int": "a whole number", "float": "a number", "port": "0..65535 (0 picks a free port)"}
+
+
+def source(key: str, from_flag: bool) -> str:
+    """How an error names where a value came from: the flag, or the setting (invoke.yaml / env)."""
+    flag = "--" + key.rsplit(".", 1)[-1].replace("_", "-")
+    if from_flag:
+        return flag
+    env = key.upper().replace(".", "_")
+    return f"setting {key} (invoke.yaml, INVOKE_{env} or SCHEDULER_BUILD_{env}; flag {flag})"
+
+
+def duration_seconds(text: Any) -> float | None:
+    """`300`, `300s`, `1.5s`, `5m`, `1h30m` in seconds; None when not a duration."""
+    if isinstance(text, bool):
+        return None
+    if isinstance(text, (int, float)):
+        return float(text)
+    match = _DURATION.match(str(text))
+    if not match or not any(match.groups()):
+        return None
+    hours, minutes, secs = (float(g) if g else 0.0 for g in match.groups())
+    return hours * 3600 + minutes * 60 + secs
+
+
+def size_bytes(text: Any) -> int | None:
+    """`65536`, `512k`, `64MiB`, `1GB` (binary units throughout) in bytes; None when not a size."""
+    if isinstance(text, bool):
+        return None
+    if isinstance(text, int):
+        return text
+    match = _SIZE.match(str(text))
+    if not match:
+        return None
+    return int(float(match[1]) * 1024 ** _SIZE_UNITS[match[2].lower()])
+
+
+def convert(key: str, value: Any, default: Any, from_flag: bool) -> Any:
+    """`value` as the option's kind (KINDS, else the default's type), or a one-line UserError."""
+    kind = KINDS.get(key) or Kind({bool: "bool", int: "int", float: "float"}.get(type(default), "str"))
+    where = source(key, from_flag)
+    if kind.name == "bool":
+        return bool(value)
+    if kind.name == "version" or kind.name == "str":
+        return _text(kind, value, where)
+    if kind.name == "enum":
+        text = str(value).strip().lower()
+        if text not in kind.choices:
+            raise UserError(f"{where} {value!r}: not one of {', '.join(kind.choices)}", _did_you_mean(text, kind.choices))
+        return text
+    number = _number(kind, value)
+    if number is None:
+        raise UserError(f"{where} {_short(value)}: not {_article(kind.name)}", _EXAMPLES[kind.name])
+    if kind.name == "port" and not 0 <= number <= 65535:
+        raise UserError(f"{where} {number}: not a TCP port", _EXAMPLES["port"])
+    if kind.lo is not None and number < kind.lo:
+        raise UserError(f"{where} {number}: must be at least {kind.lo:g}", _EXAMPLES.get(kind.name))
+    return number
+
+
+def _number(kind: Kind, value: Any) -> float | int | None:
+    if kind.name == "duration":
+        return duration_seconds(value)
+    if kind.name == "size":
+        return size_bytes(value)
+    if isinstance(value, bool):
+        return None
+    try:
+        return int(str(value).strip()) if kind.name in ("int", "port") else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _text(kind: Kind, value: Any, where: str) -> Any:
+    if kind.name == "version" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        # YAML reads `version: 1.10` as the number 1.1: refuse rather than guess.
+        raise UserError(f"{where}: the number {value!r} where a version string is meant",
+                        "quote it (YAML reads 1.10 as 1.1), e.g. version: \"1.36\"")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+def _article(name: str) -> str:
+    return {"int": "a whole number", "float": "a number", "port": "a TCP port number"}.get(name, f"a {name}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if len(str(value)) <= 60 else repr(str(value)[:57] + "...")
+    return text
+
+
+def _did_you_mean(text: str, choices: tuple[str, ...]) -> str | None:
+    close = difflib.get_close_matches(text, choices, n=1)
+    return f"did you mean {close[0]!r}?" if close else None
