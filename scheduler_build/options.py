@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from scheduler_build.errors import UserError
+from scheduler_build.extender.cli import LOG_LEVELS
 
 _DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m(?!s))?\s*(?:(\d+(?:\.\d+)?)s?)?\s*$")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
 _SIZE_UNITS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4}
-LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 @dataclass(frozen=True)

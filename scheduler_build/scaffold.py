@@ -9,7 +9,9 @@ exact release is resolved through k8s.resolve(), so the generated go.mod pins
 the same staging replaces a build of that version uses.
 
 Validation happens before anything is written; the module is rendered (and
-tidied) in a temporary sibling of the output directory and renamed into place.
+tidied) in a temporary sibling of the output directory and renamed into place;
+into an existing directory only files an earlier scaffold wrote are replaced
+(scaffold_out.py keeps the manifest).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import yaml
 from scheduler_build.resolve import versions as k8s
 from scheduler_build.errors import UserError
 from scheduler_build import gotool
+from scheduler_build import scaffold_out
 from scheduler_build.progress import log
 from scheduler_build.templating import render
 
@@ -180,7 +183,8 @@ def check_out_dir(out: Path, force: bool) -> None:
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} exists and is not a directory", "choose a new directory")
     if out.is_dir() and any(out.iterdir()) and not force:
-        raise UserError(f"--out {out} is not empty", "choose a new directory, or pass --force to replace its contents")
+        raise UserError(f"--out {out} is not empty",
+                        "choose a new directory, or pass --force to replace the files an earlier scaffold wrote")
 
 
 @dataclass
@@ -193,6 +197,7 @@ class ScaffoldRequest:
     cache_dir: Path
     force: bool = False
     tidy: bool = True
+    dry_run: bool = False  # plan only: what would be created, replaced, removed, kept
 
 
 @dataclass
@@ -201,6 +206,7 @@ class ScaffoldResult:
     k8s_version: str
     package: str  # Go import path of the plugin package
     files: list[str]
+    plan: scaffold_out.Plan | None = None
 
 
 def _imports(groups: list[list[str]]) -> list[list[str]]:
@@ -337,7 +343,9 @@ def _tidy(directory: Path) -> None:
 
 
 def scaffold(request: ScaffoldRequest) -> ScaffoldResult:
-    """Validate everything, render into a temporary sibling, tidy, then move into place."""
+    """Validate everything, render into a temporary sibling, tidy, then move into place.
+
+    Only files this scaffold wrote before (scaffold_out's manifest) are ever replaced."""
     name = validate_name(request.name)
     points = parse_points(request.points)
     module = validate_module(request.module)
@@ -346,7 +354,11 @@ def scaffold(request: ScaffoldRequest) -> ScaffoldResult:
     resolution = k8s.resolve(request.k8s_version, request.cache_dir)
     framework_api(resolution.minor)  # refuses minors older than the templates know
     files, import_path = render_files(name, points, module, resolution)
-
+    expected = sorted(files) + (["go.sum"] if request.tidy else [])
+    steps = scaffold_out.plan(out, expected, request.force)  # refuses clashes before the slow tidy
+    if request.dry_run:
+        return ScaffoldResult(out=out, k8s_version=resolution.version, package=import_path, files=expected,
+                              plan=steps)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.scaffold-", dir=out.parent))
     try:
@@ -358,24 +370,13 @@ def scaffold(request: ScaffoldRequest) -> ScaffoldResult:
             log(f"    go mod tidy for k8s.io/kubernetes {resolution.version}")
             _tidy(tmp)
         os.chmod(tmp, 0o755)
-        _swap_into_place(tmp, out)
+        written = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
+        steps = scaffold_out.plan(out, written, request.force)
+        for line in steps.lines():
+            if not line.startswith("create"):
+                log(f"    {line}")
+        scaffold_out.apply(tmp, out, steps)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
-    return ScaffoldResult(out=out, k8s_version=resolution.version, package=import_path, files=written)
-
-
-def _swap_into_place(tmp: Path, out: Path) -> None:
-    """Rename the finished tree to `out`; an existing `out` (empty, or --force) is moved aside first."""
-    if not out.exists():
-        os.rename(tmp, out)
-        return
-    aside = out.parent / f".{out.name}.replaced-{os.getpid()}"
-    os.rename(out, aside)
-    try:
-        os.rename(tmp, out)
-    except BaseException:
-        os.rename(aside, out)
-        raise
-    shutil.rmtree(aside, ignore_errors=True)
+    return ScaffoldResult(out=out, k8s_version=resolution.version, package=import_path, files=written, plan=steps)

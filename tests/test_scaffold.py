@@ -112,15 +112,35 @@ def test_non_empty_out_untouched(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["out"] and (out / "main.go").read_text() == "package main\n"
 
 
-def test_force_replaces_atomically_without_tidy(tmp_path, monkeypatch):
+def test_force_replaces_only_what_the_scaffold_wrote(tmp_path, monkeypatch):
+    monkeypatch.setattr(k8s, "resolve", lambda text, cache: resolution("v1.36.3"))
+    out = tmp_path / "out"
+    request = dict(name="Good", points="filter", module="example.com/x", k8s_version="1.36", out=out,
+                   cache_dir=tmp_path, force=True, tidy=False)
+    scaffold.scaffold(scaffold.ScaffoldRequest(**request))
+    (out / ".git").mkdir()
+    (out / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (out / "mine.go").write_text("package mine\n")
+    (out / "README.md").write_text("edited by hand\n")  # generated, then edited: the user's now
+    (out / "go.mod").unlink()  # generated, deleted by the user: simply re-created
+    result = scaffold.scaffold(scaffold.ScaffoldRequest(**{**request, "points": "score"}))
+    assert (out / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
+    assert (out / "mine.go").read_text() == "package mine\n"
+    assert (out / "README.md").read_text() == "edited by hand\n"
+    assert "README.md" in result.plan.keep and "go.mod" in result.plan.create
+    assert "pkg/good/good.go" in result.plan.replace and "score" in (out / "pkg/good/good.go").read_text().lower()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary directory left
+
+
+def test_force_refuses_to_overwrite_a_file_it_did_not_write(tmp_path, monkeypatch):
     monkeypatch.setattr(k8s, "resolve", lambda text, cache: resolution("v1.36.3"))
     out = tmp_path / "out"
     out.mkdir()
-    (out / "stale.go").write_text("package stale\n")
-    result = scaffold.scaffold(scaffold.ScaffoldRequest(name="Good", points="filter", module="example.com/x", k8s_version="1.36", out=out, cache_dir=tmp_path, force=True, tidy=False))
-    assert not (out / "stale.go").exists()
-    assert "pkg/good/good.go" in result.files and result.package == "example.com/x/pkg/good"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary or set-aside directory left
+    (out / "go.mod").write_text("module mine\n")
+    with pytest.raises(UserError, match="would overwrite 1 file.*go.mod"):
+        scaffold.scaffold(scaffold.ScaffoldRequest(name="Good", points="filter", module="example.com/x",
+                                                   k8s_version="1.36", out=out, cache_dir=tmp_path, force=True, tidy=False))
+    assert [p.name for p in out.iterdir()] == ["go.mod"] and (out / "go.mod").read_text() == "module mine\n"
 
 
 ALL = ",".join(scaffold.POINT_KEYS)

@@ -18,12 +18,15 @@ from scheduler_build.tasks._common import describe, emit, emit_json, option, use
     "k8s-version": "Kubernetes version the code targets: 1.36, v1.36.2, latest "
                    f"({describe('scaffold.k8s_version', describe('k8s.version').removeprefix('default: '))})",
     "out": "output directory; must be new or empty unless --force",
-    "force": f"replace the contents of a non-empty --out ({describe('scaffold.force')})",
+    "force": "in a non-empty --out, replace the files an earlier scaffold wrote (never others, never .git) "
+             f"({describe('scaffold.force')})",
+    "dry-run": "print what would be created, replaced, removed and kept, write nothing",
     "no-tidy": "do not run `go mod tidy` (no go.sum; offline use)",
     "json": "print the result (directory, version, package, files) as JSON",
 })
 @user_errors
-def plugin(c, name="", points="", module="", k8s_version=None, out="", force=False, no_tidy=False, json=False):
+def plugin(c, name="", points="", module="", k8s_version=None, out="", force=False, no_tidy=False, json=False,
+           dry_run=False):
     """Generate a complete Go module for a scheduling-framework plugin (plugin, args, tests, main, config)."""
     version = option(c, "scaffold.k8s_version", k8s_version) or option(c, "k8s.version")
     if not out:
@@ -37,12 +40,16 @@ def plugin(c, name="", points="", module="", k8s_version=None, out="", force=Fal
         cache_dir=settings.cache_dir(c.config),
         force=option(c, "scaffold.force", force),
         tidy=not no_tidy,
+        dry_run=dry_run,
     )
     with phase("scaffold", f"{name} ({points}) for Kubernetes {version}"):
         result = scaffold_mod.scaffold(request)
+    steps = result.plan.lines() if result.plan else []
     if json:
         emit_json({"out": str(result.out), "k8s_version": result.k8s_version, "package": result.package,
-                   "files": result.files})
+                   "files": result.files, "plan": steps, "dry_run": bool(dry_run)})
+    elif dry_run:
+        emit("\n".join(steps) or "nothing to do")
     else:
         emit(str(result.out))
 
