@@ -121,14 +121,20 @@ def test_force_replaces_only_what_the_scaffold_wrote(tmp_path, monkeypatch):
     (out / ".git").mkdir()
     (out / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (out / "mine.go").write_text("package mine\n")
-    (out / "README.md").write_text("edited by hand\n")  # generated, then edited: the user's now
+    (out / "pkg/good/args.go").write_text("edited by hand\n")  # generated, then edited: the user's now
     (out / "go.mod").unlink()  # generated, deleted by the user: simply re-created
-    result = scaffold.scaffold(scaffold.ScaffoldRequest(**{**request, "points": "score"}))
+    result = scaffold.scaffold(scaffold.ScaffoldRequest(**{**request, "name": "Better", "points": "score"}))
     assert (out / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
     assert (out / "mine.go").read_text() == "package mine\n"
+    assert (out / "pkg/good/args.go").read_text() == "edited by hand\n"
+    assert result.plan.keep == ["pkg/good/args.go"] and "go.mod" in result.plan.create
+    assert "pkg/good/good.go" in result.plan.remove and not (out / "pkg/good/good.go").exists()
+    assert "README.md" in result.plan.replace and "Better" in (out / "README.md").read_text()
+    # An edited file the scaffold would write again is a clash: refused, nothing written.
+    (out / "README.md").write_text("edited by hand\n")
+    with pytest.raises(UserError, match="README.md .edited since"):
+        scaffold.scaffold(scaffold.ScaffoldRequest(**{**request, "name": "Better"}))
     assert (out / "README.md").read_text() == "edited by hand\n"
-    assert "README.md" in result.plan.keep and "go.mod" in result.plan.create
-    assert "pkg/good/good.go" in result.plan.replace and "score" in (out / "pkg/good/good.go").read_text().lower()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary directory left
 
 
