@@ -7,6 +7,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from scheduler_build.errors import UserError
+
 
 def write_atomic(path: Path, data: bytes | str, mode: int | None = None) -> None:
     """Write via a temporary file in the same directory, fsync, then rename."""
@@ -37,8 +39,12 @@ def publish_dir(staging: Path, final: Path, version: str) -> Path:
     staging, final = Path(staging), Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
     if final.exists() and not final.is_symlink():
-        # A real directory from an older layout: move it aside, it is replaced below.
-        shutil.rmtree(final)
+        # Never delete what the tool did not publish: only an empty real directory makes way.
+        if not final.is_dir() or any(final.iterdir()):
+            raise UserError(f"{final} already exists and was not written by scheduler-build "
+                            "(published outputs are symlinks)",
+                            "move it away or choose another output directory; nothing was deleted")
+        final.rmdir()
     target_name = f".{final.name}.{version}"
     target = final.parent / target_name
     if target.exists():

@@ -48,17 +48,20 @@ def test_booleans_resolve_one_way():
 
 
 def test_option_names_the_setting_of_a_bad_number():
-    with pytest.raises(UserError, match=r"--retries / push.retries: 'x' is not a whole number"):
+    with pytest.raises(UserError, match=r"--retries 'x': not a whole number"):
         option(context(), "push.retries", "x")
+    with pytest.raises(UserError, match=r"setting push.retries \(invoke.yaml, INVOKE_PUSH_RETRIES .*'x': not a whole"):
+        option(context(push={"retries": "x"}), "push.retries")
     assert option(context(), "push.backoff", "2") == 2.0
 
 
 def test_spec_path_is_one_key_with_deprecated_aliases(capsys):
     default = settings.default("spec.path")
-    assert option(context(), "spec.path") == default
-    assert option(context(buildspec={"path": "a.yaml"}), "spec.path") == "a.yaml"
+    assert option(context(), "spec.path") == str(Path.cwd() / default)  # settings' paths: the project dir
+    assert option(context(), "spec.path", "x.yaml") == "x.yaml"  # a flag's: the current directory
+    assert option(context(buildspec={"path": "a.yaml"}), "spec.path") == str(Path.cwd() / "a.yaml")
     assert "buildspec.path is deprecated, use spec.path" in capsys.readouterr().err
-    assert option(context(config={"spec": "b.yaml"}), "spec.path") == "b.yaml"
+    assert option(context(config={"spec": "b.yaml"}), "spec.path") == str(Path.cwd() / "b.yaml")
     assert "config.spec is deprecated, use spec.path" in capsys.readouterr().err
     # Two keys that name different specs can no longer silently disagree.
     with pytest.raises(UserError, match="conflicting settings: buildspec.path='a.yaml', config.spec='b.yaml'"):

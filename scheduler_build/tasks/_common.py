@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 from invoke import Context
@@ -36,7 +37,24 @@ def option(c: Any, key: str, flag: Any = None) -> Any:
     given = None if flag is False else flag
     value = settings.get(config, key, given)
     # options.convert is the one place values become numbers, sizes, durations, enums, versions.
-    return options.convert(key, value, settings.default(key), from_flag=given is not None)
+    value = options.convert(key, value, settings.default(key), from_flag=given is not None)
+    if key in PATH_KEYS and given is None and value and not Path(value).expanduser().is_absolute():
+        # A path from a setting (default, invoke.yaml, env) is relative to the project directory,
+        # a path on the command line to the current directory: `cd examples && inv ...` works.
+        value = str(project_dir(config) / value)
+    return value
+
+
+PATH_KEYS = frozenset({"spec.path", "paths.dist_dir", "config.out"})
+PROJECT_DIR: list[Path] = []  # set when invoke reached the checkout's tasks from a subdirectory
+
+
+def project_dir(config: Any) -> Path:
+    """Where tasks.py / invoke.yaml live (for scheduler-build: the current directory)."""
+    if PROJECT_DIR:
+        return PROJECT_DIR[0]
+    prefix = getattr(config, "_project_prefix", None) if config is not None else None
+    return Path(prefix) if prefix else Path.cwd()
 
 
 def user_errors(func: Callable) -> Callable:
