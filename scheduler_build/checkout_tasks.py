@@ -14,7 +14,7 @@ from scheduler_build import safeyaml
 from scheduler_build.errors import UserError
 from scheduler_build.tasks import _common, namespace
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def checkout_namespace() -> Collection:

@@ -69,7 +69,7 @@ def test_spec_path_is_one_key_with_deprecated_aliases(capsys):
     with pytest.raises(UserError, match="set only spec.path"):
         option(context(spec={"path": "c.yaml"}, config={"spec": "b.yaml"}), "spec.path")
     # Agreeing keys are fine; a flag wins over all of them.
-    assert option(context(spec={"path": "c.yaml"}, config={"spec": "c.yaml"}), "spec.path") == "c.yaml"
+    assert option(context(spec={"path": "c.yaml"}, config={"spec": "c.yaml"}), "spec.path") == str(Path.cwd() / "c.yaml")
     assert option(context(config={"spec": "b.yaml"}), "spec.path", "flag.yaml") == "flag.yaml"
     assert option(context(buildspec={"all_platforms": True}), "build.all_platforms") is True
 
