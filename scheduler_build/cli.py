@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from invoke import Config, Program
 
@@ -33,4 +34,11 @@ program = Program(
 
 
 def main() -> None:
-    program.run()
+    try:
+        program.run()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `scheduler-build --list | head`: the reader left; say nothing, like other Unix tools.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(141)
