@@ -17,6 +17,18 @@ from scheduler_build.errors import UserError
 from scheduler_build.gotool import NETWORK_HINT
 from scheduler_build.atomic import write_atomic
 
+class ProxyRefused(UserError):
+    """Every proxy answered 4xx for module@version: `status` says how (404/410 gone, 403 refused)."""
+
+    def __init__(self, message: str, hint: str | None, status: int):
+        super().__init__(message, hint)
+        self.status = status
+
+
+def cached(module: str, version: str, kind: str, cache_root: Path) -> bool:
+    return (cache_root / "goproxy" / _escape(module) / f"{version}.{kind}").is_file()
+
+
 def list_versions(module: str) -> list[str]:
     """All versions the proxy knows for `module` (`go list -m -versions`)."""
     out = gotool.check(["list", "-m", "-versions", "-json", module],
@@ -44,6 +56,7 @@ def fetch(module: str, version: str, kind: str, cache_root: Path) -> str:
     if cached.is_file():
         return cached.read_text()
     errors = []
+    statuses = []
     for base in _proxy_urls():
         url = f"{base}/{_escape(module)}/@v/{version}.{kind}"
         try:
@@ -51,6 +64,7 @@ def fetch(module: str, version: str, kind: str, cache_root: Path) -> str:
                 text = resp.read().decode()
         except urllib.error.HTTPError as exc:
             errors.append(f"{url}: HTTP {exc.code}")
+            statuses.append(exc.code)
             continue
         except (urllib.error.URLError, OSError) as exc:
             errors.append(f"{url}: {getattr(exc, 'reason', exc)}")
@@ -59,6 +73,9 @@ def fetch(module: str, version: str, kind: str, cache_root: Path) -> str:
         return text
     if not errors:
         return _fetch_with_go(module, version, kind, cached)
+    if statuses and len(statuses) == len(errors) and all(400 <= code < 500 for code in statuses):
+        raise ProxyRefused(f"the Go module proxy answered HTTP {statuses[-1]} for {module}@{version}",
+                           NETWORK_HINT, statuses[-1])
     raise UserError(f"cannot fetch {module}@{version}.{kind} from the Go module proxy: {errors[-1]}", NETWORK_HINT)
 
 

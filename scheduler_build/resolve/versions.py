@@ -15,6 +15,7 @@ from pathlib import Path
 from scheduler_build.resolve import goproxy
 from scheduler_build.resolve import gomod
 from scheduler_build.errors import UserError
+from scheduler_build.progress import log
 
 KUBERNETES_MODULE = "k8s.io/kubernetes"
 SUPPORTED_MINORS = 4  # how many of the newest released minors are supported
@@ -185,10 +186,48 @@ def _nearest_minors(minor: str, supported: list[str], count: int = 2) -> list[st
     return sorted(supported, key=lambda m: abs(int(m.split(".")[1]) - wanted))[:count]
 
 
+def check_exact(text: str, cache_root: Path) -> str:
+    """An exact version (v1.36.3) confirmed to exist, cheaply and offline-friendly: a cached
+    .info answers at once; otherwise the proxy's list, then the version itself (the proxy may
+    serve a version it does not list). Unreachable proxy: accepted with a warning."""
+    exact = parse_request(text).exact
+    if exact is None:
+        raise ValueError(f"{text!r} is not an exact version")
+    if goproxy.cached(KUBERNETES_MODULE, exact, "info", cache_root):
+        return exact
+    try:
+        versions = goproxy.list_versions(KUBERNETES_MODULE)
+    except UserError as exc:
+        log(f"warning: cannot confirm Kubernetes {exact} exists (offline?): {exc.message}")
+        return exact
+    if exact not in versions:
+        _unlisted(text, exact, versions, cache_root)
+    return exact
+
+
+def _unlisted(text: str, exact: str, versions: list[str], cache_root: Path) -> None:
+    """Accept a version the proxy serves though it does not list it; else refuse, saying
+    whether the proxy refused it (403: it may exist) or it does not exist (404/410)."""
+    try:
+        goproxy.fetch(KUBERNETES_MODULE, exact, "info", cache_root)
+        return
+    except goproxy.ProxyRefused as exc:
+        how = ("does not exist (the Go module proxy answered HTTP %d)" % exc.status if exc.status in (404, 410)
+               else "is not listed and was refused by the proxy (HTTP %d): it may not exist, "
+                    "or this proxy does not serve it" % exc.status)
+    minor = f"{parse_request(text).major}.{parse_request(text).minor}"
+    same_minor = [v for v in releases(versions) if minor_of(v) == minor]
+    nearest = _nearest(exact, same_minor or releases(versions))
+    raise UserError(f"Kubernetes {exact} {how}", f"nearest valid versions: {', '.join(nearest)}")
+
+
 def resolve(text: str, cache_root: Path) -> Resolution:
     """Resolve a version request through the Go module proxy."""
     request = parse_request(text)
     versions = goproxy.list_versions(KUBERNETES_MODULE)
+    if request.exact and request.exact not in versions:
+        _unlisted(text, request.exact, versions, cache_root)
+        versions = [*versions, request.exact]  # served though unlisted
     exact = choose(request, versions)
     mod_text = goproxy.fetch(KUBERNETES_MODULE, exact, "mod", cache_root)
     info_text = goproxy.fetch(KUBERNETES_MODULE, exact, "info", cache_root)

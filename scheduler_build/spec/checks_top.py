@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from scheduler_build.spec.fields import Fields, as_text
+from scheduler_build.spec.fields import Fields
 from scheduler_build.spec.formats import K8S_VERSION, SEMVERISH, SUFFIX
 from scheduler_build.spec.model import DEFAULT_NAMESPACE, Spec
 from scheduler_build.spec.checks_deployment import check_deployment
@@ -59,8 +59,8 @@ def check_spec(f: Fields, data: Any, spec_path: Path, check_files: bool) -> Spec
 def _identity(f: Fields, top: dict) -> tuple[str, str, str, str, str]:
     """name, version, versionSuffix, kubernetes.version and namespace, defaulted."""
     name = f.optional(top, "name", "name", f.dns_label, default="scheduler")
-    version = f.optional(top, "version", "version", lambda p, v: f.string(
-        p, as_text(v), SEMVERISH, "a version such as 0.3.0 (letters, digits, '.', '-'; no '+')"), default="0.0.0")
+    version = f.optional(top, "version", "version", lambda p, v: None if _number(f, p, v) else f.string(
+        p, v, SEMVERISH, "a version such as 0.3.0 (letters, digits, '.', '-'; no '+')"), default="0.0.0")
     suffix = f.optional(top, "versionSuffix", "versionSuffix", lambda p, v: f.string(
         p, v, SUFFIX, "dot-separated letters/digits/'-' such as acme.1"), default="")
     k8s_version = _kubernetes_version(f, top.get("kubernetes"))
@@ -73,13 +73,19 @@ def _kubernetes_version(f: Fields, kube: Any) -> str:
     if kube is None or f.mapping("kubernetes", kube, ("version",), required=("version",)) is None:
         return k8s_version
     raw = kube.get("version")
-    if isinstance(raw, float):
-        # YAML reads 1.30 as the float 1.3: refuse rather than guess the minor.
-        f.err("kubernetes.version", f"must be a quoted string such as \"1.36\", got the number {raw}")
-    elif raw is not None:
+    if raw is not None and not _number(f, "kubernetes.version", raw):
         k8s_version = f.string("kubernetes.version", raw, K8S_VERSION,
                                "a Kubernetes version such as \"1.36\", \"v1.36.2\" or \"latest\"") or k8s_version
     return k8s_version
+
+
+def _number(f: Fields, path: str, value: Any) -> bool:
+    """Report (and say so) a version written as a number: YAML reads `1.10` as 1.1, `1` as an int."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        f.err(path, f"must be a quoted string such as \"{value}\", got the number {value} "
+                    "(YAML reads 1.10 as 1.1: quote it, e.g. \"1.10\")")
+        return True
+    return False
 
 
 def _tuning(f: Fields, top: dict) -> tuple[int | None, int | None, int | None, int | None]:
