@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import urllib.parse
 from typing import Any
 
-from scheduler_build.spec.fields import Fields, is_integer
+from scheduler_build.spec.fields import Fields, is_integer, show
 from scheduler_build.spec.formats import DURATION, HTTP_URL, URL_PATH_SEGMENT
 from scheduler_build.spec.model import ReferenceExtender
 
@@ -30,8 +31,8 @@ def check_extenders(f: Fields, value: Any) -> list[dict]:
 def check_extender(f: Fields, p: str, item: dict) -> dict:
     """One extender entry, as the scheduler's configuration takes it."""
     got: dict[str, Any] = {}
-    url = f.optional(item, "urlPrefix", f"{p}.urlPrefix", lambda q, v: f.string(
-        q, v, HTTP_URL, "an http:// or https:// URL"))
+    url = f.optional(item, "urlPrefix", f"{p}.urlPrefix", lambda q, v: _url(f, q, f.string(
+        q, v, HTTP_URL, "an http:// or https:// URL")))
     if url:
         got["urlPrefix"] = url
     for verb in VERBS:
@@ -128,3 +129,29 @@ def check_binding_extenders(f: Fields, extenders: list[dict], ref: ReferenceExte
         for i in binders[1:]:
             where = "referenceExtender.bind" if i == -1 else f"extenders[{i}].bindVerb"
             f.err(where, f"only one extender may bind; {first} already does")
+
+
+def _url(f: Fields, path: str, text: str | None) -> str | None:
+    """urlPrefix parsed as a URL: http(s) scheme, a host, a port in 1..65535, no whitespace,
+    no query or fragment (kube-scheduler appends /<verb> to it)."""
+    if text is None:
+        return None
+    problem = ""
+    if any(ch.isspace() for ch in text):
+        problem = "contains whitespace"
+    else:
+        parsed = urllib.parse.urlsplit(text)
+        try:
+            port = parsed.port
+        except ValueError:
+            port, problem = None, "has a port outside 1..65535 (or not a number)"
+        if not problem and not parsed.hostname:
+            problem = "has no host"
+        elif not problem and port == 0:
+            problem = "has port 0"
+        elif not problem and (parsed.query or parsed.fragment or "?" in text or "#" in text):
+            problem = "has a query or fragment (the verb is appended to the path)"
+    if problem:
+        f.err(path, f"{show(text)} {problem}; use e.g. http://127.0.0.1:8888/scheduler")
+        return None
+    return text
