@@ -82,8 +82,8 @@ def _kubernetes_version(f: Fields, kube: Any) -> str:
 def _number(f: Fields, path: str, value: Any) -> bool:
     """Report (and say so) a version written as a number: YAML reads `1.10` as 1.1, `1` as an int."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        f.err(path, f"must be a quoted string such as \"{value}\", got the number {value} "
-                    "(YAML reads 1.10 as 1.1: quote it, e.g. \"1.10\")")
+        f.err(path, f"must be a quoted string, got the number {value} "
+                    "(YAML reads an unquoted 1.10 as 1.1): quote it, e.g. \"1.10\"")
         return True
     return False
 

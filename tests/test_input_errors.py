@@ -1,0 +1,130 @@
+"""Bad input through the real entry points (`inv` and `scheduler-build` in a subprocess, this
+worktree's code): one `error:` line naming what is at fault, the documented exit code, no
+traceback, nothing written. Hostile YAML/JSON runs under a memory and CPU-time cap."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# Each case is a real `inv` / `scheduler-build` subprocess (about 2 s each; some ask the Go
+# module proxy): integration, so the unit suite stays fast.
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[1]
+INV = [sys.executable, "-m", "invoke", "-r", str(REPO)]
+SB = [sys.executable, "-m", "scheduler_build"]
+SPEC_OK = 'name: t\nversion: "0.1.0" \nkubernetes:\n  version: "1.36" \n'  # no plugins: no files needed
+
+BOMB = 'a: &a ["x","x","x","x","x","x","x","x","x"]\n' + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(9))
+DEEP_BLOCK = "x:\n  " + "- " * 20000 + "v\n"  # 20,000 nested block sequences on one line
+DEEP_FLOW = "x: " + "[" * 20000 + "]" * 20000 + "\n"
+DEEP_JSON = "[" * 20000 + "]" * 20000
+KUBECONFIG_OK = "apiVersion: v1\nkind: Config\nclusters: []\n"
+
+
+def _limits() -> None:
+    # 1 GiB of address space, 20 s of CPU: a bomb that escapes the bounds fails the test, not the machine.
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+    resource.setrlimit(resource.RLIMIT_CPU, (20, 20))
+
+
+def run(argv: list[str], cwd: Path = REPO) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PATH": "/usr/local/go/bin:" + os.environ.get("PATH", "")}
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=120, env=env, preexec_fn=_limits)
+
+
+def assert_one_line(proc: subprocess.CompletedProcess, code: int, substring: str) -> None:
+    err = proc.stderr
+    assert "Traceback" not in err and "MemoryError" not in err, err[-2000:]
+    assert proc.returncode == code, (proc.returncode, err[-2000:])
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, err[-2000:]
+    assert substring in errors[0], errors[0]
+    assert len(errors[0]) < 600, "the error line must not carry a huge value"
+
+
+# (name, files to create {relative: text}, argv after the entry point (FILE = tmp dir), exit code, substring)
+CASES = [
+    ("billion-laughs spec", {"s.yaml": BOMB}, ["config.validate", "--fields-only", "--spec", "{d}/s.yaml"], 2,
+     "aliases expand to more than"),
+    ("20000-deep block spec", {"s.yaml": DEEP_BLOCK}, ["config.validate", "--fields-only", "--spec", "{d}/s.yaml"], 2,
+     "nested more than 100 levels"),
+    ("20000-deep flow spec", {"s.yaml": DEEP_FLOW}, ["config.render", "--spec", "{d}/s.yaml", "--out", "{d}/out"], 2,
+     "nested more than 100 levels"),
+    ("huge spec", {"s.yaml": "a: " + "x" * (17 << 20) + "\n"},
+     ["config.validate", "--fields-only", "--spec", "{d}/s.yaml"], 2, "larger than the"),
+    ("billion-laughs Policy", {"p.yaml": BOMB}, ["config.migrate-policy", "{d}/p.yaml"], 2, "aliases expand"),
+    ("deep JSON Policy", {"p.json": DEEP_JSON}, ["config.migrate-policy", "{d}/p.json"], 2, "nested more than"),
+    ("billion-laughs kubeconfig", {"k": BOMB}, ["deploy", "--kubeconfig", "{d}/k"], 2, "aliases expand"),
+    ("not a kubeconfig", {"k": "just text\n"}, ["deploy", "--kubeconfig", "{d}/k"], 2, "not a kubeconfig"),
+    ("kubeconfig without clusters", {"k": KUBECONFIG_OK}, ["deploy", "--kubeconfig", "{d}/k"], 2, "lists no clusters"),
+    ("deploy --timeout abc", {"k": KUBECONFIG_OK.replace("[]", "[{name: x, cluster: {server: 'https://127.0.0.1:1'}}]")},
+     ["deploy", "--kubeconfig", "{d}/k", "--timeout", "abc"], 2, "--timeout 'abc': not a duration"),
+    ("extender --port abc", {}, ["extender.serve", "--port", "abc"], 2, "--port 'abc': not a TCP port number"),
+    ("extender --port 70000", {}, ["extender.serve", "--port", "70000"], 2, "--port 70000: not a TCP port"),
+    ("extender --max-body-bytes lots", {}, ["extender.serve", "--max-body-bytes", "lots"], 2, "not a size"),
+    ("extender --log-level loud", {}, ["extender.serve", "--log-level", "loud"], 2, "not one of debug, info"),
+    ("extender --log-level infoo", {}, ["extender.serve", "--log-level", "infoo"], 2, "did you mean 'info'"),
+    ("spec version: 1.10", {"s.yaml": SPEC_OK.replace('version: "0.1.0" ', "version: 1.10 ")},
+     ["config.validate", "--fields-only", "--spec", "{d}/s.yaml"], 2, "got the number 1.1"),
+    ("kubernetes.version unquoted", {"s.yaml": SPEC_OK.replace('version: "1.36" ', "version: 1.30 ")},
+     ["config.validate", "--fields-only", "--spec", "{d}/s.yaml"], 2, "kubernetes.version: must be a quoted string, got the number 1.3"),
+    ("urlPrefix with a space", {"s.yaml": SPEC_OK + "extenders:\n- urlPrefix: http://a b:80/x\n  filterVerb: filter\n"},
+     ["config.validate", "--fields-only", "--spec", "{d}/s.yaml"], 2, "contains whitespace"),
+    ("urlPrefix port 99999", {"s.yaml": SPEC_OK + "extenders:\n- urlPrefix: http://h:99999/x\n  filterVerb: filter\n"},
+     ["config.validate", "--fields-only", "--spec", "{d}/s.yaml"], 2, "port outside 1..65535"),
+    ("exact version refused by the proxy", {}, ["config.render", "--k8s-version", "v1.36.99", "--out", "{d}/out"], 2,
+     "refused by the proxy"),
+]
+
+
+# Every case through inv; a sample through scheduler-build (the same tasks, another Program).
+RUNS = [("inv", c) for c in CASES] + [("scheduler-build", c) for c in CASES
+                                      if c[0] in ("billion-laughs spec", "extender --port abc", "spec version: 1.10")]
+
+
+@pytest.mark.parametrize("entry, case", RUNS, ids=[f"{e}: {c[0]}" for e, c in RUNS])
+def test_bad_input_is_one_line(tmp_path, entry, case):
+    name, files, argv, code, substring = case
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    proc = run((INV if entry == "inv" else SB) + [a.format(d=tmp_path) for a in argv])
+    assert_one_line(proc, code, substring)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+
+
+def test_version_warning_in_spec_the_error_names_the_spec_field(tmp_path):
+    (tmp_path / "s.yaml").write_text(SPEC_OK.replace('version: "1.36" ', 'version: "v1.36.99" '))
+    proc = run(INV + ["config.render", "--spec", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "out")])
+    assert_one_line(proc, 2, f"{tmp_path / 's.yaml'}: kubernetes.version: Kubernetes v1.36.99")
+    assert "nearest valid versions: v1.36.1, v1.36.3" in proc.stderr
+
+
+def test_tasks_run_from_a_subdirectory(tmp_path):
+    """invoke finds scheduler_build/tasks/ first from inside scheduler_build/: the checkout's tasks still run,
+    and settings' relative paths (the default spec) are relative to the checkout root."""
+    proc = run([sys.executable, "-m", "invoke", "config.render", "--out", str(tmp_path / "out")],
+               cwd=REPO / "scheduler_build")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (tmp_path / "out" / "kustomization.yaml").is_file()
+    proc = run([sys.executable, "-m", "invoke", "test", "--help"], cwd=REPO / "scheduler_build")
+    assert proc.returncode == 0 and "--fast" in proc.stdout
+
+
+def test_closed_stdout_is_quiet():
+    read, write = os.pipe()
+    os.close(read)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(SB + ["--list"], cwd=REPO, stdout=write, stderr=subprocess.PIPE, text=True, env=env,
+                          timeout=60)
+    os.close(write)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+    assert proc.returncode == 141
