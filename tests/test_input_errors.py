@@ -128,3 +128,8 @@ def test_closed_stdout_is_quiet():
     os.close(write)
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
     assert proc.returncode == 141
+
+
+def test_extender_serve_dash_h_is_help():
+    proc = run(INV + ["extender.serve", "-h"])
+    assert proc.returncode == 0 and "--max-body-bytes" in proc.stdout and "Traceback" not in proc.stderr

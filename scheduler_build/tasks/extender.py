@@ -11,6 +11,7 @@ from scheduler_build.tasks._common import describe, option, user_errors
 
 
 @task(
+    auto_shortflags=False,  # -h is help, never --host; a server task takes long flags only
     help={
         "host": f"listen address ({describe('extender.host')})",
         "port": f"listen port, 0 for a free one ({describe('extender.port')})",
