@@ -108,7 +108,7 @@ def test_unknown_component_fails_clearly_with_nothing_written(tmp_path):
 def test_builder_falls_back_to_bootstrap_without_pulling():
     client = docker_sdk.client()
     resolution = k8s.resolve("1.36", settings.cache_dir())
-    chosen = builder.select(client, resolution.go_version, pull=False)
+    chosen = builder.select(docker_api.connect(), resolution.go_version, pull=False)
     assert chosen.source in ("official", "bootstrapped", "bootstrap-cached")
     assert builder.satisfies(chosen.go_version, resolution.go_version)
     image = client.images.get(chosen.image)
