@@ -23,6 +23,14 @@ def resolution() -> k8s.Resolution:
                           staging_version="v0.36.3", replaces={"k8s.io/api": "v0.36.3", "k8s.io/kube-scheduler": "v0.36.3"})
 
 
+def prepare(plugin_list, cache, **kw):
+    """plugins.prepare with the in-tree names given and module plugins' go.mod stubbed (unit tests have no
+    proxy serving example.com modules; the integration tests read real ones)."""
+    kw.setdefault("in_tree", frozenset({"NodeResourcesFit"}))
+    kw.setdefault("go_mod_of", lambda p: (p.path / "go.mod").read_text() if p.path else f"module {p.module}\n")
+    return plugins.prepare(resolution(), plugin_list, [], cache, **kw)
+
+
 def make_module(root: Path, module: str = "example.com/acme/x") -> Path:
     (root / "pkg/x").mkdir(parents=True)
     (root / "go.mod").write_text(f"module {module}\n\ngo 1.26\n")
@@ -44,7 +52,7 @@ def test_local_plugin_is_snapshotted_and_replaced(tmp_path):
     mod = make_module(tmp_path / "m")
     cache = tmp_path / "cache"
     spec = spec_mod.PluginSource(package="example.com/acme/x/pkg/x", names=("X",), path=mod)
-    custom = plugins.prepare(resolution(), [spec], [], cache)
+    custom = prepare([spec], cache)
     (digest_dir,) = (cache / "plugins").iterdir()
     assert (digest_dir / "pkg/x/x.go").read_text() == (mod / "pkg/x/x.go").read_text()
     assert custom.requires == {"example.com/acme/x": plugins.LOCAL_VERSION}
@@ -53,16 +61,16 @@ def test_local_plugin_is_snapshotted_and_replaced(tmp_path):
     assert custom.plugins_info[0].sha256.startswith(digest_dir.name)
     # Editing the plugin changes the snapshot, hence go.mod, hence every cache key downstream.
     (mod / "pkg/x/x.go").write_text((mod / "pkg/x/x.go").read_text() + "// edited\n")
-    assert plugins.prepare(resolution(), [spec], [], cache).local_replaces != custom.local_replaces
+    assert prepare([spec], cache).local_replaces != custom.local_replaces
 
 
 def test_module_plugin_and_aliases(tmp_path):
     specs = [
-        spec_mod.PluginSource(package="example.com/a/pkg/filter", names=(), module="example.com/a", version="v1.2.3"),
-        spec_mod.PluginSource(package="example.com/b/pkg/filter", names=(), module="example.com/b", version="v0.1.0"),
-        spec_mod.PluginSource(package="example.com/c/app", names=(), module="example.com/c", version="v0.1.0"),
+        spec_mod.PluginSource(package="example.com/a/pkg/filter", names=("A",), module="example.com/a", version="v1.2.3"),
+        spec_mod.PluginSource(package="example.com/b/pkg/filter", names=("B",), module="example.com/b", version="v0.1.0"),
+        spec_mod.PluginSource(package="example.com/c/app", names=("C",), module="example.com/c", version="v0.1.0"),
     ]
-    custom = plugins.prepare(resolution(), specs, [], tmp_path)
+    custom = prepare(specs, tmp_path)
     assert custom.requires == {"example.com/a": "v1.2.3", "example.com/b": "v0.1.0", "example.com/c": "v0.1.0"}
     assert custom.local_replaces == {}
     assert [i.alias for i in custom.imports] == ["filter", "filter2", "app2"]  # never shadows main.go's own imports
@@ -71,12 +79,12 @@ def test_module_plugin_and_aliases(tmp_path):
 def test_package_outside_module_and_missing_go_mod(tmp_path):
     mod = make_module(tmp_path / "m")
     with pytest.raises(UserError, match="not inside module example.com/acme/x"):
-        plugins.prepare(resolution(), [spec_mod.PluginSource(package="example.com/other/pkg", names=(), path=mod)], [], tmp_path)
+        prepare([spec_mod.PluginSource(package="example.com/other/pkg", names=("X",), path=mod)], tmp_path)
     (tmp_path / "empty").mkdir()
     with pytest.raises(UserError, match="has no go.mod"):
-        plugins.prepare(resolution(), [spec_mod.PluginSource(package="example.com/e", names=(), path=tmp_path / "empty")], [], tmp_path)
+        prepare([spec_mod.PluginSource(package="example.com/e", names=("E",), path=tmp_path / "empty")], tmp_path)
     with pytest.raises(UserError, match="plugins only apply to kube-scheduler"):
-        plugins.prepare(resolution(), [spec_mod.PluginSource(package="example.com/acme/x", names=(), path=mod)], [], tmp_path, component="kube-apiserver")
+        prepare([spec_mod.PluginSource(package="example.com/acme/x", names=("X",), path=mod)], tmp_path, component="kube-apiserver")
 
 
 def test_wrapper_go_mod_plain_is_unchanged_and_custom_adds_replaces():
