@@ -159,13 +159,13 @@ def refusal_reason(output: str) -> str:
     return (output.strip().splitlines() or ["no output"])[-1]
 
 
-_UNKNOWN_ARGS = re.compile(r'initializing plugin "([^"]+)": .*got \*runtime\.Unknown')
+_UNKNOWN_ARGS = re.compile(r'initializing plugin \\?"([^"\\]+)\\?": .*got \*runtime\.Unknown')
 REFUSAL_HINT = "the binary's own output is above; fix the spec field it names"
 
 
 def refusal_hint(output: str, spec: Spec) -> str:
     """The fix for a refusal: for args the binary could not decode, the entry whose scheme must be imported."""
-    match = _UNKNOWN_ARGS.search(output)
+    match = _UNKNOWN_ARGS.search(refusal_reason(output)) or _UNKNOWN_ARGS.search(output)
     if not match:
         return REFUSAL_HINT
     name = match.group(1)
