@@ -23,11 +23,23 @@ def resolution() -> k8s.Resolution:
                           staging_version="v0.36.3", replaces={"k8s.io/api": "v0.36.3", "k8s.io/kube-scheduler": "v0.36.3"})
 
 
+def fake_download(plugin: spec_mod.PluginSource, root: Path) -> Path:
+    """A module plugin's source as the module cache would hold it. Mocked: unit tests have no proxy serving
+    example.com modules; tests/test_plugin_module_proxy_integration.py downloads a real one."""
+    directory = root / "modcache" / plugin.module
+    (directory / "go.mod").parent.mkdir(parents=True, exist_ok=True)
+    (directory / "go.mod").write_text(f"module {plugin.module}\n")
+    for reg in plugin.registrations:
+        pkg = directory / reg.package[len(plugin.module):].lstrip("/")
+        pkg.mkdir(parents=True, exist_ok=True)
+        (pkg / "p.go").write_text('package p\n\nconst Name = "X"\n\nfunc New() {}\n')
+    return directory
+
+
 def prepare(plugin_list, cache, **kw):
-    """plugins.prepare with the in-tree names given and module plugins' go.mod stubbed (unit tests have no
-    proxy serving example.com modules; the integration tests read real ones)."""
+    """plugins.prepare with the in-tree names given and module downloads faked (fake_download)."""
     kw.setdefault("in_tree", frozenset({"NodeResourcesFit"}))
-    kw.setdefault("go_mod_of", lambda p: (p.path / "go.mod").read_text() if p.path else f"module {p.module}\n")
+    kw.setdefault("source_of", lambda p: p.path if p.path else fake_download(p, cache))
     return plugins.prepare(resolution(), plugin_list, [], cache, **kw)
 
 
@@ -147,3 +159,19 @@ def test_local_package_must_exist_and_export_name_and_new(tmp_path):
         plugins.check_local_package(mod, "example.com/acme/x", "example.com/acme/x/pkg/x")
     example = REPO / "examples/underlay/plugin"
     plugins.check_local_package(example, "example.com/acme/underlay", "example.com/acme/underlay/pkg/underlayiplimit")
+
+
+def test_module_plugin_sources_are_checked_like_local_ones(tmp_path):
+    plugin = spec_mod.PluginSource(
+        package="", names=(), module="example.com/m", version="v1.0.0", field="plugins[0]",
+        register=(spec_mod.Registration(name="M", factory="NewM", package="example.com/m/pkg/m", field="plugins[0].register[0]"),),
+    )
+    downloaded = tmp_path / "modcache/example.com/m"
+    downloaded.mkdir(parents=True)
+    (downloaded / "go.mod").write_text("module example.com/m\n\nrequire k8s.io/kubernetes v1.36.3\n")
+    with pytest.raises(UserError, match=r"^plugins\[0\].register\[0\].package: package example.com/m/pkg/m has no Go files"):
+        prepare([plugin], tmp_path, source_of=lambda p: downloaded)
+    (downloaded / "pkg/m").mkdir(parents=True)
+    (downloaded / "pkg/m/m.go").write_text("package m\n\nfunc NewM(a, b, c int) {}\n")  # the compile judges the signature
+    custom = prepare([plugin], tmp_path, source_of=lambda p: downloaded)
+    assert custom.requires == {"example.com/m": "v1.0.0"} and custom.registrations[0].name_expr == '"M"'

@@ -102,7 +102,8 @@ def test_a_name_clashing_with_an_in_tree_plugin_names_both(tmp_path):
 
 
 def prepared(tmp_path: Path, loaded: spec_mod.Spec) -> plugins.Customization:
-    return plugins.prepare(resolution(), loaded.plugins, [], tmp_path / "cache", in_tree=frozenset({"NodeResourcesFit"}))
+    return plugins.prepare(resolution(), loaded.plugins, [], tmp_path / "cache", in_tree=frozenset({"NodeResourcesFit"}),
+                           source_of=lambda p: p.path)  # local entries only: no download
 
 
 def test_main_go_registers_each_entry_once_per_package_with_unique_aliases(tmp_path):

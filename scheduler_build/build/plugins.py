@@ -120,7 +120,7 @@ def _declares(text: str, ident: str) -> bool:
 
 
 def check_local_plugin(directory: Path, module: str, plugin: PluginSource) -> None:
-    """Every package a local entry names exists and declares what main.go uses.
+    """Every package an entry names exists in the module's source and declares what main.go uses.
 
     A cheap source check so a typo fails in a second, naming the spec field, not after
     tidy, vendor and compile; the compile still proves each factory's signature.
@@ -158,27 +158,26 @@ def _alias(package: str, taken: set[str]) -> str:
     return alias
 
 
-def plugin_go_mod(plugin: PluginSource) -> str:
-    """The plugin module's go.mod text (a module plugin's through the Go module proxy)."""
+def module_source(plugin: PluginSource) -> Path:
+    """The plugin module's root: its local directory, or its copy in the Go module cache (via the proxy)."""
     if plugin.path is not None:
-        return (Path(plugin.path) / "go.mod").read_text(encoding="utf-8", errors="replace")
-    return Path(gotool.mod_download(plugin.module, plugin.version)["GoMod"]).read_text(encoding="utf-8", errors="replace")
+        return Path(plugin.path)
+    return Path(gotool.mod_download(plugin.module, plugin.version)["Dir"])
 
 
 def _wire_plugin(plugin: PluginSource, resolution: Resolution, cache_root: Path, custom: Customization,
-                 go_mod_of: Callable[[PluginSource], str]) -> PluginInfo:
+                 source_of: Callable[[PluginSource], Path]) -> PluginInfo:
     """Check, then require (and for a local module, snapshot and replace) one plugin's module."""
     info = PluginInfo(package=plugin.package or plugin.module, names=list(plugin.plugin_names))
-    label = f"{plugin.field or 'plugin'} ({plugin.module or plugin.path})"
-    if plugin.path is not None:
-        directory = Path(plugin.path)
-        module = plugin.module or read_module(directory)
-        outside = [p for p in [r.package for r in plugin.registrations] + list(plugin.imports)
-                   if not (p == module or p.startswith(module + "/"))]
-        if outside:
-            raise UserError(f"plugin package {outside[0]} is not inside module {module} ({directory})", "package must start with the module path")
-        check_local_plugin(directory, module, plugin)
-    for warning in agreement.check_plugin(label, go_mod_of(plugin), resolution):
+    directory = source_of(plugin)
+    module = plugin.module or read_module(directory)
+    outside = [p for p in [r.package for r in plugin.registrations] + list(plugin.imports)
+               if not (p == module or p.startswith(module + "/"))]
+    if outside:
+        raise UserError(f"plugin package {outside[0]} is not inside module {module} ({directory})", "package must start with the module path")
+    check_local_plugin(directory, module, plugin)
+    go_mod = (directory / "go.mod").read_text(encoding="utf-8", errors="replace") if (directory / "go.mod").is_file() else ""
+    for warning in agreement.check_plugin(f"{plugin.field or 'plugin'} ({module})", go_mod, resolution):
         log(f"    warning: {warning}")
     if plugin.path is not None:
         snap, digest = snapshot(directory, cache_root)
@@ -222,12 +221,12 @@ def prepare(
     cache_root: Path,
     component: str = "kube-scheduler",
     in_tree: frozenset[str] | None = None,
-    go_mod_of: Callable[[PluginSource], str] = plugin_go_mod,
+    source_of: Callable[[PluginSource], Path] = module_source,
 ) -> Customization:
     """Check and snapshot plugins, apply the patch series, and describe both for the wrapper.
 
     in_tree: the target's in-tree plugin names (default: read from its source);
-    go_mod_of: a plugin module's go.mod text (default: its directory's, or the proxy's).
+    source_of: a plugin module's root directory (default: its path, or its download through the proxy).
     """
     plugins = list(plugins)
     patch_paths = [Path(p) for p in patch_paths]
@@ -238,7 +237,7 @@ def prepare(
         names = in_tree if in_tree is not None else intree.in_tree_plugins(resolution.version, cache_root)
         registrations.in_tree_clashes(plugins, names, resolution.version)
     for plugin in plugins:
-        custom.plugins_info.append(_wire_plugin(plugin, resolution, cache_root, custom, go_mod_of))
+        custom.plugins_info.append(_wire_plugin(plugin, resolution, cache_root, custom, source_of))
     _main_go_lines(plugins, custom)
     if patch_paths:
         done = patches_mod.materialize(patch_paths, resolution, cache_root)
