@@ -1,4 +1,4 @@
-"""Scaffolds compiled and tested with the real Go toolchain for three minors, and ONE real
+"""Scaffolds compiled and tested with the real Go toolchain for every minor the resolver offers, and ONE real
 plugin + patch build (the example spec) in the builder container, validated by the binary itself.
 
 Cost (cold): one host compile of the framework's dependency graph per minor for the
@@ -43,7 +43,7 @@ def newest_minor() -> str:
     return k8s.resolve("latest", settings.cache_dir()).minor
 
 
-@pytest.mark.parametrize("minor", ["1.34", "1.36", "newest"])
+@pytest.mark.parametrize("minor", ["1.34", "1.35", "1.36", "newest"])  # every minor the resolver offers
 def test_scaffold_compiles_vets_and_passes_its_tests(tmp_path, minor):
     version = newest_minor() if minor == "newest" else minor
     out = tmp_path / "allpoints"

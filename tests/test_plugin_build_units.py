@@ -23,6 +23,26 @@ def resolution() -> k8s.Resolution:
                           staging_version="v0.36.3", replaces={"k8s.io/api": "v0.36.3", "k8s.io/kube-scheduler": "v0.36.3"})
 
 
+def fake_download(plugin: spec_mod.PluginSource, root: Path) -> Path:
+    """A module plugin's source as the module cache would hold it. Mocked: unit tests have no proxy serving
+    example.com modules; tests/test_plugin_module_proxy_integration.py downloads a real one."""
+    directory = root / "modcache" / plugin.module
+    (directory / "go.mod").parent.mkdir(parents=True, exist_ok=True)
+    (directory / "go.mod").write_text(f"module {plugin.module}\n")
+    for reg in plugin.registrations:
+        pkg = directory / reg.package[len(plugin.module):].lstrip("/")
+        pkg.mkdir(parents=True, exist_ok=True)
+        (pkg / "p.go").write_text('package p\n\nconst Name = "X"\n\nfunc New() {}\n')
+    return directory
+
+
+def prepare(plugin_list, cache, **kw):
+    """plugins.prepare with the in-tree names given and module downloads faked (fake_download)."""
+    kw.setdefault("in_tree", frozenset({"NodeResourcesFit"}))
+    kw.setdefault("source_of", lambda p: p.path if p.path else fake_download(p, cache))
+    return plugins.prepare(resolution(), plugin_list, [], cache, **kw)
+
+
 def make_module(root: Path, module: str = "example.com/acme/x") -> Path:
     (root / "pkg/x").mkdir(parents=True)
     (root / "go.mod").write_text(f"module {module}\n\ngo 1.26\n")
@@ -44,7 +64,7 @@ def test_local_plugin_is_snapshotted_and_replaced(tmp_path):
     mod = make_module(tmp_path / "m")
     cache = tmp_path / "cache"
     spec = spec_mod.PluginSource(package="example.com/acme/x/pkg/x", names=("X",), path=mod)
-    custom = plugins.prepare(resolution(), [spec], [], cache)
+    custom = prepare([spec], cache)
     (digest_dir,) = (cache / "plugins").iterdir()
     assert (digest_dir / "pkg/x/x.go").read_text() == (mod / "pkg/x/x.go").read_text()
     assert custom.requires == {"example.com/acme/x": plugins.LOCAL_VERSION}
@@ -53,16 +73,16 @@ def test_local_plugin_is_snapshotted_and_replaced(tmp_path):
     assert custom.plugins_info[0].sha256.startswith(digest_dir.name)
     # Editing the plugin changes the snapshot, hence go.mod, hence every cache key downstream.
     (mod / "pkg/x/x.go").write_text((mod / "pkg/x/x.go").read_text() + "// edited\n")
-    assert plugins.prepare(resolution(), [spec], [], cache).local_replaces != custom.local_replaces
+    assert prepare([spec], cache).local_replaces != custom.local_replaces
 
 
 def test_module_plugin_and_aliases(tmp_path):
     specs = [
-        spec_mod.PluginSource(package="example.com/a/pkg/filter", names=(), module="example.com/a", version="v1.2.3"),
-        spec_mod.PluginSource(package="example.com/b/pkg/filter", names=(), module="example.com/b", version="v0.1.0"),
-        spec_mod.PluginSource(package="example.com/c/app", names=(), module="example.com/c", version="v0.1.0"),
+        spec_mod.PluginSource(package="example.com/a/pkg/filter", names=("A",), module="example.com/a", version="v1.2.3"),
+        spec_mod.PluginSource(package="example.com/b/pkg/filter", names=("B",), module="example.com/b", version="v0.1.0"),
+        spec_mod.PluginSource(package="example.com/c/app", names=("C",), module="example.com/c", version="v0.1.0"),
     ]
-    custom = plugins.prepare(resolution(), specs, [], tmp_path)
+    custom = prepare(specs, tmp_path)
     assert custom.requires == {"example.com/a": "v1.2.3", "example.com/b": "v0.1.0", "example.com/c": "v0.1.0"}
     assert custom.local_replaces == {}
     assert [i.alias for i in custom.imports] == ["filter", "filter2", "app2"]  # never shadows main.go's own imports
@@ -71,12 +91,12 @@ def test_module_plugin_and_aliases(tmp_path):
 def test_package_outside_module_and_missing_go_mod(tmp_path):
     mod = make_module(tmp_path / "m")
     with pytest.raises(UserError, match="not inside module example.com/acme/x"):
-        plugins.prepare(resolution(), [spec_mod.PluginSource(package="example.com/other/pkg", names=(), path=mod)], [], tmp_path)
+        prepare([spec_mod.PluginSource(package="example.com/other/pkg", names=("X",), path=mod)], tmp_path)
     (tmp_path / "empty").mkdir()
     with pytest.raises(UserError, match="has no go.mod"):
-        plugins.prepare(resolution(), [spec_mod.PluginSource(package="example.com/e", names=(), path=tmp_path / "empty")], [], tmp_path)
+        prepare([spec_mod.PluginSource(package="example.com/e", names=("E",), path=tmp_path / "empty")], tmp_path)
     with pytest.raises(UserError, match="plugins only apply to kube-scheduler"):
-        plugins.prepare(resolution(), [spec_mod.PluginSource(package="example.com/acme/x", names=(), path=mod)], [], tmp_path, component="kube-apiserver")
+        prepare([spec_mod.PluginSource(package="example.com/acme/x", names=("X",), path=mod)], tmp_path, component="kube-apiserver")
 
 
 def test_wrapper_go_mod_plain_is_unchanged_and_custom_adds_replaces():
@@ -139,3 +159,19 @@ def test_local_package_must_exist_and_export_name_and_new(tmp_path):
         plugins.check_local_package(mod, "example.com/acme/x", "example.com/acme/x/pkg/x")
     example = REPO / "examples/underlay/plugin"
     plugins.check_local_package(example, "example.com/acme/underlay", "example.com/acme/underlay/pkg/underlayiplimit")
+
+
+def test_module_plugin_sources_are_checked_like_local_ones(tmp_path):
+    plugin = spec_mod.PluginSource(
+        package="", names=(), module="example.com/m", version="v1.0.0", field="plugins[0]",
+        register=(spec_mod.Registration(name="M", factory="NewM", package="example.com/m/pkg/m", field="plugins[0].register[0]"),),
+    )
+    downloaded = tmp_path / "modcache/example.com/m"
+    downloaded.mkdir(parents=True)
+    (downloaded / "go.mod").write_text("module example.com/m\n\nrequire k8s.io/kubernetes v1.36.3\n")
+    with pytest.raises(UserError, match=r"^plugins\[0\].register\[0\].package: package example.com/m/pkg/m has no Go files"):
+        prepare([plugin], tmp_path, source_of=lambda p: downloaded)
+    (downloaded / "pkg/m").mkdir(parents=True)
+    (downloaded / "pkg/m/m.go").write_text("package m\n\nfunc NewM(a, b, c int) {}\n")  # the compile judges the signature
+    custom = prepare([plugin], tmp_path, source_of=lambda p: downloaded)
+    assert custom.requires == {"example.com/m": "v1.0.0"} and custom.registrations[0].name_expr == '"M"'

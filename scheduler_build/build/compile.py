@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 
 from scheduler_build.engine import Engine, Mount
@@ -92,6 +93,7 @@ def run(
     flags: str,
     environment: dict[str, str],
     network: str = "none",
+    on_line: Callable[[str], None] = stream_line,
 ) -> tuple[int, list[str]]:
     """Compile `package` to out_dir/binary_name in the builder; returns (exit code, argv)."""
     argv = go_build_command(package, f"{OUT}/{binary_name}", flags)
@@ -103,6 +105,6 @@ def run(
     ]
     stream_line("+ " + shlex.join(argv))
     code = engine.run(
-        image, argv, mounts=mounts, environment=environment, workdir=SRC, network=network
+        image, argv, mounts=mounts, environment=environment, workdir=SRC, network=network, on_line=on_line
     )
     return code, argv

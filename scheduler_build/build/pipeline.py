@@ -26,15 +26,16 @@ from scheduler_build import platforms
 from scheduler_build.atomic import publish_dir
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
+from scheduler_build.build import k8s_agreement
 from scheduler_build.build import plugins as plugins_stage
 from scheduler_build.build import vendor
 from scheduler_build.build import verify
 from scheduler_build.build.info import (
     BinaryInfo, BuilderInfo, BuildInfo, FlagsInfo, HostInfo, KubernetesInfo, VendorInfo, sha256_file,
 )
-from scheduler_build.build.workspace import render_wrapper
+from scheduler_build.build.workspace import compile_errors, render_wrapper
 from scheduler_build.errors import BuildFailed, UserError
-from scheduler_build.progress import log, phase
+from scheduler_build.progress import log, phase, stream_line
 from scheduler_build.resolve import versions as k8s
 
 COMPONENTS_HINT = "components are the commands under k8s.io/kubernetes/cmd, e.g. kube-scheduler, kube-apiserver, kube-controller-manager"
@@ -143,9 +144,11 @@ def _plan(request: BuildRequest) -> _Plan:
     engine = docker_api.connect()
     with _timed(phases, "builder"):
         chosen = _select_builder(engine, request, resolution.go_version)
-    workspace = render_wrapper(resolution, request.component, custom.imports, custom.requires, custom.local_replaces)
+    workspace = render_wrapper(resolution, request.component, custom.imports, custom.requires, custom.local_replaces,
+                               custom.registrations)
     with _timed(phases, "vendor"):
         vendored = vendor.prepare(workspace, request.cache_dir)
+        k8s_agreement.check_tidied((vendored.workspace_dir / "go.mod").read_text(), resolution)
         log(f"    tidy {'cached' if vendored.tidy_cached else 'ran'}, vendor {'cached' if vendored.vendor_cached else 'ran'} ({vendored.vendor_dir})")
     epoch = resolve_epoch(request.source_date_epoch, resolution.release_time)
     git_version = stamped_version(resolution.version, request.version_suffix)
@@ -175,6 +178,7 @@ def _select_builder(engine: docker_api.Engine, request: BuildRequest, go_version
 def _compile(plan: _Plan, out_dir: Path) -> list[str]:
     """go build in the builder, network none, into out_dir; returns the command it ran."""
     request = plan.request
+    output: list[str] = []
     detail = f"{plan.package} for {request.goos}/{plan.arch} in {plan.chosen.image}, network none"
     with _timed(plan.phases, "compile", detail):
         code, argv = compile_stage.run(
@@ -188,10 +192,22 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
             binary_name=request.component,
             flags=plan.flags,
             environment=plan.env,
+            on_line=lambda line: (output.append(line), stream_line(line)),
         )
         if code != 0:
+            _explain_compile_failure(plan, output)
             raise BuildFailed(f"go build of {request.component} {plan.git_version} failed (exit {code}); the compiler output is above")
     return argv
+
+
+def _explain_compile_failure(plan: _Plan, output: list[str]) -> None:
+    """A compiler error on a main.go line a plugin registration produced names that spec field."""
+    main_go = plan.vendored.workspace_dir / "main.go"
+    found = compile_errors(main_go.read_text(), output) if main_go.is_file() else []
+    if found:
+        field, message = found[0]
+        raise BuildFailed(f"{field}: {message}",
+                          "fix that field of the build spec (the compiler output is above)")
 
 
 def _record(plan: _Plan, argv: list[str], binary: Path, checked: verify.Verified, started: float) -> BuildInfo:

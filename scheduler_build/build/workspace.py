@@ -1,8 +1,16 @@
-"""The wrapper Go module: pure rendering of its files from templates/wrapper/."""
+"""The wrapper Go module: pure rendering of its files from templates/wrapper/.
+
+Every plugin import and `app.WithPlugin` line of main.go ends with a comment
+naming the build-spec field that produced it (`// plugins[0].register[1].factory`),
+so `compile_errors` can turn the compiler's `./main.go:L:C: msg` into an error
+about that field.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from dataclasses import dataclass, field
 
 from scheduler_build.resolve.versions import Resolution
@@ -14,7 +22,23 @@ WRAPPER_MODULE = "scheduler-build.local/wrapper"
 @dataclass(frozen=True)
 class PluginImport:
     package: str  # Go import path of the plugin package
-    alias: str  # Go identifier used in main.go
+    alias: str  # Go identifier used in main.go; "_" for an import for side effects only
+    field: str = ""  # the spec field that asked for it
+
+
+@dataclass(frozen=True)
+class WrapperRegistration:
+    """`app.WithPlugin(<name_expr>, <alias>.<factory>)`."""
+
+    name_expr: str  # a Go string literal, or `<alias>.Name` (the short form)
+    alias: str
+    factory: str
+    field: str = ""
+
+    @classmethod
+    def of(cls, name: str, alias: str, factory: str, field: str, name_ident: str = "") -> "WrapperRegistration":
+        expr = f"{alias}.{name_ident}" if name_ident else json.dumps(name)  # a JSON string is a valid Go literal here
+        return cls(name_expr=expr, alias=alias, factory=factory, field=field)
 
 
 @dataclass
@@ -36,6 +60,7 @@ def render_wrapper(
     plugins: tuple[PluginImport, ...] = (),
     requires: dict[str, str] | None = None,
     local_replaces: dict[str, str] | None = None,
+    registrations: tuple[WrapperRegistration, ...] = (),
 ) -> Workspace:
     """requires: extra module -> version; local_replaces: module -> directory (plugins.py)."""
     context = dict(
@@ -47,14 +72,34 @@ def render_wrapper(
         replaces=resolution.replaces,
         component=component,
         plugins=list(plugins),
+        registrations=list(registrations),
     )
     files = {"go.mod": render("wrapper/go.mod.j2", **context)}
     if component == "kube-scheduler":
         files["main.go"] = render("wrapper/main.go.j2", **context)
         package = "."
     else:
-        if plugins:
+        if plugins or registrations:
             raise ValueError("plugins only apply to kube-scheduler")
         files["tools.go"] = render("wrapper/tools.go.j2", **context)
         package = f"k8s.io/kubernetes/cmd/{component}"
     return Workspace(component=component, package=package, files=files)
+
+
+_COMPILER_LINE = re.compile(r"^(?:\./)?main\.go:(\d+):(?:\d+:)?\s*(.*)$")
+_FIELD_COMMENT = re.compile(r"//\s*(plugins\[\d+\]\S*)\s*$")
+
+
+def compile_errors(main_go: str, output_lines: list[str]) -> list[tuple[str, str]]:
+    """(spec field, compiler message) for each compiler error on a line a spec field produced."""
+    fields = {}
+    for number, line in enumerate(main_go.splitlines(), start=1):
+        match = _FIELD_COMMENT.search(line)
+        if match:
+            fields[number] = match.group(1)
+    found: list[tuple[str, str]] = []
+    for raw in output_lines:
+        match = _COMPILER_LINE.match(raw.strip())
+        if match and int(match.group(1)) in fields:
+            found.append((fields[int(match.group(1))], f"main.go:{match.group(1)}: {match.group(2)}"))
+    return found

@@ -159,6 +159,24 @@ def refusal_reason(output: str) -> str:
     return (output.strip().splitlines() or ["no output"])[-1]
 
 
+_UNKNOWN_ARGS = re.compile(r'initializing plugin \\?"([^"\\]+)\\?": .*got \*runtime\.Unknown')
+REFUSAL_HINT = "the binary's own output is above; fix the spec field it names"
+
+
+def refusal_hint(output: str, spec: Spec) -> str:
+    """The fix for a refusal: for args the binary could not decode, the entry whose scheme must be imported."""
+    match = _UNKNOWN_ARGS.search(refusal_reason(output)) or _UNKNOWN_ARGS.search(output)
+    if not match:
+        return REFUSAL_HINT
+    name = match.group(1)
+    owner = next((p for p in spec.plugins if name in p.plugin_names), None)
+    where = (f"{owner.field}.imports (module {owner.module or owner.path})" if owner
+             else "the imports of the plugins[] entry that registers it")
+    return (f"plugin {name!r} got its args undecoded (its args type is not registered in the binary's scheme): "
+            f"list its module's scheme package (e.g. <module>/apis/config/scheme) under {where} "
+            "in the build spec, rebuild, and validate again")
+
+
 def builder_image(engine: Any = None) -> str:
     """The newest local `scheduler-build/golang:*` image (bootstrapped by `inv builder.bootstrap`)."""
     engine = engine or engine_mod.connect()

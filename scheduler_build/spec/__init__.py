@@ -25,6 +25,7 @@ from scheduler_build.spec.model import (
     Deployment,
     Image,
     PluginSource,
+    Registration,
     ReferenceExtender,
     Spec,
     default_image_tag,
@@ -35,6 +36,6 @@ from scheduler_build.spec.plugin_names import check_plugin_names
 
 __all__ = [
     "DEFAULT_NAMESPACE", "DURATION", "EXTENSION_POINTS", "PULL_POLICIES", "SPEC_HINT",
-    "Deployment", "Image", "PluginSource", "ReferenceExtender", "Spec", "SpecError",
+    "Deployment", "Image", "PluginSource", "ReferenceExtender", "Registration", "Spec", "SpecError",
     "check_plugin_names", "default_image_tag", "load", "loads", "reference_extender_name", "reference_extender_url",
 ]

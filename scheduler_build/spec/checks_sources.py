@@ -8,7 +8,8 @@ from typing import Any
 
 from scheduler_build import platforms
 from scheduler_build.spec.fields import Fields, show
-from scheduler_build.spec.formats import GO_IDENT, GO_IMPORT_PATH, GO_MODULE_VERSION
+from scheduler_build.spec import checks_registrations as regs
+from scheduler_build.spec.formats import GO_IMPORT_PATH, GO_MODULE_VERSION
 from scheduler_build.spec.model import PluginSource
 
 
@@ -16,16 +17,23 @@ def check_plugins(f: Fields, value: Any, base_dir: Path, check_files: bool) -> l
     out: list[PluginSource] = []
     if value is None or f.seq("plugins", value) is None:
         return out
-    seen_names: dict[str, str] = {}  # plugin name -> the plugins[i] registering it
+    seen_names: dict[str, str] = {}  # plugin name -> the field registering it
     for i, item in enumerate(value):
         p = f"plugins[{i}]"
-        if f.mapping(p, item, ("path", "module", "version", "package", "names"),
-                     required=("package", "names")) is None:
+        if f.mapping(p, item, ("path", "module", "version", "package", "names", "register", "imports")) is None:
             continue
         local, module, version = _source(f, p, item, base_dir, check_files)
         package = _package(f, p, item, module)
-        names = _names(f, p, item, seen_names)
-        out.append(PluginSource(package=package, names=tuple(names), path=local, module=module, version=version))
+        names = regs.check_names(f, p, item, seen_names)
+        if item.get("names") is not None and item.get("package") is None:
+            f.err(f"{p}.package", "is required with names (the package exporting Name and New)")
+        if item.get("names") is None and item.get("register") is None:
+            f.err(p, "registers nothing: give package + names (<package>.Name, <package>.New) "
+                     "or register: [{name, factory, package}]")
+        register = regs.check_register(f, p, item, module, package, seen_names)
+        imports = regs.check_imports(f, p, item, module)
+        out.append(PluginSource(package=package, names=tuple(names), path=local, module=module, version=version,
+                                register=tuple(register), imports=tuple(imports), field=p))
     return out
 
 
@@ -81,29 +89,7 @@ def _local_module(f: Fields, path: str, raw: str, directory: Path, check_files: 
 def _package(f: Fields, p: str, item: dict, module: str) -> str:
     if item.get("package") is None:
         return ""
-    package = f.string(f"{p}.package", item["package"], GO_IMPORT_PATH,
-                       "a Go import path such as example.com/acme/underlay/pkg/plugin") or ""
-    if package and module and not (package == module or package.startswith(module + "/")):
-        f.err(f"{p}.package", f"{package!r} is not inside module {module!r}")
-    return package
-
-
-def _names(f: Fields, p: str, item: dict, seen_names: dict[str, str]) -> list[str]:
-    """The plugin names registered; a name registered by two plugins is an error at the second."""
-    names: list[str] = []
-    if item.get("names") is None or f.seq(f"{p}.names", item["names"]) is None:
-        return names
-    if not item["names"]:
-        f.err(f"{p}.names", "must list at least one plugin name")
-    for j, n in enumerate(item["names"]):
-        got = f.string(f"{p}.names[{j}]", n, GO_IDENT, "an exported Go identifier such as UnderlayIPLimit")
-        if got is None:
-            continue
-        if got in seen_names:
-            f.err(f"{p}.names[{j}]", f"{got!r} is already registered by {seen_names[got]}")
-        seen_names[got] = p
-        names.append(got)
-    return names
+    return regs.import_path(f, f"{p}.package", item["package"], module)
 
 
 def check_patches(f: Fields, value: Any, base_dir: Path, check_files: bool) -> list[Path]:

@@ -22,13 +22,32 @@ DEFAULT_NAMESPACE = "kube-system"
 
 
 @dataclass(frozen=True)
+class Registration:
+    """One `app.WithPlugin(<name>, <package>.<factory>)` line of the wrapper's main.go.
+
+    ``field`` is the spec path that produced it (``plugins[0].register[1]``), so
+    an error the compiler reports on that line names the field at fault.
+    ``name_ident`` is set by the short form (``package`` + ``names``): the plugin
+    name is then the package's exported ``Name`` constant, not a string literal.
+    """
+
+    name: str  # the plugin name profiles use
+    factory: str  # exported constructor identifier in ``package``
+    package: str  # Go import path
+    field: str = ""
+    name_ident: str = ""
+
+
+@dataclass(frozen=True)
 class PluginSource:
-    """One out-of-tree plugin package compiled into the scheduler.
+    """One out-of-tree plugin Go module compiled into the scheduler.
 
     Exactly one of ``path`` (a local Go module directory, absolute) or
     ``module`` + ``version`` (fetched through the Go module proxy) is the source.
-    ``package`` is the import path of the package exporting ``Name`` and ``New``;
-    ``names`` are the plugin names it registers (what profiles may enable).
+    Short form: ``package`` exports ``Name`` and ``New`` and ``names`` holds the
+    one plugin name it registers. ``register`` lists any number of explicit
+    registrations (any package of the module, any exported factory); ``imports``
+    are packages imported only for their side effects (an args scheme).
     For a local path, ``module`` is read from its go.mod.
     """
 
@@ -37,10 +56,27 @@ class PluginSource:
     path: Path | None = None
     module: str = ""
     version: str = ""
+    register: tuple[Registration, ...] = ()
+    imports: tuple[str, ...] = ()
+    field: str = ""  # plugins[i]
 
     @property
     def local(self) -> bool:
         return self.path is not None
+
+    @property
+    def registrations(self) -> tuple[Registration, ...]:
+        """Every WithPlugin line this entry produces: the short form's, then ``register``'s."""
+        short = tuple(
+            Registration(name=n, factory="New", package=self.package, field=f"{self.field or 'plugins[?]'}.package",
+                         name_ident="Name")
+            for n in self.names[:1] if self.package
+        )
+        return short + self.register
+
+    @property
+    def plugin_names(self) -> tuple[str, ...]:
+        return tuple(self.names) + tuple(r.name for r in self.register)
 
 
 @dataclass(frozen=True)
@@ -114,7 +150,7 @@ class Spec:
     @property
     def plugin_names(self) -> tuple[str, ...]:
         """Every plugin name the spec's own out-of-tree plugins register."""
-        return tuple(name for plugin in self.plugins for name in plugin.names)
+        return tuple(name for plugin in self.plugins for name in plugin.plugin_names)
 
     def all_extenders(self) -> list[dict]:
         """The configuration's extenders: the spec's own plus the reference extender's."""

@@ -69,7 +69,7 @@ def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, wri
             log(f"    | {line}")
         raise UserError(f"{binary_path} refused the configuration rendered from {spec_path}: "
                         f"{config_validate.refusal_reason(verdict.output)}",
-                        "the binary's own output is above; fix the spec field it names")
+                        config_validate.refusal_hint(verdict.output, loaded))
     if write_config_to:
         write_atomic(Path(write_config_to), verdict.written)
     emit(f"ok: {spec_path} (fields, plugins of Kubernetes {version}, accepted by {binary_path})")
