@@ -25,7 +25,7 @@ import yaml
 
 from scheduler_build.config import render as schedconfig
 from scheduler_build.config import validate as config_validate
-from scheduler_build.config import intree
+from scheduler_build.resolve import intree
 from scheduler_build import pki
 from scheduler_build import settings
 from scheduler_build import spec as spec_mod

@@ -18,7 +18,7 @@ from scheduler_build.config import legacy_policy as policy
 from scheduler_build.config import render as schedconfig
 from scheduler_build.config import schedulerconfig
 from scheduler_build.config import validate as config_validate
-from scheduler_build.config import intree
+from scheduler_build.resolve import intree
 from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 from scheduler_build.spec.fields import seconds

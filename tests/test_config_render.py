@@ -10,7 +10,7 @@ import yaml
 
 from scheduler_build.config import render as schedconfig
 from scheduler_build.config import validate as config_validate
-from scheduler_build.config import intree
+from scheduler_build.resolve import intree
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
 

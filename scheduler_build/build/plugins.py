@@ -27,7 +27,7 @@ from scheduler_build.build import k8s_agreement as agreement
 from scheduler_build.build import patches as patches_mod
 from scheduler_build.build.info import PatchInfo, PluginInfo
 from scheduler_build.build.workspace import PluginImport, WrapperRegistration
-from scheduler_build.config import intree  # in-tree names of the target (read from its source, cached)
+from scheduler_build.resolve import intree
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 from scheduler_build.resolve.versions import Resolution

@@ -26,7 +26,8 @@ from scheduler_build import pki
 from scheduler_build import platforms
 from scheduler_build import spec as spec_mod
 from scheduler_build.build import builder_image as builder
-from scheduler_build.config import intree, render
+from scheduler_build.config import render
+from scheduler_build.resolve import intree
 from scheduler_build.engine import Mount
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase
