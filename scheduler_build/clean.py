@@ -26,6 +26,7 @@ from pathlib import Path
 
 from scheduler_build.build.builder_image import BOOTSTRAP_REPO, GO_VERSION_LABEL
 from scheduler_build.engine import Engine
+from scheduler_build.errors import UserError
 
 KINDS = ("dist", "cache", "volume", "images")
 MARKERS = ("build-info.json", "kustomization.yaml", "image-info.json")
@@ -141,6 +142,15 @@ def plan_images(engine: Engine) -> list[Item]:
 
 def remove(item: Item, engine: Engine | None = None, dist_dir: Path | None = None) -> None:
     """Remove one planned item; dist parents left empty by it go too (up to dist_dir)."""
+    try:
+        _remove(item, engine, dist_dir)
+    except OSError as exc:
+        raise UserError(f"cannot remove {item.name}: {exc.strerror or exc}",
+                        "fix its permissions (was it written by another user, e.g. root in a container?) "
+                        "and run clean again; what was removed before stays removed") from None
+
+
+def _remove(item: Item, engine: Engine | None, dist_dir: Path | None) -> None:
     if item.kind == "dist":
         for path in map(Path, item.paths):
             if path.is_symlink():

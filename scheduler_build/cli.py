@@ -61,6 +61,8 @@ def _suggesting(program: Program, step: Callable[[], None]) -> Callable[[], None
             step()
         except ParseError as exc:
             raise Exit(parse_error_line(exc, program), code=2) from None
+        except BrokenPipeError:  # `inv --list | head`: --list and --help print in parse_cleanup
+            _reader_left()
 
     return wrapper
 
@@ -92,7 +94,11 @@ def main() -> None:
         program.run()
         sys.stdout.flush()
     except BrokenPipeError:
-        # `scheduler-build --list | head`: the reader left; say nothing, like other Unix tools.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(141)
+        _reader_left()
+
+
+def _reader_left() -> None:
+    """`scheduler-build --list | head`: the reader left; say nothing, like other Unix tools."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(141)

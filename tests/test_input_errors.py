@@ -125,11 +125,13 @@ def test_tasks_run_from_a_subdirectory(tmp_path):
     assert proc.returncode == 0 and "--fast" in proc.stdout
 
 
-def test_closed_stdout_is_quiet():
+@pytest.mark.parametrize("argv", [SB + ["--list"], INV + ["--list"], INV + ["--help", "clean"]],
+                         ids=["scheduler-build --list", "inv --list", "inv --help clean"])
+def test_closed_stdout_is_quiet(argv):
     read, write = os.pipe()
     os.close(read)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run(SB + ["--list"], cwd=REPO, stdout=write, stderr=subprocess.PIPE, text=True, env=env,
+    proc = subprocess.run(argv, cwd=REPO, stdout=write, stderr=subprocess.PIPE, text=True, env=env,
                           timeout=60)
     os.close(write)
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
