@@ -11,7 +11,8 @@ import pytest
 
 from scheduler_build.config import legacy_policy as policy
 from scheduler_build.errors import UserError
-from tests.test_input_errors import INV, assert_one_line, run
+from scheduler_build.config.field_lines import field_line
+from tests.test_input_errors import BOMB, INV, assert_one_line, run
 
 EXACT = {"kind": "Policy", "predicates": [{"name": "PodFitsResources"}, {"name": "HostName"}],
          "priorities": [{"name": "LeastRequestedPriority", "weight": 1}, {"name": "ImageLocalityPriority", "weight": 0}]}
@@ -49,6 +50,23 @@ def test_json_comments_are_reported_at_their_line(text, line):
     with pytest.raises(UserError) as err:
         policy.parse_text(text, "p.json")
     assert f"p.json: {line}: a comment; JSON has none" in str(err.value)
+
+
+@pytest.mark.parametrize("field, line", [
+    ("name", 1), ("kubernetes.version", 4), ("profiles[1].plugins.score.enabled[0].weight", 9),
+    ("profiles[1].nope", 7), ("profiles[7]", 5), ("", 1),
+])
+def test_field_line(tmp_path, field, line):
+    spec = tmp_path / "s.yaml"
+    spec.write_text('name: x\nversion: "1"\nkubernetes:\n  version: "1.36"\nprofiles:\n- schedulerName: a\n'
+                    "- schedulerName: b\n  plugins:\n    score: {enabled: [{name: X, weight: -1}]}\n")
+    assert field_line(spec, field) == line
+
+
+def test_field_line_of_an_unreadable_file(tmp_path):
+    (tmp_path / "bomb.yaml").write_text(BOMB)
+    assert field_line(tmp_path / "missing.yaml", "name") is None
+    assert field_line(tmp_path / "bomb.yaml", "a") is None
 
 
 def _write(tmp_path: Path, data: dict) -> Path:
@@ -102,7 +120,8 @@ def test_validate_json_lists_every_field_error_with_its_path(tmp_path):
     assert_one_line(proc, 2, "2 errors in the build spec")
     data = json.loads(proc.stdout)
     assert data["ok"] is False
-    assert [(e["file"], e["path"]) for e in data["errors"]] == [(str(spec), "name"), (str(spec), "profiles[0].schedulerName")]
+    assert [(e["file"], e["line"], e["path"]) for e in data["errors"]] == [
+        (str(spec), 1, "name"), (str(spec), 6, "profiles[0].schedulerName")]
     good = run(INV + ["config.validate", "--fields-only", "--json"])
     data = json.loads(good.stdout)
     assert good.returncode == 0 and data["ok"] and data["errors"] == [] and data["kubernetes_version"].startswith("v1.")

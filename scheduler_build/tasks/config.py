@@ -10,6 +10,7 @@ from scheduler_build import settings
 from scheduler_build.config import legacy_policy as policy_mod
 from scheduler_build.config import render as schedconfig
 from scheduler_build.config import target
+from scheduler_build.config.field_lines import field_line
 from scheduler_build.config import validate as config_validate
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
@@ -70,9 +71,10 @@ def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, wri
 def validation_failure(exc: UserError, spec_path: str) -> dict:
     """A failed validation for machines: each error with the file and field path it is about."""
     if isinstance(exc, spec_mod.SpecError):
-        errors = [{"file": exc.source, "path": where, "message": what} for where, what in exc.errors]
+        errors = [{"file": exc.source, "line": field_line(Path(exc.source), where) if where else None,
+                   "path": where, "message": what} for where, what in exc.errors]
     else:
-        errors = [{"file": str(spec_path), "path": "", "message": exc.message}]
+        errors = [{"file": str(spec_path), "line": None, "path": "", "message": exc.message}]
     return {"ok": False, "spec": str(spec_path), "errors": errors, "hint": exc.hint or ""}
 
 
