@@ -164,7 +164,11 @@ class Engine:
 
     def volume_size(self, name: str) -> int | None:
         """Bytes a named volume holds (the engine's disk-usage report), None when there is no such volume."""
-        for volume in self._client.df().get("Volumes") or []:
+        try:
+            volumes = self._client.df().get("Volumes") or []
+        except docker.errors.APIError as exc:
+            raise UserError(f"cannot read the engine's disk usage: {exc.explanation or _short(exc)}") from None
+        for volume in volumes:
             if volume.get("Name") == name:
                 return int((volume.get("UsageData") or {}).get("Size") or 0)
         return None
