@@ -123,6 +123,8 @@ def test_tasks_run_from_a_subdirectory(tmp_path):
     assert (tmp_path / "out" / "kustomization.yaml").is_file()
     proc = run([sys.executable, "-m", "invoke", "test", "--help"], cwd=REPO / "scheduler_build")
     assert proc.returncode == 0 and "--fast" in proc.stdout
+    proc = run([sys.executable, "-m", "invoke", "clen"], cwd=REPO / "scheduler_build")
+    assert_one_line(proc, 2, "did you mean 'clean'?")
 
 
 @pytest.mark.parametrize("argv", [SB + ["--list"], INV + ["--list"], INV + ["--help", "clean"]],
