@@ -14,7 +14,10 @@ from pathlib import Path
 from invoke import Collection, task
 from invoke.exceptions import Exit
 
+import invoke.main
+
 from bench.tasks import ns as bench_ns
+from scheduler_build.cli import add_suggestions
 from scheduler_build.progress import log
 from scheduler_build.tasks import namespace
 from scheduler_build.tasks._common import user_errors
@@ -61,6 +64,9 @@ def e2e(c, k=None, verbose=False, exitfirst=False, junit=None):
     """Run the end-to-end tests: our builds of kube-apiserver and kube-scheduler against real etcd."""
     _pytest(pytest_argv(sys.executable, k=k, verbose=verbose, exitfirst=exitfirst, junit=junit))
 
+
+# `inv clen` / `inv clean --dryrun`: one line with a "did you mean", exit 2 (invoke.main.program runs `inv`).
+add_suggestions(invoke.main.program)
 
 ns = namespace()
 ns.add_task(test)

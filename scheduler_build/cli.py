@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
+import functools
 import os
+import re
 import sys
+from typing import Callable
 
 from invoke import Config, Program
+from invoke.exceptions import Exit, ParseError
 
 from scheduler_build import __version__
 from scheduler_build.tasks import namespace
@@ -24,6 +29,56 @@ class SchedulerBuildConfig(Config):
         super().__init__(*args, **kwargs)
 
 
+_UNKNOWN = re.compile(r"^No idea what '(.+)' is!$")
+_ARGUMENT = re.compile(r"'?<Argument: ([\w-]+)[^>]*>'?")
+
+
+def parse_error_line(error: ParseError, program: Program) -> str:
+    """invoke's parse error as our one `error:` line; an unknown task or flag gets a "did you mean"."""
+    message = str(error)
+    match = _UNKNOWN.match(message)
+    if not match:  # e.g. "Flag <Argument: timeout (t)> needed value and was not given one!"
+        return "error: " + _ARGUMENT.sub(lambda m: "--" + m.group(1).replace("_", "-"), message)
+    token, binary = match.group(1), (program.binary or program.name or "inv").replace("[oke]", "")
+    context = getattr(error, "context", None)
+    if token.startswith("-"):
+        task = getattr(context, "name", None)
+        names = list(context.flags) + list(context.inverse_flags) if context is not None else []
+        names += [flag for ctx in (program.core or [])[:1] for flag in ctx.flags]
+        what, more = (f"unknown flag {token} for {task}", f"`{binary} --help {task}` lists its flags") if task \
+            else (f"unknown flag {token}", f"`{binary} --help` lists them")
+    else:
+        names = [alias for name, aliases in program.collection.task_names.items() for alias in (name, *aliases)]
+        what, more = f"unknown task '{token}'", f"`{binary} --list` lists the tasks"
+    close = difflib.get_close_matches(token, names, n=1, cutoff=0.6)
+    return f"error: {what}; " + (f"did you mean '{close[0]}'? ({more})" if close else more)
+
+
+def _suggesting(program: Program, step: Callable[[], None]) -> Callable[[], None]:
+    @functools.wraps(step)
+    def wrapper() -> None:
+        try:
+            step()
+        except ParseError as exc:
+            raise Exit(parse_error_line(exc, program), code=2) from None
+        except BrokenPipeError:  # `inv --list | head`: --list and --help print in parse_cleanup
+            _reader_left()
+
+    return wrapper
+
+
+def add_suggestions(program: Program) -> None:
+    """Parse errors become one `error:` line with a "did you mean", exit 2 (usage).
+
+    `inv` runs invoke's own Program (a tasks.py cannot choose another), and it loads
+    tasks.py before parsing the task arguments: tasks.py calls this on that program."""
+    if getattr(program, "_suggestions", False):
+        return
+    for name in ("parse_tasks", "parse_cleanup"):
+        setattr(program, name, _suggesting(program, getattr(program, name)))
+    program._suggestions = True  # type: ignore[attr-defined]
+
+
 program = Program(
     namespace=namespace(),
     name="scheduler-build",
@@ -31,6 +86,7 @@ program = Program(
     version=__version__,
     config_class=SchedulerBuildConfig,
 )
+add_suggestions(program)
 
 
 def main() -> None:
@@ -38,7 +94,11 @@ def main() -> None:
         program.run()
         sys.stdout.flush()
     except BrokenPipeError:
-        # `scheduler-build --list | head`: the reader left; say nothing, like other Unix tools.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(141)
+        _reader_left()
+
+
+def _reader_left() -> None:
+    """`scheduler-build --list | head`: the reader left; say nothing, like other Unix tools."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(141)

@@ -10,6 +10,7 @@ from typing import Any
 from scheduler_build.build import builder_image as builder
 from scheduler_build import settings
 from scheduler_build import engine
+from scheduler_build import gotool
 from scheduler_build.errors import UserError
 
 MIN_FREE_GIB = 10  # a kube-scheduler build: ~0.7 GB modules, ~0.4 GB vendor, ~2 GB Go cache
@@ -34,11 +35,16 @@ def check_docker() -> Check:
 
 
 def check_go(config: Any) -> Check:
+    """Required: resolving, vendoring, scaffolding and SBOMs run the host's Go (PATH, else /usr/local/go)."""
+    if not gotool.find():
+        return Check("go toolchain", False, gotool.missing(), gotool.INSTALL_HINT)
     try:
         root, version = builder.host_go(settings.get(config, "builder.goroot"))
     except UserError as exc:
-        return Check("go toolchain", False, exc.message, exc.hint or "", required=False)
-    return Check("go toolchain", True, f"go{version} at {root}", required=False)
+        return Check("go toolchain", False, exc.message, exc.hint or "")
+    where = gotool.find()
+    on_path = "" if shutil.which("go") == where else f" (not on PATH; using {where})"
+    return Check("go toolchain", True, f"go{version} at {root}{on_path}")
 
 
 def check_disk(config: Any) -> Check:

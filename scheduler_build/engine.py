@@ -32,6 +32,7 @@ class Image:
     tags: tuple[str, ...] = ()
     labels: dict[str, str] = field(default_factory=dict)
     env: tuple[str, ...] = ()
+    size: int = 0  # bytes, as the engine reports it
 
     @property
     def short_id(self) -> str:
@@ -56,7 +57,7 @@ def _short(exc: BaseException) -> str:
 def _image(sdk_image: Any) -> Image:
     config = sdk_image.attrs.get("Config") or {}
     return Image(id=sdk_image.id, tags=tuple(sdk_image.tags or ()), labels=dict(config.get("Labels") or {}),
-                 env=tuple(config.get("Env") or ()))
+                 env=tuple(config.get("Env") or ()), size=int(sdk_image.attrs.get("Size") or 0))
 
 
 class Engine:
@@ -157,6 +158,30 @@ class Engine:
             return True
         except docker.errors.NotFound:
             return False
+        except docker.errors.APIError as exc:
+            raise UserError(f"cannot remove volume {name}: {exc.explanation or _short(exc)}",
+                            "stop the containers using it (`docker ps -a --filter volume=" + name + "`)") from None
+
+    def volume_size(self, name: str) -> int | None:
+        """Bytes a named volume holds (the engine's disk-usage report), None when there is no such volume."""
+        try:
+            volumes = self._client.df().get("Volumes") or []
+        except docker.errors.APIError as exc:
+            raise UserError(f"cannot read the engine's disk usage: {exc.explanation or _short(exc)}") from None
+        for volume in volumes:
+            if volume.get("Name") == name:
+                return int((volume.get("UsageData") or {}).get("Size") or 0)
+        return None
+
+    def remove_image(self, ref: str) -> None:
+        """Remove (untag) one local image reference."""
+        try:
+            self._client.images.remove(ref)
+        except docker.errors.ImageNotFound:
+            pass
+        except docker.errors.APIError as exc:
+            raise UserError(f"cannot remove image {ref}: {exc.explanation or _short(exc)}",
+                            "stop the containers using it") from None
 
 
 def connect(timeout: int = 600) -> Engine:

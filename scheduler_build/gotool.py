@@ -17,17 +17,43 @@ from pathlib import Path
 from scheduler_build.errors import UserError
 from scheduler_build.progress import stream_line
 
-INSTALL_HINT = "install Go 1.26+ at /usr/local/go and add /usr/local/go/bin to PATH"
+# Where `go` is looked for after PATH: ci/setup.sh and the official tarball install it here.
+FALLBACKS = ("/usr/local/go/bin/go",)
+INSTALL_HINT = ("`bash ci/setup.sh` installs Go at /usr/local/go (found there without PATH), "
+                "or install Go 1.26+ from https://go.dev/dl and put its bin/ on PATH")
+DEFAULT_PROXY = "https://proxy.golang.org,direct"  # Go's own default GOPROXY
 NETWORK_HINT = "check the network and GOPROXY (`go env GOPROXY`); offline builds need versions resolved before"
 _NETWORK_WORDS = ("dial tcp", "lookup", "proxy", "timeout", "connection refused", "not available")
 
 
+def find() -> str:
+    """The `go` command: PATH first, then $GOROOT/bin/go, then where ci/setup.sh puts it; "" when none."""
+    candidates = [os.path.join(os.environ["GOROOT"], "bin", "go")] if os.environ.get("GOROOT") else []
+    for candidate in [shutil.which("go") or "", *candidates, *FALLBACKS]:
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return ""
+
+
 def binary() -> str:
-    """The `go` command: PATH first, then Go's default install location."""
-    found = shutil.which("go") or ("/usr/local/go/bin/go" if os.path.exists("/usr/local/go/bin/go") else "")
+    """The `go` command every Go call runs (see find); one UserError with the fix when there is none."""
+    found = find()
     if not found:
-        raise UserError("the Go toolchain is not on PATH", INSTALL_HINT)
+        raise UserError(missing(), INSTALL_HINT)
     return found
+
+
+def missing() -> str:
+    """What was searched, for the error when no `go` was found."""
+    searched = ", ".join(["PATH", *(["$GOROOT/bin"] if os.environ.get("GOROOT") else []), *FALLBACKS])
+    return f"no Go toolchain: `go` is not on {searched}"
+
+
+def proxy_setting() -> str:
+    """GOPROXY as Go would use it; without Go, $GOPROXY or Go's default (so reading the proxy needs no Go)."""
+    if find():
+        return env_value("GOPROXY")
+    return os.environ.get("GOPROXY") or DEFAULT_PROXY
 
 
 def environment(**overrides: str) -> dict[str, str]:

@@ -202,4 +202,4 @@ def test_cli_migrate_policy_writes_the_file_and_warns(tmp_path):
     assert result.stderr.count("warning: ") >= 5
     assert yaml.safe_load(out.read_text())["profiles"][0]["schedulerName"] == "legacy"
     strict = _inv("config.migrate-policy", str(DATA / "policies" / "full.json"), "--strict")
-    assert strict.returncode == 2 and "no exact v1 equivalent" in strict.stderr
+    assert strict.returncode == 1 and "no exact v1 equivalent" in strict.stderr

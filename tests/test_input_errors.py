@@ -80,6 +80,11 @@ CASES = [
      ["config.validate", "--fields-only", "--spec", "{d}/s.yaml"], 2, "contains whitespace"),
     ("urlPrefix port 99999", {"s.yaml": SPEC_OK + "extenders:\n- urlPrefix: http://h:99999/x\n  filterVerb: filter\n"},
      ["config.validate", "--fields-only", "--spec", "{d}/s.yaml"], 2, "port outside 1..65535"),
+    ("misspelled task", {}, ["clen"], 2, "unknown task 'clen'; did you mean 'clean'?"),
+    ("misspelled dotted task", {}, ["config.migrate_policy", "x"], 2, "did you mean 'config.migrate-policy'?"),
+    ("misspelled flag", {}, ["clean", "--dryrun"], 2, "unknown flag --dryrun for clean; did you mean '--dry-run'?"),
+    ("misspelled help target", {}, ["--help", "config.rendr"], 2, "did you mean 'config.render'?"),
+    ("flag without its value", {}, ["clean", "--dry-run", "doctor", "--registry"], 2, "--registry needed value"),
     ("exact version refused by the proxy", {}, ["config.render", "--k8s-version", "v1.36.99", "--out", "{d}/out"], 2,
      "refused by the proxy"),
 ]
@@ -87,7 +92,8 @@ CASES = [
 
 # Every case through inv; a sample through scheduler-build (the same tasks, another Program).
 RUNS = [("inv", c) for c in CASES] + [("scheduler-build", c) for c in CASES
-                                      if c[0] in ("billion-laughs spec", "extender --port abc", "spec version: 1.10")]
+                                      if c[0] in ("billion-laughs spec", "extender --port abc", "spec version: 1.10", "misspelled task",
+                                                 "misspelled flag")]
 
 
 @pytest.mark.parametrize("entry, case", RUNS, ids=[f"{e}: {c[0]}" for e, c in RUNS])
@@ -117,13 +123,17 @@ def test_tasks_run_from_a_subdirectory(tmp_path):
     assert (tmp_path / "out" / "kustomization.yaml").is_file()
     proc = run([sys.executable, "-m", "invoke", "test", "--help"], cwd=REPO / "scheduler_build")
     assert proc.returncode == 0 and "--fast" in proc.stdout
+    proc = run([sys.executable, "-m", "invoke", "clen"], cwd=REPO / "scheduler_build")
+    assert_one_line(proc, 2, "did you mean 'clean'?")
 
 
-def test_closed_stdout_is_quiet():
+@pytest.mark.parametrize("argv", [SB + ["--list"], INV + ["--list"], INV + ["--help", "clean"]],
+                         ids=["scheduler-build --list", "inv --list", "inv --help clean"])
+def test_closed_stdout_is_quiet(argv):
     read, write = os.pipe()
     os.close(read)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run(SB + ["--list"], cwd=REPO, stdout=write, stderr=subprocess.PIPE, text=True, env=env,
+    proc = subprocess.run(argv, cwd=REPO, stdout=write, stderr=subprocess.PIPE, text=True, env=env,
                           timeout=60)
     os.close(write)
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
@@ -133,3 +143,9 @@ def test_closed_stdout_is_quiet():
 def test_extender_serve_dash_h_is_help():
     proc = run(INV + ["extender.serve", "-h"])
     assert proc.returncode == 0 and "--max-body-bytes" in proc.stdout and "Traceback" not in proc.stderr
+
+
+def test_misspelled_core_flag_of_scheduler_build():
+    proc = run(SB + ["--lst"])
+    assert_one_line(proc, 2, "unknown flag --lst; did you mean '--list'?")
+    assert proc.stdout == ""

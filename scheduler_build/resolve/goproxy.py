@@ -30,15 +30,29 @@ def cached(module: str, version: str, kind: str, cache_root: Path) -> bool:
 
 
 def list_versions(module: str) -> list[str]:
-    """All versions the proxy knows for `module` (`go list -m -versions`)."""
+    """All versions the proxy knows for `module` (`go list -m -versions`; without Go, the proxy's @v/list)."""
+    if not gotool.find():
+        return _list_over_http(module)
     out = gotool.check(["list", "-m", "-versions", "-json", module],
                        what=f"listing versions of {module} from the Go module proxy", hint=NETWORK_HINT, timeout=120)
     return json.loads(out).get("Versions") or []
 
 
+def _list_over_http(module: str) -> list[str]:
+    errors = []
+    for base in _proxy_urls():
+        try:
+            with urllib.request.urlopen(f"{base}/{_escape(module)}/@v/list", timeout=60) as resp:
+                return sorted({line.strip() for line in resp.read().decode().splitlines() if line.strip()})
+        except (urllib.error.URLError, OSError) as exc:
+            errors.append(f"{base}: {getattr(exc, 'reason', exc)}")
+    detail = errors[-1] if errors else "GOPROXY names no HTTP proxy"
+    raise UserError(f"listing versions of {module} from the Go module proxy failed: {detail}", NETWORK_HINT)
+
+
 def _proxy_urls() -> list[str]:
     urls = []
-    for entry in gotool.env_value("GOPROXY").replace("|", ",").split(","):
+    for entry in gotool.proxy_setting().replace("|", ",").split(","):
         entry = entry.strip()
         if entry.startswith(("http://", "https://")):
             urls.append(entry.rstrip("/"))

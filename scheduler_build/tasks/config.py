@@ -10,12 +10,13 @@ from scheduler_build import settings
 from scheduler_build.config import legacy_policy as policy_mod
 from scheduler_build.config import render as schedconfig
 from scheduler_build.config import target
+from scheduler_build.config.field_lines import field_line
 from scheduler_build.config import validate as config_validate
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
 from scheduler_build.atomic import write_atomic
 from scheduler_build.progress import log, phase
-from scheduler_build.tasks._common import describe, emit, option, user_errors
+from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
 
 
 @task(help={
@@ -23,9 +24,10 @@ from scheduler_build.tasks._common import describe, emit, option, user_errors
     "out": f"output directory, replaced atomically ({describe('config.out', '<paths.dist_dir>/config/<name>')})",
     "image": "scheduler image reference to deploy (default: the spec's image, tag <k8s-version>-<version>)",
     "k8s-version": "Kubernetes version for the default image tag (default: the spec's kubernetes.version)",
+    "json": "print the output directory, the image and every file written as JSON",
 })
 @user_errors
-def render(c, spec=None, out=None, image=None, k8s_version=None):
+def render(c, spec=None, out=None, image=None, k8s_version=None, json=False):
     """Render the KubeSchedulerConfiguration, ConfigMap, RBAC, Deployment (and extender) with a kustomization."""
     loaded = spec_mod.load(option(c, "spec.path", spec))
     out_dir = Path(option(c, "config.out", out) or Path(option(c, "paths.dist_dir")) / "config" / loaded.name)
@@ -34,7 +36,11 @@ def render(c, spec=None, out=None, image=None, k8s_version=None):
         files = schedconfig.render(loaded, out_dir, ref)
     for name in sorted(files):
         log(f"    {out_dir / name}")
-    emit(str(out_dir))
+    if json:
+        emit_json({"spec": str(loaded.path), "out": str(out_dir), "image": ref,
+                   "files": [str(out_dir / name) for name in sorted(files)]})
+    else:
+        emit(str(out_dir))
 
 
 @task(help={
@@ -43,19 +49,43 @@ def render(c, spec=None, out=None, image=None, k8s_version=None):
     "k8s-version": "Kubernetes version whose in-tree plugins are allowed (default: the spec's kubernetes.version)",
     "fields-only": f"check the spec field by field only, without running the binary ({describe('config.fields_only')})",
     "write-config-to": "also save the binary's defaulted configuration to this file",
+    "json": "print the verdict as JSON on stdout, failures too: every field error with its path (for CI annotations)",
 })
 @user_errors
-def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, write_config_to=None):
+def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, write_config_to=None, json=False):
     """Check every field of the spec, then have the real kube-scheduler accept the rendered configuration."""
     spec_path = option(c, "spec.path", spec)
+    try:
+        verdict = _validate(c, spec_path, binary, k8s_version, fields_only, write_config_to)
+    except UserError as exc:
+        if json:
+            emit_json(validation_failure(exc, spec_path), sort_keys=False)
+        raise
+    if json:
+        emit_json({"ok": True, "spec": str(spec_path), "errors": [], **verdict}, sort_keys=False)
+    else:
+        binary_part = f", accepted by {verdict['binary']}" if verdict["binary"] else ""
+        emit(f"ok: {spec_path} (fields, plugins of Kubernetes {verdict['kubernetes_version']}{binary_part})")
+
+
+def validation_failure(exc: UserError, spec_path: str) -> dict:
+    """A failed validation for machines: each error with the file and field path it is about."""
+    if isinstance(exc, spec_mod.SpecError):
+        errors = [{"file": exc.source, "line": field_line(Path(exc.source), where) if where else None,
+                   "path": where, "message": what} for where, what in exc.errors]
+    else:
+        errors = [{"file": str(spec_path), "line": None, "path": "", "message": exc.message}]
+    return {"ok": False, "spec": str(spec_path), "errors": errors, "hint": exc.hint or ""}
+
+
+def _validate(c, spec_path, binary, k8s_version, fields_only, write_config_to) -> dict:
     with phase("spec", str(spec_path)):
         loaded = spec_mod.load(spec_path)
     version = target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config))
     config_validate.check_fields(loaded, version, settings.cache_dir(c.config))
     config = schedconfig.config_text(loaded)
     if option(c, "config.fields_only", fields_only):
-        emit(f"ok: {spec_path} (fields, plugins of Kubernetes {version})")
-        return
+        return {"kubernetes_version": version, "binary": ""}
     binary_path = Path(binary) if binary else config_validate.default_binary(
         loaded, version, Path(option(c, "paths.dist_dir")))
     if not binary_path.is_file():
@@ -72,33 +102,50 @@ def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, wri
                         config_validate.refusal_hint(verdict.output, loaded))
     if write_config_to:
         write_atomic(Path(write_config_to), verdict.written)
-    emit(f"ok: {spec_path} (fields, plugins of Kubernetes {version}, accepted by {binary_path})")
+    return {"kubernetes_version": version, "binary": str(binary_path)}
+
+
+class StrictFailure(UserError):
+    """`migrate-policy --strict` and a warning: the translation is not exact (exit 1, nothing written)."""
+
+    exit_code = 1
 
 
 @task(positional=["policy"], help={
     "policy": "legacy Policy file: JSON, YAML, or a ConfigMap holding one",
-    "out": "write the v1 configuration here (default: stdout)",
-    "scheduler-name": f"schedulerName of the migrated profile ({describe('config.scheduler_name')})",
+    "out": "write the v1 configuration here, atomically, only on success (default: stdout)",
+    "scheduler-name": f"schedulerName of the migrated profile, a DNS-1123 subdomain ({describe('config.scheduler_name')})",
     "configmap-key": "which ConfigMap data key holds the Policy (default: policy.cfg, or the only key)",
-    "strict": "fail (exit 1) when anything had no equivalent, after printing the warnings",
+    "strict": "fail (exit 1, nothing written) when a warning says part of the Policy had no exact equivalent; "
+              "notes never fail",
+    "json": "print the warnings, notes (and, without --out, the configuration) as JSON",
 })
 @user_errors
-def migrate_policy(c, policy, out=None, scheduler_name=None, configmap_key=None, strict=False):
+def migrate_policy(c, policy, out=None, scheduler_name=None, configmap_key=None, strict=False, json=False):
     """Translate a pre-1.23 scheduler Policy into a kubescheduler.config.k8s.io/v1 configuration."""
     raw, kind = policy_mod.load(Path(policy), configmap_key or "")
     migration = policy_mod.migrate(raw, option(c, "config.scheduler_name", scheduler_name))
     migration.source_kind = kind
     for warning in migration.warnings:
         log(f"warning: {warning}")
+    for note in migration.notes:
+        log(f"note: {note}")
+    failed = bool(strict and migration.warnings)
     text = migration.text()
-    if out:
+    if out and not failed:
         write_atomic(Path(out), text)
-        log(f"    wrote {out} ({len(migration.warnings)} warnings)")
-    else:
+        log(f"    wrote {out} ({len(migration.warnings)} warnings, {len(migration.notes)} notes)")
+    if json:
+        emit_json({"policy": str(policy), "ok": not failed, "out": str(out) if out and not failed else None,
+                   **migration.to_dict(), **({} if out or failed else {"config": text})})
+    elif not out and not failed:
         emit(text)
-    if strict and migration.warnings:
-        raise UserError(f"{policy}: {len(migration.warnings)} parts of the Policy have no exact v1 equivalent",
-                        "read the warnings above; drop --strict to accept the translation")
+    if failed:
+        count = len(migration.warnings)
+        raise StrictFailure(f"{policy}: {count} {'part' if count == 1 else 'parts'} of the Policy "
+                            f"{'has' if count == 1 else 'have'} no exact v1 equivalent"
+                            + (f"; nothing written to {out}" if out else ""),
+                            "read the warnings above; drop --strict to accept the translation")
 
 
 ns = Collection("config", render, validate, migrate_policy)

@@ -23,5 +23,6 @@ from __future__ import annotations
 from scheduler_build.config.legacy_policy.extenders import duration
 from scheduler_build.config.legacy_policy.load import load, parse_text
 from scheduler_build.config.legacy_policy.migrate import Migration, migrate
+from scheduler_build.config.legacy_policy.tables import Note
 
-__all__ = ["Migration", "duration", "load", "migrate", "parse_text"]
+__all__ = ["Migration", "Note", "duration", "load", "migrate", "parse_text"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from scheduler_build.config.legacy_policy.tables import EXTENDER_FIELDS, POLICY_HINT, TLS_FIELDS
+from scheduler_build.config.legacy_policy.tables import EXTENDER_FIELDS, POLICY_HINT, TLS_FIELDS, Note
 from scheduler_build.errors import UserError
 from scheduler_build.spec import DURATION
 
@@ -123,5 +123,5 @@ def convert_extender(index: int, legacy: Any, warnings: list[str]) -> dict | Non
                         "(the legacy validation refused it as well); set to 1, the smallest valid weight")
         out["weight"] = 1
     if out.get("tlsConfig") and not out.get("enableHTTPS"):
-        warnings.append(f"{where}.tlsConfig: set without enableHttps, so it was never used; kept as is")
+        warnings.append(Note(f"{where}.tlsConfig: set without enableHttps, so it was never used; kept as is"))
     return out

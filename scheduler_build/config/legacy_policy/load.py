@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +14,17 @@ from scheduler_build.config.legacy_policy.tables import POLICY_HINT
 from scheduler_build.errors import UserError
 
 
+# `// ...` lines and `/* ... */` blocks before the first value: still JSON (refused at the comment's line).
+_LEADING_COMMENTS = re.compile(r"^(?:\s*(?://[^\n]*|/\*.*?\*/))*\s*", re.S)
+
+
 def parse_text(text: str, source: str) -> Any:
     """JSON when it looks like JSON (errors with line and column), else YAML (same)."""
     stripped = text.lstrip()
     if not stripped:
         raise UserError(f"{source}: the file is empty", POLICY_HINT)
     try:
-        return _parse(text, source, stripped[0] in "{[")
+        return _parse(text, source, _LEADING_COMMENTS.sub("", stripped)[:1] in ("{", "["))
     except safeyaml.InputLimitError as exc:
         raise UserError(f"{source}: refused: {exc}", "a Policy is a few KiB of plain JSON or YAML") from None
 
@@ -29,6 +34,9 @@ def _parse(text: str, source: str, as_json: bool) -> Any:
         try:
             return safeyaml.load_json(text)
         except json.JSONDecodeError as exc:
+            if text.startswith(("//", "/*"), exc.pos):
+                raise UserError(f"{source}: line {exc.lineno}, column {exc.colno}: a comment; JSON has none",
+                                "remove the comment (or write the Policy as YAML, where # starts one)") from None
             raise UserError(f"{source}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}",
                             "fix the JSON syntax (a trailing comma or a missing quote is typical)") from None
     try:

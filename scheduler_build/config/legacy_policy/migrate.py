@@ -14,11 +14,12 @@ from typing import Any
 from scheduler_build.config.legacy_policy.extenders import convert_extender
 from scheduler_build.config.legacy_policy.tables import (
     ALWAYS_ON, FILTER_POINTS, MANDATORY_FILTERS, POINTS_WITH_FILTER, POLICY_HINT, PREDICATES, PREDICATES_GONE,
-    PREDICATES_RENAMED, PRIORITIES, PRIORITIES_GONE, SCORE_POINTS,
+    PREDICATES_RENAMED, PRIORITIES, PRIORITIES_GONE, SCORE_POINTS, Note,
 )
 from scheduler_build.config.render import dump
 from scheduler_build.config.schedulerconfig import CONFIG_API, CONFIG_KIND
 from scheduler_build.errors import UserError
+from scheduler_build.spec.formats import DNS1123_SUBDOMAIN
 
 KNOWN_FIELDS = {"kind", "apiversion", "predicates", "priorities", "extenders", "hardpodaffinitysymmetricweight",
                 "alwayscheckallpredicates"}
@@ -29,12 +30,22 @@ class Migration:
     config: dict
     warnings: list[str] = field(default_factory=list)
     source_kind: str = "Policy"  # or "ConfigMap"
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        findings = self.warnings
+        self.notes = [*self.notes, *(str(f) for f in findings if isinstance(f, Note))]
+        self.warnings = [str(f) for f in findings if not isinstance(f, Note)]
 
     def text(self) -> str:
-        """The configuration as YAML, with every warning recorded as a comment at the top."""
+        """The configuration as YAML, with every warning and note recorded as a comment at the top."""
         header = ["# Migrated from a legacy scheduler Policy by `inv config.migrate-policy`."]
         header += [f"# WARNING: {w}" for w in self.warnings] or ["# Every field had an equivalent."]
+        header += [f"# NOTE: {n}" for n in self.notes]
         return "\n".join(header) + "\n" + dump(self.config)
+
+    def to_dict(self) -> dict:
+        return {"source_kind": self.source_kind, "warnings": self.warnings, "notes": self.notes}
 
 
 def _named(kind: str, index: int, item: Any) -> tuple[str, Any]:
@@ -44,7 +55,12 @@ def _named(kind: str, index: int, item: Any) -> tuple[str, Any]:
 
 
 def migrate(policy: dict, scheduler_name: str = "default-scheduler") -> Migration:
-    """A Policy mapping -> Migration(config, warnings)."""
+    """A Policy mapping -> Migration(config, warnings, notes)."""
+    if not DNS1123_SUBDOMAIN.match(scheduler_name or "") or len(scheduler_name) > 253:
+        raise UserError(f"scheduler name {scheduler_name!r} (--scheduler-name, config.scheduler_name): "
+                        "not a DNS-1123 subdomain",
+                        "use lower-case letters, digits, '-' and '.', starting and ending alphanumeric, "
+                        "e.g. default-scheduler")
     warnings = [f"{key}: not a Policy field; ignored" for key in policy if str(key).lower() not in KNOWN_FIELDS]
     fields = {str(k).lower(): v for k, v in policy.items()}
     plugin_args: dict[str, dict] = {}
@@ -103,7 +119,7 @@ def _filters(predicates: Any, warnings: list[str]) -> list[str]:
         filters += [plugin for plugin in plugins if plugin not in filters]
     for plugin in MANDATORY_FILTERS:
         if plugin not in filters:
-            warnings.append(f"{plugin}: added as a filter; the legacy scheduler always ran it too")
+            warnings.append(Note(f"{plugin}: added as a filter; the legacy scheduler always ran it too"))
             filters.append(plugin)
     return filters
 
@@ -154,7 +170,7 @@ def _maps_to_a_plugin(i: int, name: str, weight: int, argument: Any, warnings: l
             warnings.append(f"priorities[{i}] {name}: unknown priority; write it as a score plugin; dropped")
         return False
     if weight == 0:
-        warnings.append(f"priorities[{i}] {name}: weight 0 disabled it; left out")
+        warnings.append(Note(f"priorities[{i}] {name}: weight 0 disabled it; left out"))
         return False
     return True
 

@@ -6,6 +6,14 @@ of 1.22) and the plugins removed since.
 
 from __future__ import annotations
 
+
+class Note(str):
+    """Informational: the translation does exactly what the Policy did, said for the reader.
+
+    Everything else appended to the findings is a warning: part of the Policy had no exact
+    v1 equivalent, so behaviour may differ (`--strict` fails on those only)."""
+
+
 POLICY_HINT = "a Policy is {\"kind\": \"Policy\", \"apiVersion\": \"v1\", \"predicates\": [...], \"priorities\": [...], \"extenders\": [...]}"
 
 # Plugins every profile keeps although a Policy never named them (queue sort, binding, preemption, gates).

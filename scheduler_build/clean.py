@@ -1,0 +1,200 @@
+"""`inv clean`: find and remove what scheduler-build created, and nothing else.
+
+What counts as ours, per kind:
+
+- dist: published outputs only. `atomic.publish_dir` publishes `X` as a symlink to a
+  sibling `.X.<key>` directory; an output is ours when its target holds one of our
+  records (build-info.json of a build, kustomization.yaml of a rendering,
+  image-info.json of an image layout). The link, its `.X.*` siblings (older
+  contents, interrupted staging) go; anything else under dist/ stays.
+- cache: the named sub-directories the stages keep under paths.cache_dir (the cache
+  directory may be configured to a shared place, so nothing else in it is touched;
+  `cluster/` holds a running control plane's state: `inv cluster.down` removes it).
+- volume: the Go build-cache volume named by build.gocache_volume.
+- images: `scheduler-build/golang:*` images that `inv builder.bootstrap` built (they
+  carry its Go-version label); a pulled or hand-made image of that name stays.
+
+Planning is pure file-system and engine reads; removal takes the planned items.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from scheduler_build.build.builder_image import BOOTSTRAP_REPO, GO_VERSION_LABEL
+from scheduler_build.engine import Engine
+from scheduler_build.errors import UserError
+
+KINDS = ("dist", "cache", "volume", "images")
+MARKERS = ("build-info.json", "kustomization.yaml", "image-info.json")
+MAX_DEPTH = 6  # dist/<name>/<version>/<os>-<arch>: outputs sit 2-3 levels down
+
+# Cache sub-directories and what each holds (all re-created on demand, some slowly).
+CACHE_ENTRIES = {
+    "goproxy": "module proxy answers (version lists, go.mod files)",
+    "intree-plugins": "in-tree plugin names per Kubernetes version",
+    "src": "wrapper module sources",
+    "tidy": "go mod tidy results",
+    "vendor": "vendored module trees (GBs; slow to rebuild offline)",
+    "patched": "patched module copies",
+    "plugins": "plugin module snapshots",
+    "plugin-modules": "plugin module downloads",
+    "rootfs": "the extender image's Debian root file systems",
+    "tools": "downloaded tools (cosign)",
+    "node": "node images and binaries for local clusters",
+}
+
+
+@dataclass(frozen=True)
+class Item:
+    kind: str  # one of KINDS
+    name: str  # a path, a volume name or an image reference
+    size: int  # bytes
+    what: str  # why it is ours / what it holds
+    paths: tuple[str, ...] = ()  # dist: every path the item removes
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data.pop("paths")
+        return data
+
+
+def tree_size(path: Path) -> int:
+    """Bytes under `path` (files' sizes, links not followed)."""
+    if path.is_symlink() or not path.is_dir():
+        return path.lstat().st_size if os.path.lexists(path) else 0
+    total = 0
+    for root, dirs, files in os.walk(path):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def _published(link: Path) -> Path | None:
+    """The `.X.<key>` directory a publish_dir symlink `X` points at, when it holds one of our records."""
+    target = os.readlink(link)
+    if "/" in target or not target.startswith(f".{link.name}."):
+        return None
+    resolved = link.parent / target
+    if resolved.is_dir() and not resolved.is_symlink() and any((resolved / m).is_file() for m in MARKERS):
+        return resolved
+    return None
+
+
+def plan_dist(dist_dir: Path) -> list[Item]:
+    """Every published output of ours under dist_dir (symlinks not followed)."""
+    dist_dir = Path(dist_dir)
+    items: list[Item] = []
+    if not dist_dir.is_dir():
+        return items
+    pending = [(dist_dir, 0)]
+    while pending:
+        directory, depth = pending.pop()
+        for entry in sorted(directory.iterdir()):
+            if entry.is_symlink():
+                target = _published(entry)
+                if target is not None:
+                    items.append(_dist_item(entry, target))
+            elif entry.is_dir() and not entry.name.startswith(".") and depth < MAX_DEPTH:
+                pending.append((entry, depth + 1))
+    return sorted(items, key=lambda item: item.name)
+
+
+def _dist_item(link: Path, target: Path) -> Item:
+    siblings = [p for p in link.parent.glob(f".{link.name}.*") if p.is_dir() and not p.is_symlink()]
+    staging = [p for p in link.parent.glob(f".tmp-{link.name}-*") if p.is_dir() and not p.is_symlink()]
+    paths = [link, *sorted(siblings), *sorted(staging)]
+    marker = next(m for m in MARKERS if (target / m).is_file())
+    return Item("dist", str(link), sum(tree_size(p) for p in paths[1:]), f"published output ({marker})",
+                tuple(str(p) for p in paths))
+
+
+def plan_cache(cache_dir: Path) -> list[Item]:
+    """The cache sub-directories of ours that exist (never the cache directory itself)."""
+    cache_dir = Path(cache_dir)
+    return [Item("cache", str(cache_dir / name), tree_size(cache_dir / name), what)
+            for name, what in CACHE_ENTRIES.items()
+            if (cache_dir / name).is_dir() and not (cache_dir / name).is_symlink()]
+
+
+def plan_volume(engine: Engine, name: str) -> list[Item]:
+    size = engine.volume_size(name) if name else None
+    return [] if size is None else [Item("volume", name, size, "Go build cache volume")]
+
+
+def plan_images(engine: Engine) -> list[Item]:
+    """Bootstrapped builder images: scheduler-build/golang:* with the bootstrap's Go-version label."""
+    items = []
+    for image in engine.images(BOOTSTRAP_REPO):
+        if not image.labels.get(GO_VERSION_LABEL):
+            continue  # same name, not built by `inv builder.bootstrap`
+        for tag in image.tags:
+            if tag.startswith(BOOTSTRAP_REPO + ":"):
+                items.append(Item("images", tag, image.size, f"bootstrapped builder (go {image.labels[GO_VERSION_LABEL]})"))
+    return sorted(items, key=lambda item: item.name)
+
+
+def remove(item: Item, engine: Engine | None = None, dist_dir: Path | None = None) -> None:
+    """Remove one planned item; dist parents left empty by it go too (up to dist_dir)."""
+    try:
+        _remove(item, engine, dist_dir)
+    except OSError as exc:
+        raise UserError(f"cannot remove {item.name}: {exc.strerror or exc}",
+                        "fix its permissions (was it written by another user, e.g. root in a container?) "
+                        "and run clean again; what was removed before stays removed") from None
+
+
+def _remove(item: Item, engine: Engine | None, dist_dir: Path | None) -> None:
+    if item.kind == "dist":
+        for path in map(Path, item.paths):
+            if path.is_symlink():
+                path.unlink()
+            elif path.is_dir():
+                shutil.rmtree(path)
+        if dist_dir is not None:
+            _prune_empty(Path(item.name).parent, Path(dist_dir))
+    elif item.kind == "cache":
+        shutil.rmtree(item.name)
+    elif item.kind == "volume":
+        assert engine is not None
+        engine.remove_volume(item.name)
+    elif item.kind == "images":
+        assert engine is not None
+        engine.remove_image(item.name)
+
+
+def _prune_empty(directory: Path, stop: Path) -> None:
+    directory, stop = directory.absolute(), stop.absolute()
+    while directory != stop and stop in directory.parents:
+        try:
+            directory.rmdir()  # only an empty directory
+        except OSError:
+            return
+        directory = directory.parent
+
+
+_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def human(size: int) -> str:
+    value = float(size)
+    for unit in _UNITS:
+        if value < 1024 or unit == _UNITS[-1]:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
+def table(items: list[Item], verb: str) -> str:
+    """One line per item (`would remove` / `removed`), then the total."""
+    lines = [f"{verb} {human(item.size):>10}  {item.kind:<7} {item.name}  ({item.what})" for item in items]
+    lines.append(f"{len(items)} item{'s' if len(items) != 1 else ''}, {human(sum(i.size for i in items))}"
+                 if items else "nothing to remove")
+    return "\n".join(lines)
+

@@ -1,0 +1,50 @@
+"""clean: remove what scheduler-build created (dist outputs, caches, the Go build-cache volume,
+bootstrapped builder images), never anything else; `--dry-run` lists each item and its size."""
+
+from pathlib import Path
+
+from invoke import task
+
+from scheduler_build import clean as clean_stage
+from scheduler_build import engine as docker_api
+from scheduler_build import settings
+from scheduler_build.progress import log
+from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
+
+
+@task(auto_shortflags=False, help={
+    "dist": f"published outputs under the dist directory, those carrying our build records ({describe('paths.dist_dir')}); "
+            "the default when nothing is chosen",
+    "cache": "the stages' caches under paths.cache_dir (module snapshots, vendor trees, rootfs, tools...)",
+    "volume": f"the Go build-cache volume ({describe('build.gocache_volume')})",
+    "images": "builder images scheduler-build/golang:* that builder.bootstrap built",
+    "all": "all of the above",
+    "dry-run": "list what would be removed, with sizes; remove nothing",
+    "json": "print the items as JSON",
+})
+@user_errors
+def clean(c, dist=False, cache=False, volume=False, images=False, all=False, dry_run=False, json=False):
+    """Remove what scheduler-build created (default: --dist); --dry-run shows each item and its size."""
+    chosen = {"dist": dist or all, "cache": cache or all, "volume": volume or all, "images": images or all}
+    if not any(chosen.values()):
+        chosen["dist"] = True
+    dist_dir = Path(option(c, "paths.dist_dir"))
+    engine = docker_api.connect(timeout=60) if chosen["volume"] or chosen["images"] else None
+    items: list[clean_stage.Item] = []
+    if chosen["dist"]:
+        items += clean_stage.plan_dist(dist_dir)
+    if chosen["cache"]:
+        items += clean_stage.plan_cache(settings.cache_dir(c.config))
+    if chosen["volume"]:
+        items += clean_stage.plan_volume(engine, option(c, "build.gocache_volume"))
+    if chosen["images"]:
+        items += clean_stage.plan_images(engine)
+    if not dry_run:
+        for item in items:
+            log(f"    remove {item.kind} {item.name}")
+            clean_stage.remove(item, engine, dist_dir)
+    if json:
+        emit_json({"dry_run": bool(dry_run), "items": [item.to_dict() for item in items],
+                   "bytes": sum(item.size for item in items)})
+    else:
+        emit(clean_stage.table(items, "would remove" if dry_run else "removed"))
