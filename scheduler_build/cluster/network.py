@@ -1,6 +1,7 @@
 """The node's network: its own addresses, never the machine's external interface.
 
-`cluster.up --node` creates a dummy interface holding NODE_IP: the API server,
+`cluster.up --node` creates an interface of its own holding NODE_IP (a bridge with
+no ports: this machine kind's kernel has no `dummy` link type): the API server,
 the kubelet and NodePorts serve there (and on 127.0.0.1), so nothing the cluster
 starts listens on the machine's own addresses. Pods live on a CNI bridge in
 POD_CIDR; Services in SERVICE_CIDR. Before anything starts, every range is
@@ -22,7 +23,7 @@ import subprocess
 from scheduler_build.cluster.pki import SERVICE_CIDR
 from scheduler_build.errors import UserError
 
-DUMMY = "sbnode0"  # holds NODE_IP
+DUMMY = "sbnode0"  # holds NODE_IP: a port-less bridge, local traffic only
 BRIDGE = "sbbr0"  # the CNI bridge (created by the bridge plugin on the first pod)
 NODE_IP = "10.250.0.1"
 NODE_CIDR = "10.250.0.0/24"
@@ -77,10 +78,10 @@ def link_exists(name: str) -> bool:
 
 
 def create_dummy() -> None:
-    """The node's own interface: NODE_IP/32 on a dummy link (no route leaves the machine)."""
+    """The node's own interface: NODE_IP/32 on a port-less bridge (no route leaves the machine)."""
     if link_exists(DUMMY):
         raise UserError(f"interface {DUMMY} already exists", "run `inv cluster.down` for the running node first")
-    _run(["ip", "link", "add", DUMMY, "type", "dummy"])
+    _run(["ip", "link", "add", DUMMY, "type", "bridge"])
     _run(["ip", "addr", "add", f"{NODE_IP}/32", "dev", DUMMY])
     _run(["ip", "link", "set", DUMMY, "up"])
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import ssl
 import subprocess
 import time
 from dataclasses import asdict, dataclass, field
@@ -29,7 +30,9 @@ from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 
 NODE_FILE = "node/node.json"
-COMPONENTS = ("kubelet", "kube-proxy", "kube-controller-manager")
+# kube-scheduler: the cluster's default scheduler (plain build), for every pod that names
+# no custom scheduler, the custom scheduler's own pod included.
+COMPONENTS = ("kubelet", "kube-proxy", "kube-controller-manager", "kube-scheduler")
 
 
 @dataclass
@@ -85,6 +88,13 @@ def _controllers_ready(api) -> bool:
     return True
 
 
+def _insecure():
+    """The default scheduler's self-signed healthz: reachability is all that is checked."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+    return ctx
+
+
 def _start(state: NodeState, state_dir: Path, name: str, argv: list[str]) -> ProcessRecord:
     rec = spawn(name, argv, state_dir / "logs" / f"{name}.log")
     state.processes[name] = rec
@@ -121,7 +131,10 @@ def _start_components(state: NodeState, cp: controlplane.ClusterState, cache_dir
     argv = cfg.controller_manager_argv(state.binaries["kube-controller-manager"], sd, kcm_kc, free_port())
     rec = _start(state, sd, "kube-controller-manager", argv)
     _wait(lambda: _controllers_ready(api), rec, timeout, "the default ServiceAccount and kube-root-ca.crt")
-    log("    kube-proxy and kube-controller-manager ready")
+    port = free_port()
+    rec = _start(state, sd, "kube-scheduler", cfg.default_scheduler_argv(state.binaries["kube-scheduler"], cp.scheduler_kubeconfig, port))
+    wait_http(f"https://127.0.0.1:{port}/healthz", rec, timeout, ctx=_insecure(), what="kube-scheduler")
+    log("    kube-proxy, kube-controller-manager and the default kube-scheduler ready")
 
 
 def up(apiserver: Path, binaries: dict[str, Path], state_dir: Path, cache_dir: Path, etcd: str,
@@ -187,8 +200,9 @@ def _kill_shims(ctd_dir: Path) -> None:
 
 def _teardown(state: NodeState, state_dir: Path) -> list[str]:
     stopped = []
-    if "kube-controller-manager" in state.processes and stop(state.processes["kube-controller-manager"]):
-        stopped.append("kube-controller-manager")
+    for name in ("kube-controller-manager", "kube-scheduler"):
+        if name in state.processes and stop(state.processes[name]):
+            stopped.append(name)
     _drain(state, state_dir)
     for name in ("kubelet", "kube-proxy"):
         if name in state.processes and stop(state.processes[name]):

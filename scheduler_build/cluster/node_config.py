@@ -96,3 +96,9 @@ def controller_manager_argv(binary: str, state_dir: Path, kubeconfig: Path, port
         "--bind-address=127.0.0.1", f"--secure-port={port}", f"--service-cluster-ip-range={SERVICE_CIDR}",
         f"--cert-dir={state_dir / 'node' / 'kcm-certs'}", "--v=1",
     ]
+
+
+def default_scheduler_argv(binary: str, kubeconfig: str, port: int) -> list[str]:
+    return [binary, f"--kubeconfig={kubeconfig}", f"--authentication-kubeconfig={kubeconfig}",
+            f"--authorization-kubeconfig={kubeconfig}", "--leader-elect=false", "--bind-address=127.0.0.1",
+            f"--secure-port={port}", "--v=1"]

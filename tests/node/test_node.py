@@ -35,8 +35,24 @@ def inv(*args: str, check: bool = True, timeout: float = 3600) -> subprocess.Com
 
 
 def iptables_rules(tool: str) -> list[str]:
+    """Rules and chains per table, counters dropped. A table holding nothing but empty built-in
+    chains with policy ACCEPT is left out: the kernel creates it on first use (e.g. the
+    mangle table) and it cannot be removed, but it changes nothing."""
     text = subprocess.run([f"{tool}-save"], capture_output=True, text=True).stdout
-    return sorted(re.sub(r"\[\d+:\d+\]", "", line) for line in text.splitlines() if line and not line.startswith("#"))
+    tables: dict[str, list[str]] = {}
+    table = ""
+    for line in text.splitlines():
+        if line.startswith("*"):
+            table = line[1:]
+            tables[table] = []
+        elif line and not line.startswith(("#", "COMMIT")):
+            tables[table].append(re.sub(r" ?\[\d+:\d+\]", "", line))
+    kept = []
+    for name, lines in tables.items():
+        if all(re.fullmatch(r":[A-Z]+ ACCEPT", line) for line in lines):
+            continue
+        kept += [f"{name} {line}" for line in lines]
+    return sorted(kept)
 
 
 def links() -> dict[str, str]:
@@ -108,7 +124,7 @@ def test_status_lists_the_node_and_its_components(node):
     state_dir, kubeconfig = node
     status = json.loads(inv("cluster.status", "--state-dir", str(state_dir)).stdout)
     assert status["ready"] and status["running"]
-    assert set(status["node"]["processes"]) == {"containerd", "kubelet", "kube-proxy", "kube-controller-manager"}
+    assert set(status["node"]["processes"]) == {"containerd", "kubelet", "kube-proxy", "kube-controller-manager", "kube-scheduler"}
     assert all(status["node"]["processes"].values())
     assert kubeconfig.endswith("admin.kubeconfig") and network.NODE_IP in Path(kubeconfig).read_text()
 
