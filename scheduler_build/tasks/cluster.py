@@ -113,8 +113,9 @@ def spec_images(c, spec_path: str) -> list[tuple[str, str]]:
     return pairs
 
 
-@task(positional=["refs"], iterable=["refs"], help={
-    "refs": "images of the local Docker engine, OCI layout directories or archives (repeatable)",
+@task(positional=["refs"], help={
+    "refs": "images of the local Docker engine, OCI layout directories or archives, comma-separated "
+            "(invoke takes one positional argument: `inv cluster.load A,B`)",
     "spec": "load the spec's scheduler image and, when referenceExtender is enabled, the extender image",
     "state-dir": f"the cluster's state directory ({STATE_DIR_DEFAULT})",
 })
@@ -124,7 +125,7 @@ def load(c, refs=None, spec=None, state_dir=None):
     directory = resolve_state_dir(c, state_dir)
     if not node_mod.running(directory):
         raise UserError(f"no running node in {directory}", "start one with `inv cluster.up --node`")
-    pairs = [(ref, "") for ref in refs or []]
+    pairs = [(ref.strip(), "") for ref in (refs or "").split(",") if ref.strip()]
     if spec:
         pairs += spec_images(c, spec)
     if not pairs:
