@@ -9,6 +9,8 @@ extender, whose built tag differs from the spec's `referenceExtender.image`).
 
 from __future__ import annotations
 
+import io
+import json
 import subprocess
 import tarfile
 import tempfile
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from scheduler_build.cluster import containerd
 from scheduler_build.errors import UserError
+from scheduler_build.image import oci
 from scheduler_build.progress import log
 
 
@@ -50,14 +53,32 @@ def _import_docker(ctd_dir: Path, ref: str) -> None:
         raise UserError(f"importing {ref} into the node failed: {out.stderr.strip()}", "is the node running? `inv cluster.status`")
 
 
-def _import_path(ctd_dir: Path, path: Path) -> None:
+def _layout_archive(path: Path, name: str, out) -> None:
+    """An OCI archive of the layout whose index.json names only images (no SBOM referrers),
+    each under its containerd name: `name` when given, else its ref.name annotation."""
+    entries = json.loads((path / "index.json").read_text()).get("manifests") or []
+    images_only = [dict(e) for e in entries if not e.get("artifactType")]
+    if name:
+        images_only = images_only[:1]
+    for entry in images_only:
+        annotations = dict(entry.get("annotations") or {})
+        annotations["io.containerd.image.name"] = name or annotations.get(oci.REF_NAME, "")
+        entry["annotations"] = annotations
+    index = json.dumps({"schemaVersion": 2, "manifests": images_only}).encode()
+    with tarfile.open(fileobj=out, mode="w") as archive:
+        archive.add(path / "oci-layout", arcname="oci-layout")
+        archive.add(path / "blobs", arcname="blobs")
+        info = tarfile.TarInfo("index.json")
+        info.size = len(index)
+        archive.addfile(info, io.BytesIO(index))
+
+
+def _import_path(ctd_dir: Path, path: Path, name: str) -> None:
     if path.is_dir():
         if not (path / "index.json").is_file():
             raise UserError(f"{path} is not an OCI layout (no index.json)", "pass a directory `inv image.build` wrote, or an image reference")
         with tempfile.TemporaryFile() as tmp:
-            with tarfile.open(fileobj=tmp, mode="w") as archive:
-                for child in sorted(path.iterdir()):
-                    archive.add(child, arcname=child.name)
+            _layout_archive(path, name, tmp)
             tmp.seek(0)
             _ctr_import(ctd_dir, tmp)
         return
@@ -73,7 +94,7 @@ def load(ctd_dir: Path, ref: str, name: str = "") -> str:
     """Import one image; with `name`, also tag it so. Returns the name the node knows it by."""
     before = images(ctd_dir)
     if Path(ref).exists() and ("/" in ref or ref.endswith((".tar", ".oci"))):
-        _import_path(ctd_dir, Path(ref))
+        _import_path(ctd_dir, Path(ref), normalize(name) if name else "")
         imported = sorted(images(ctd_dir) - before)
         source = imported[0] if imported else ""
     else:

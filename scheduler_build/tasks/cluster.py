@@ -13,6 +13,7 @@ from scheduler_build.cluster import node as node_mod
 from scheduler_build.config import render as schedconfig
 from scheduler_build.config import target
 from scheduler_build.errors import UserError
+from scheduler_build.image import assemble
 from scheduler_build.progress import phase
 from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
 
@@ -104,8 +105,12 @@ def status(c, state_dir=None):
 def spec_images(c, spec_path: str) -> list[tuple[str, str]]:
     """(local image, name on the node) for the spec's scheduler and, when enabled, its reference extender."""
     loaded = spec_mod.load(spec_path)
-    scheduler = schedconfig.image_ref(loaded, target.kubernetes_release(loaded, None, settings.cache_dir(c.config)))
-    pairs = [(scheduler, scheduler)]
+    release = target.kubernetes_release(loaded, None, settings.cache_dir(c.config))
+    scheduler = schedconfig.image_ref(loaded, release)
+    layout = assemble.layout_dir(Path(option(c, "paths.dist_dir")), loaded.name, release)
+    if not (layout / "index.json").is_file():
+        raise UserError(f"no image built for {spec_path} under {layout}", f"run `inv image.build --spec {spec_path}` first")
+    pairs = [(str(layout), scheduler)]
     ext = loaded.reference_extender
     if ext.enabled:
         built = option(c, "image.extender_tag") or f"scheduler-build/extender:{__version__}"
@@ -120,7 +125,7 @@ def spec_images(c, spec_path: str) -> list[tuple[str, str]]:
     "state-dir": f"the cluster's state directory ({STATE_DIR_DEFAULT})",
 })
 @user_errors
-def load(c, refs=None, spec=None, state_dir=None):
+def load(c, refs="", spec=None, state_dir=None):
     """Import built images into the node's containerd (like `kind load`); nothing is pulled."""
     directory = resolve_state_dir(c, state_dir)
     if not node_mod.running(directory):
