@@ -23,7 +23,7 @@ from typing import Callable
 
 from scheduler_build import kubeclient
 from scheduler_build.atomic import write_atomic
-from scheduler_build.cluster import containerd, controlplane, hosttraces, network
+from scheduler_build.cluster import containerd, controlplane, dns, hosttraces, network
 from scheduler_build.cluster import node_config as cfg
 from scheduler_build.cluster.processes import ProcessRecord, alive, free_port, spawn, stop, wait_http
 from scheduler_build.errors import UserError
@@ -135,6 +135,13 @@ def _start_components(state: NodeState, cp: controlplane.ClusterState, cache_dir
     rec = _start(state, sd, "kube-scheduler", cfg.default_scheduler_argv(state.binaries["kube-scheduler"], cp.scheduler_kubeconfig, port))
     wait_http(f"https://127.0.0.1:{port}/healthz", rec, timeout, ctx=_insecure(), what="kube-scheduler")
     log("    kube-proxy, kube-controller-manager and the default kube-scheduler ready")
+    health, ready = free_port(), free_port()
+    # CoreDNS lists Services, EndpointSlices, Namespaces and Pods cluster-wide; it reads
+    # the admin kubeconfig (a host process run by root, like the control plane itself).
+    corefile = dns.write_corefile(node_dir, Path(cp.admin_kubeconfig), health, ready)
+    rec = _start(state, sd, "coredns", [state.binaries["coredns"], "-conf", str(corefile)])
+    wait_http(f"http://127.0.0.1:{ready}/ready", rec, timeout, what="CoreDNS")
+    log(f"    CoreDNS serving cluster.local at {network.NODE_IP}:53")
 
 
 def up(apiserver: Path, binaries: dict[str, Path], state_dir: Path, cache_dir: Path, etcd: str,
@@ -200,7 +207,7 @@ def _kill_shims(ctd_dir: Path) -> None:
 
 def _teardown(state: NodeState, state_dir: Path) -> list[str]:
     stopped = []
-    for name in ("kube-controller-manager", "kube-scheduler"):
+    for name in ("kube-controller-manager", "kube-scheduler", "coredns"):
         if name in state.processes and stop(state.processes[name]):
             stopped.append(name)
     _drain(state, state_dir)

@@ -54,6 +54,7 @@ def kubelet_config(state_dir: Path, containerd_sock: Path, healthz_port: int) ->
         "authorization": {"mode": "Webhook"},
         "tlsCertFile": str(pki / "kubelet-serving.crt"), "tlsPrivateKeyFile": str(pki / "kubelet-serving.key"),
         "clusterDomain": "cluster.local",
+        "clusterDNS": [network.NODE_IP],  # CoreDNS (cluster/dns.py) on the node address
         "resolvConf": "/etc/resolv.conf",
         # Images are loaded, never pulled: never garbage-collect them.
         "imageGCHighThresholdPercent": 100, "imageGCLowThresholdPercent": 99, "imageMinimumGCAge": "87600h",

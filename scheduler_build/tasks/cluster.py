@@ -8,6 +8,7 @@ from scheduler_build import __version__, settings
 from scheduler_build import spec as spec_mod
 from scheduler_build.build import pipeline as build_stage
 from scheduler_build.cluster import controlplane as cluster_mod
+from scheduler_build.cluster import dns as dns_mod
 from scheduler_build.cluster import load as load_mod
 from scheduler_build.cluster import node as node_mod
 from scheduler_build.config import render as schedconfig
@@ -67,6 +68,7 @@ def up(c, k8s_version=None, apiserver=None, etcd=None, state_dir=None, timeout=N
     etcd, wait = option(c, "cluster.etcd", etcd), float(option(c, "cluster.timeout", timeout))
     if node:
         binaries = {name: component_binary(c, name, k8s_version) for name in node_mod.COMPONENTS}
+        binaries["coredns"] = dns_mod.binary(settings.cache_dir(c.config))
         with phase("cluster up --node", str(directory)):
             state = node_mod.up(binary, binaries, directory, settings.cache_dir(c.config), etcd, wait)
     else:

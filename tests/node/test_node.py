@@ -124,7 +124,7 @@ def test_status_lists_the_node_and_its_components(node):
     state_dir, kubeconfig = node
     status = json.loads(inv("cluster.status", "--state-dir", str(state_dir)).stdout)
     assert status["ready"] and status["running"]
-    assert set(status["node"]["processes"]) == {"containerd", "kubelet", "kube-proxy", "kube-controller-manager", "kube-scheduler"}
+    assert set(status["node"]["processes"]) == {"containerd", "kubelet", "kube-proxy", "kube-controller-manager", "kube-scheduler", "coredns"}
     assert all(status["node"]["processes"].values())
     assert kubeconfig.endswith("admin.kubeconfig") and network.NODE_IP in Path(kubeconfig).read_text()
 
@@ -182,3 +182,26 @@ def test_a_second_node_cluster_is_refused(node, tmp_path):
     assert "already runs on this machine" in out.stderr
     assert not (tmp_path / "second").exists()
     assert yaml.safe_load(Path(node[1]).read_text())["clusters"]
+
+
+SPEC = "examples/underlay/scheduler.yaml"
+
+
+def test_the_rendered_scheduler_and_extender_run_and_schedule_through_cluster_dns(node):
+    """The done-when path: image.build + image.extender (cached when built), cluster.load --spec,
+    inv deploy --spec; then a pod naming the custom scheduler is bound through the extender,
+    which the scheduler pod reaches by its Service DNS name (CoreDNS), and runs."""
+    state_dir, kubeconfig = node
+    inv("image.build", "--spec", SPEC)
+    inv("image.extender")
+    loaded = inv("cluster.load", "--spec", SPEC, "--state-dir", str(state_dir)).stdout.split()
+    assert loaded[1] == "registry.example.com/acme/underlay-extender:0.1.0"
+    inv("deploy", "--spec", SPEC, "--kubeconfig", kubeconfig, "--timeout", "300")
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "custom", "namespace": "default"},
+           "spec": {"schedulerName": "underlay-scheduler", "containers": [{
+               "name": "c", "image": containerd.PAUSE_IMAGE, "imagePullPolicy": "Never"}]}}
+    _, core = kubectl_apply(kubeconfig, [pod])
+    wait(lambda: core.read_namespaced_pod("custom", "default").status.phase == "Running", what="pod custom Running")
+    events = core.list_namespaced_event("default", field_selector="involvedObject.name=custom").items
+    assert any(e.reason == "Scheduled" and "underlay-scheduler" in (e.reporting_component or e.source.component or "")
+               for e in events), [(e.reason, e.reporting_component, e.source.component) for e in events]
