@@ -120,19 +120,20 @@ def spec_images(c, spec_path: str) -> list[tuple[str, str]]:
     return pairs
 
 
-@task(positional=["refs"], help={
-    "refs": "images of the local Docker engine, OCI layout directories or archives, comma-separated "
-            "(invoke takes one positional argument: `inv cluster.load A,B`)",
+@task(iterable=["ref"], help={
+    "ref": "an image of the local Docker engine, an OCI layout directory or an archive (repeatable; "
+           "invoke has no optional positional arguments, so also: `inv cluster.load -- REF...`)",
     "spec": "load the spec's scheduler image and, when referenceExtender is enabled, the extender image",
     "state-dir": f"the cluster's state directory ({STATE_DIR_DEFAULT})",
 })
 @user_errors
-def load(c, refs="", spec=None, state_dir=None):
+def load(c, ref=None, spec=None, state_dir=None):
     """Import built images into the node's containerd (like `kind load`); nothing is pulled."""
     directory = resolve_state_dir(c, state_dir)
     if not node_mod.running(directory):
         raise UserError(f"no running node in {directory}", "start one with `inv cluster.up --node`")
-    pairs = [(ref.strip(), "") for ref in (refs or "").split(",") if ref.strip()]
+    remainder = str(getattr(c, "remainder", "") or "").split()  # `inv cluster.load -- REF...`
+    pairs = [(one, "") for one in [*(ref or []), *remainder] if one]
     if spec:
         pairs += spec_images(c, spec)
     if not pairs:

@@ -148,7 +148,7 @@ def test_a_loaded_image_runs_as_a_deployment_behind_a_service(node, tmp_path):
     state_dir, kubeconfig = node
     archive = containerd.oci_archive(containerd.pause_binary(Path.home() / ".cache" / "scheduler-build"),
                                      "localhost/node-test/loaded:1", tmp_path / "loaded.tar")
-    loaded = inv("cluster.load", str(archive), "--state-dir", str(state_dir)).stdout.split()
+    loaded = inv("cluster.load", "--state-dir", str(state_dir), "--", str(archive)).stdout.split()
     assert loaded == ["localhost/node-test/loaded:1"]
     labels = {"app": "loaded"}
     deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "loaded", "namespace": "default"},
@@ -171,7 +171,7 @@ def test_a_loaded_image_runs_as_a_deployment_behind_a_service(node, tmp_path):
 
 def test_loading_a_missing_image_is_one_clear_error(node):
     state_dir, _ = node
-    out = inv("cluster.load", "no-such-image/anywhere:0", "--state-dir", str(state_dir), check=False)
+    out = inv("cluster.load", "--ref", "no-such-image/anywhere:0", "--state-dir", str(state_dir), check=False)
     assert out.returncode != 0 and "Traceback" not in out.stderr
     assert "no-such-image/anywhere:0" in out.stderr.strip().splitlines()[-1]
 
