@@ -15,7 +15,10 @@ say() { echo "setup: $*" >&2; }
 #   etcd-server      the control plane's store for e2e tests
 #   qemu-user-static runs arm64 binaries to check their version
 #   debootstrap      the Python runtime base of the extender image
-APT_PACKAGES=(docker.io busybox-static ca-certificates docker-registry etcd-server qemu-user-static debootstrap)
+#   containerd, runc, containernetworking-plugins, iptables, conntrack, iproute2
+#                    the real node of `inv cluster.up --node` (its own containerd, CNI bridge, kube-proxy)
+APT_PACKAGES=(docker.io busybox-static ca-certificates docker-registry etcd-server qemu-user-static debootstrap
+              containerd runc containernetworking-plugins iptables conntrack iproute2)
 
 export PATH="/usr/local/go/bin:$PATH"
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from scheduler_build.build import builder_image as builder
 from scheduler_build import settings
 from scheduler_build import engine
 from scheduler_build import gotool
+from scheduler_build.cluster import network
 from scheduler_build.errors import UserError
 
 MIN_FREE_GIB = 10  # a kube-scheduler build: ~0.7 GB modules, ~0.4 GB vendor, ~2 GB Go cache
@@ -98,4 +101,50 @@ def run_all(config: Any, registry: str = "") -> list[Check]:
     checks = [check_docker(), go, check_disk(config), check_builder(config, go.ok), check_git()]
     if registry:
         checks.append(check_registry(registry))
+    return checks
+
+
+# --- `inv doctor --node`: what `cluster.up --node` needs (self-contained; issue 12)
+
+NODE_BINARIES = (
+    ("containerd", "/usr/bin/containerd", "apt-get install -y containerd (bash ci/setup.sh)"),
+    ("ctr (containerd client; replaces crictl, which bookworm lacks)", "/usr/bin/ctr", "apt-get install -y containerd"),
+    ("runc", "/usr/sbin/runc", "apt-get install -y runc"),
+    ("CNI plugins", "/usr/lib/cni/bridge", "apt-get install -y containernetworking-plugins (bash ci/setup.sh)"),
+    ("iptables", "/usr/sbin/iptables", "apt-get install -y iptables"),
+    ("ip6tables", "/usr/sbin/ip6tables", "apt-get install -y iptables"),
+    ("conntrack", "/usr/sbin/conntrack", "apt-get install -y conntrack"),
+)
+
+
+def _cap_eff() -> int:
+    for line in open("/proc/self/status"):
+        if line.startswith("CapEff:"):
+            return int(line.split()[1], 16)
+    return 0
+
+
+def node_checks() -> list[Check]:
+    """Each node prerequisite; the ones this machine kind lacks are handled, and said so."""
+    caps = _cap_eff()
+    checks = [Check("root", os.geteuid() == 0, f"euid {os.geteuid()}", "run cluster.up --node as root")]
+    checks.append(Check("CAP_NET_ADMIN + CAP_SYS_ADMIN", bool(caps >> 12 & 1 and caps >> 21 & 1), f"CapEff {caps:#x}",
+                        "run with these capabilities (interfaces, iptables, mounts)"))
+    checks.append(Check("CAP_SYS_RESOURCE", True, "present" if caps >> 24 & 1 else
+                        "missing: handled, containerd runs with restrict_oom_score_adj = true", required=False))
+    for name, path, fix in NODE_BINARIES:
+        checks.append(Check(name, os.access(path, os.X_OK), path, fix))
+    cgroup_v1 = Path("/sys/fs/cgroup/memory").is_dir()
+    checks.append(Check("cgroups", cgroup_v1 or Path("/sys/fs/cgroup/cgroup.controllers").is_file(),
+                        "v1: handled with failCgroupV1: false" if cgroup_v1 else "v2", "mount cgroups"))
+    init = Path("/proc/1/comm").read_text().strip()
+    checks.append(Check("init system", True, f"{init}: " + ("systemd" if init == "systemd" else
+                        "no systemd, handled with cgroupDriver: cgroupfs"), required=False))
+    overlay = "overlay" in Path("/proc/filesystems").read_text()
+    checks.append(Check("overlayfs", overlay, "in /proc/filesystems" if overlay else "missing", "modprobe overlay"))
+    try:
+        network.check_ranges()
+        checks.append(Check("address ranges", True, f"pods {network.POD_CIDR}, node {network.NODE_CIDR}: no overlap"))
+    except UserError as exc:
+        checks.append(Check("address ranges", False, exc.message, exc.hint or ""))
     return checks

@@ -55,6 +55,7 @@ class ClusterState:
     scheduler_kubeconfig: str
     ca_file: str
     version: str = ""
+    node_ip: str = ""  # set by `cluster.up --node`: the API server binds there, not on 127.0.0.1
     processes: dict[str, ProcessRecord] = field(default_factory=dict)
 
     def to_json(self) -> str:
@@ -106,13 +107,42 @@ def _etcd_argv(etcd: str, data_dir: Path, client_port: int, peer_port: int) -> l
     ]
 
 
-def _apiserver_argv(binary: str, state_dir: Path, etcd_url: str, port: int) -> list[str]:
+def _node_flags(pki: Path, node_ip: str) -> list[str]:
+    """With a real node: pods reach the API server on the node address (a dummy interface,
+    never the machine's external one), ServiceAccount admission mounts their tokens, the
+    `kubernetes` EndpointSlice is reconciled, and the API server dials the kubelet by its
+    InternalIP with its own client certificate (logs, exec, port-forward)."""
+    return [
+        f"--bind-address={node_ip}",
+        f"--advertise-address={node_ip}",
+        "--authorization-mode=Node,RBAC",
+        "--enable-admission-plugins=NodeRestriction",
+        "--endpoint-reconciler-type=lease",
+        f"--kubelet-client-certificate={pki / 'apiserver-kubelet-client.crt'}",
+        f"--kubelet-client-key={pki / 'apiserver-kubelet-client.key'}",
+        f"--kubelet-certificate-authority={pki / 'ca.crt'}",
+        "--kubelet-preferred-address-types=InternalIP",
+    ]
+
+
+_CONTROLPLANE_ONLY_FLAGS = [
+    "--bind-address=127.0.0.1",
+    "--advertise-address=127.0.0.1",
+    "--authorization-mode=RBAC",
+    f"--disable-admission-plugins={','.join(DISABLED_ADMISSION)}",
+    # The `kubernetes` Endpoints would carry 127.0.0.1, which validation rejects
+    # (loopback); nothing here needs in-cluster discovery of the API server.
+    "--endpoint-reconciler-type=none",
+]
+
+
+def _apiserver_argv(binary: str, state_dir: Path, etcd_url: str, port: int, node_ip: str = "") -> list[str]:
     pki = state_dir / "pki"
+    mode_flags = _node_flags(pki, node_ip) if node_ip else _CONTROLPLANE_ONLY_FLAGS
     return [
         binary,
         f"--etcd-servers={etcd_url}",
-        "--bind-address=127.0.0.1",
-        "--advertise-address=127.0.0.1",
+        *mode_flags,
         f"--secure-port={port}",
         f"--cert-dir={state_dir / 'apiserver'}",
         f"--tls-cert-file={pki / 'apiserver.crt'}",
@@ -121,7 +151,6 @@ def _apiserver_argv(binary: str, state_dir: Path, etcd_url: str, port: int) -> l
         f"--service-account-issuer={SA_ISSUER}",
         f"--service-account-key-file={pki / 'sa.pub'}",
         f"--service-account-signing-key-file={pki / 'sa.key'}",
-        "--authorization-mode=RBAC",
         # Aggregation-layer request headers, so kube-system/extension-apiserver-authentication
         # is complete and delegated authentication (the scheduler's own endpoints) sees no gap.
         f"--requestheader-client-ca-file={pki / 'ca.crt'}",
@@ -130,10 +159,6 @@ def _apiserver_argv(binary: str, state_dir: Path, etcd_url: str, port: int) -> l
         "--requestheader-group-headers=X-Remote-Group",
         "--requestheader-extra-headers-prefix=X-Remote-Extra-",
         f"--service-cluster-ip-range={SERVICE_CIDR}",
-        f"--disable-admission-plugins={','.join(DISABLED_ADMISSION)}",
-        # The `kubernetes` Endpoints would carry 127.0.0.1, which validation rejects
-        # (loopback); nothing here needs in-cluster discovery of the API server.
-        "--endpoint-reconciler-type=none",
         "--profiling=false",
     ]
 
@@ -147,8 +172,12 @@ def _binary_version(binary: str) -> str:
     return text.split()[-1] if text else ""
 
 
-def up(apiserver: Path, state_dir: Path, etcd: str = "/usr/bin/etcd", timeout: float = 180.0) -> ClusterState:
-    """Start etcd and kube-apiserver on free 127.0.0.1 ports and wait for /readyz."""
+def up(apiserver: Path, state_dir: Path, etcd: str = "/usr/bin/etcd", timeout: float = 180.0,
+       node: tuple[str, str] | None = None) -> ClusterState:
+    """Start etcd and kube-apiserver on free 127.0.0.1 ports and wait for /readyz.
+
+    With `node` (name, IP on an interface cluster.network created), the API server
+    serves on that IP for host clients and pods alike (see _node_flags)."""
     state_dir = Path(state_dir).resolve()
     existing = load_state(state_dir)
     if existing is not None:
@@ -166,11 +195,12 @@ def up(apiserver: Path, state_dir: Path, etcd: str = "/usr/bin/etcd", timeout: f
                         "build it with `inv build --component kube-apiserver`, or omit --apiserver")
 
     state_dir.mkdir(parents=True, exist_ok=True)
-    pki = cluster_pki.generate_pki(state_dir / "pki")
+    node_ip = node[1] if node else ""
+    pki = cluster_pki.generate_pki(state_dir / "pki", (node_ip,) if node_ip else (), node)
     etcd_client, etcd_peer, api_port = free_port(), free_port(), free_port()
     while len({etcd_client, etcd_peer, api_port}) < 3:
         etcd_peer, api_port = free_port(), free_port()
-    server = f"https://127.0.0.1:{api_port}"
+    server = f"https://{node_ip or '127.0.0.1'}:{api_port}"
     etcd_url = f"http://127.0.0.1:{etcd_client}"
     ca_pem = pki["ca.crt"].read_bytes()
     admin_kc = cluster_pki.write_kubeconfig(state_dir / "admin.kubeconfig", cluster_pki.kubeconfig(
@@ -181,7 +211,7 @@ def up(apiserver: Path, state_dir: Path, etcd: str = "/usr/bin/etcd", timeout: f
         state_dir=str(state_dir), server=server, etcd_url=etcd_url, apiserver_port=api_port,
         etcd_client_port=etcd_client, etcd_peer_port=etcd_peer, apiserver_binary=str(apiserver),
         etcd_binary=etcd_path, admin_kubeconfig=str(admin_kc), scheduler_kubeconfig=str(sched_kc),
-        ca_file=str(pki["ca.crt"]), version=_binary_version(str(apiserver)),
+        ca_file=str(pki["ca.crt"]), version=_binary_version(str(apiserver)), node_ip=node_ip,
     )
     save_state(state)  # before any process starts, so `down` can always clean up
     logs = state_dir / "logs"
@@ -200,7 +230,8 @@ def up(apiserver: Path, state_dir: Path, etcd: str = "/usr/bin/etcd", timeout: f
 
 def start_apiserver(state: ClusterState, timeout: float = 180.0) -> ProcessRecord:
     """(Re)start kube-apiserver with the state's port and certificates; wait for /readyz."""
-    argv = _apiserver_argv(state.apiserver_binary, Path(state.state_dir), state.etcd_url, state.apiserver_port)
+    argv = _apiserver_argv(state.apiserver_binary, Path(state.state_dir), state.etcd_url, state.apiserver_port,
+                           state.node_ip)
     rec = spawn("kube-apiserver", argv, Path(state.state_dir) / "logs" / "kube-apiserver.log")
     state.processes["kube-apiserver"] = rec
     save_state(state)

@@ -20,6 +20,10 @@ from scheduler_build.atomic import write_atomic
 SERVICE_CIDR = "10.0.0.0/24"
 CLUSTER_NAME = "scheduler-build"
 ROLES = ("ca", "apiserver", "admin", "scheduler")
+# With a node (cluster.up --node): the API server's client certificate towards the
+# kubelet, the identities the bootstrap RBAC (or the Node authorizer) knows, and the
+# kubelet's serving certificate.
+NODE_ROLES = ("apiserver-kubelet-client", "controller-manager", "kube-proxy", "kubelet", "kubelet-serving")
 
 
 def apiserver_sans(extra_sans: tuple[str, ...] = ()) -> list:
@@ -39,10 +43,25 @@ def apiserver_sans(extra_sans: tuple[str, ...] = ()) -> list:
     return [x509.DNSName(d) for d in dns] + [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
 
 
-def generate_pki(directory: Path, extra_sans: tuple[str, ...] = ()) -> dict[str, Path]:
+def _node_certs(ca, node_name: str, node_ip: str) -> dict:
+    from cryptography import x509  # optional: only when a cluster starts
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    client, server = ExtendedKeyUsageOID.CLIENT_AUTH, ExtendedKeyUsageOID.SERVER_AUTH
+    serving_sans = [x509.DNSName(node_name), x509.IPAddress(ipaddress.ip_address(node_ip))]
+    return {
+        "apiserver-kubelet-client": pki.issue(ca, pki.name("kube-apiserver-kubelet-client", "system:masters"), client),
+        "controller-manager": pki.issue(ca, pki.name("system:kube-controller-manager"), client),
+        "kube-proxy": pki.issue(ca, pki.name("system:kube-proxy"), client),
+        "kubelet": pki.issue(ca, pki.name(f"system:node:{node_name}", "system:nodes"), client),
+        "kubelet-serving": pki.issue(ca, pki.name(node_name), server, serving_sans),
+    }
+
+
+def generate_pki(directory: Path, extra_sans: tuple[str, ...] = (), node: tuple[str, str] | None = None) -> dict[str, Path]:
     """CA, apiserver serving cert, admin and scheduler client certs, service-account key pair.
 
-    Returns the written paths by file name (ca.crt, ca.key, ..., sa.key, sa.pub). Keys are written 0600.
+    With `node` (name, IP), also the NODE_ROLES certificates. Returns the written paths by file name (ca.crt, ca.key, ..., sa.key, sa.pub). Keys are written 0600.
     """
     from cryptography.x509.oid import ExtendedKeyUsageOID  # optional: only when a cluster starts
 
@@ -55,9 +74,11 @@ def generate_pki(directory: Path, extra_sans: tuple[str, ...] = ()) -> dict[str,
         "admin": pki.issue(ca, pki.name("scheduler-build-admin", "system:masters"), ExtendedKeyUsageOID.CLIENT_AUTH),
         "scheduler": pki.issue(ca, pki.name("system:kube-scheduler"), ExtendedKeyUsageOID.CLIENT_AUTH),
     }
+    if node is not None:
+        issued.update(_node_certs(ca, *node))
     sa_key = pki.rsa_key()
     contents: dict[str, tuple[bytes, int]] = {}
-    for role in ROLES:
+    for role in issued:
         contents[f"{role}.crt"] = (issued[role].cert_pem, 0o644)
         contents[f"{role}.key"] = (issued[role].key_pem, 0o600)
     contents["sa.key"] = (pki.pem_key(sa_key), 0o600)

@@ -4,9 +4,17 @@ from pathlib import Path
 
 from invoke import Collection, task
 
-from scheduler_build import settings
+from scheduler_build import __version__, settings
+from scheduler_build import spec as spec_mod
 from scheduler_build.build import pipeline as build_stage
 from scheduler_build.cluster import controlplane as cluster_mod
+from scheduler_build.cluster import dns as dns_mod
+from scheduler_build.cluster import load as load_mod
+from scheduler_build.cluster import node as node_mod
+from scheduler_build.config import render as schedconfig
+from scheduler_build.config import target
+from scheduler_build.errors import UserError
+from scheduler_build.image import assemble
 from scheduler_build.progress import phase
 from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
 
@@ -25,9 +33,14 @@ def apiserver_binary(c, apiserver=None, k8s_version=None) -> Path:
     explicit = option(c, "cluster.apiserver", apiserver)
     if explicit:
         return Path(explicit).expanduser()
+    return component_binary(c, "kube-apiserver", k8s_version)
+
+
+def component_binary(c, component: str, k8s_version=None) -> Path:
+    """Our own hermetic build of one Kubernetes component (cached like every build)."""
     request = build_stage.BuildRequest(
         k8s_version=option(c, "k8s.version", k8s_version),
-        component="kube-apiserver",
+        component=component,
         builder_image=option(c, "builder.image"),
         pull=option(c, "builder.pull"),
         goroot=option(c, "builder.goroot"),
@@ -45,18 +58,22 @@ def apiserver_binary(c, apiserver=None, k8s_version=None) -> Path:
     "state-dir": f"certificates, kubeconfigs, data, logs and pids ({STATE_DIR_DEFAULT})",
     "timeout": f"seconds to wait for each process to become ready ({describe('cluster.timeout')})",
     "json": "print the cluster's state as JSON instead of the admin kubeconfig path",
+    "node": "also run one real node: containerd, kubelet, kube-proxy, kube-controller-manager (root; see inv doctor --node)",
 })
 @user_errors
-def up(c, k8s_version=None, apiserver=None, etcd=None, state_dir=None, timeout=None, json=False):
-    """Start etcd and kube-apiserver on 127.0.0.1 with generated certificates and RBAC."""
+def up(c, k8s_version=None, apiserver=None, etcd=None, state_dir=None, timeout=None, json=False, node=False):
+    """Start etcd and kube-apiserver (127.0.0.1, or the node address with --node) with certificates and RBAC."""
     directory = resolve_state_dir(c, state_dir)
     binary = apiserver_binary(c, apiserver, k8s_version)
-    with phase("cluster up", str(directory)):
-        state = cluster_mod.up(
-            binary, directory,
-            etcd=option(c, "cluster.etcd", etcd),
-            timeout=float(option(c, "cluster.timeout", timeout)),
-        )
+    etcd, wait = option(c, "cluster.etcd", etcd), float(option(c, "cluster.timeout", timeout))
+    if node:
+        binaries = {name: component_binary(c, name, k8s_version) for name in node_mod.COMPONENTS}
+        binaries["coredns"] = dns_mod.binary(settings.cache_dir(c.config))
+        with phase("cluster up --node", str(directory)):
+            state = node_mod.up(binary, binaries, directory, settings.cache_dir(c.config), etcd, wait)
+    else:
+        with phase("cluster up", str(directory)):
+            state = cluster_mod.up(binary, directory, etcd=etcd, timeout=wait)
     emit(state.to_json() if json else state.admin_kubeconfig)
 
 
@@ -68,7 +85,7 @@ def down(c, state_dir=None):
     """Stop the cluster's processes and remove its state directory (nothing is left behind)."""
     directory = resolve_state_dir(c, state_dir)
     with phase("cluster down", str(directory)):
-        stopped = cluster_mod.down(directory)
+        stopped = node_mod.down(directory)
     emit_json({"state_dir": str(directory), "stopped": stopped})
 
 
@@ -78,7 +95,53 @@ def down(c, state_dir=None):
 @user_errors
 def status(c, state_dir=None):
     """Print whether the cluster's processes run and the API server is ready, as JSON."""
-    emit_json(cluster_mod.status(resolve_state_dir(c, state_dir)))
+    directory = resolve_state_dir(c, state_dir)
+    report = cluster_mod.status(directory)
+    node_report = node_mod.status(directory)
+    if node_report:
+        report["node"] = node_report
+        report["running"] = report.get("running", False) and node_report["running"]
+    emit_json(report)
 
 
-ns = Collection("cluster", up, down, status)
+def spec_images(c, spec_path: str) -> list[tuple[str, str]]:
+    """(local image, name on the node) for the spec's scheduler and, when enabled, its reference extender."""
+    loaded = spec_mod.load(spec_path)
+    release = target.kubernetes_release(loaded, None, settings.cache_dir(c.config))
+    scheduler = schedconfig.image_ref(loaded, release)
+    layout = assemble.layout_dir(Path(option(c, "paths.dist_dir")), loaded.name, release)
+    if not (layout / "index.json").is_file():
+        raise UserError(f"no image built for {spec_path} under {layout}", f"run `inv image.build --spec {spec_path}` first")
+    pairs = [(str(layout), scheduler)]
+    ext = loaded.reference_extender
+    if ext.enabled:
+        built = option(c, "image.extender_tag") or f"scheduler-build/extender:{__version__}"
+        pairs.append((built, ext.image or built))
+    return pairs
+
+
+@task(iterable=["ref"], help={
+    "ref": "an image of the local Docker engine, an OCI layout directory or an archive (repeatable; "
+           "invoke has no optional positional arguments, so also: `inv cluster.load -- REF...`)",
+    "spec": "load the spec's scheduler image and, when referenceExtender is enabled, the extender image",
+    "state-dir": f"the cluster's state directory ({STATE_DIR_DEFAULT})",
+})
+@user_errors
+def load(c, ref=None, spec=None, state_dir=None):
+    """Import built images into the node's containerd (like `kind load`); nothing is pulled."""
+    directory = resolve_state_dir(c, state_dir)
+    if not node_mod.running(directory):
+        raise UserError(f"no running node in {directory}", "start one with `inv cluster.up --node`")
+    remainder = str(getattr(c, "remainder", "") or "").split()  # `inv cluster.load -- REF...`
+    pairs = [(one, "") for one in [*(ref or []), *remainder] if one]
+    if spec:
+        pairs += spec_images(c, spec)
+    if not pairs:
+        raise UserError("nothing to load", "pass image references, or --spec S")
+    ctd_dir = directory / "node" / "containerd"
+    with phase("cluster load", f"{len(pairs)} image(s)"):
+        loaded = [load_mod.load(ctd_dir, ref, name) for ref, name in pairs]
+    emit("\n".join(loaded))
+
+
+ns = Collection("cluster", up, down, status, load)

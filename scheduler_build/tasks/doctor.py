@@ -10,11 +10,15 @@ from scheduler_build.tasks._common import describe, emit, emit_json, option, use
 @task(help={
     "registry": f"also check that this registry (HOST[:PORT]) answers ({describe('registry.url', 'none')})",
     "json": "print the checks as JSON",
+    "node": "check what `cluster.up --node` needs instead (containerd, CNI, iptables, cgroups, capabilities)",
 })
 @user_errors
-def doctor(c, registry=None, json=False):
+def doctor(c, registry=None, json=False, node=False):
     """Check every prerequisite of a build and say how to fix what is missing."""
-    checks = doctor_checks.run_all(c.config, option(c, "registry.url", registry))
+    if node:
+        checks = doctor_checks.node_checks()
+    else:
+        checks = doctor_checks.run_all(c.config, option(c, "registry.url", registry))
     if json:
         emit_json([check.__dict__ for check in checks])
     else:

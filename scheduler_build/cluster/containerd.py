@@ -1,0 +1,149 @@
+"""The node's container runtime: Debian's containerd on its own socket, the CNI bridge, the pause image.
+
+Everything lives under <state>/node/containerd (root, state, socket, runc root,
+CNI config and IPAM data); the Docker engine's containerd is never touched. The
+pause image is compiled here from templates/node/pause.go.j2 with the host Go
+and imported as a one-layer OCI archive: nothing is ever pulled. `ctr` (Debian's
+containerd client) talks to the socket; there is no crictl on this machine kind.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+
+from scheduler_build import gotool, templating
+from scheduler_build.atomic import write_atomic
+from scheduler_build.cluster import network
+from scheduler_build.cluster.processes import ProcessRecord, spawn
+from scheduler_build.errors import UserError
+from scheduler_build.image import oci
+from scheduler_build.progress import log
+
+CONTAINERD = "/usr/bin/containerd"
+RUNC = "/usr/sbin/runc"
+CNI_BIN = "/usr/lib/cni"
+PAUSE_IMAGE = "localhost/scheduler-build/pause:local"
+NAMESPACE = "k8s.io"  # the CRI plugin's containerd namespace
+
+
+def socket(directory: Path) -> Path:
+    return directory / "containerd.sock"
+
+
+def cni_conflist() -> dict:
+    """A bridge with host-local IPAM, portmap, and the firewall plugin (Docker's FORWARD policy is DROP)."""
+    return {
+        "cniVersion": "0.4.0",
+        "name": "scheduler-build",
+        "plugins": [
+            {"type": "bridge", "bridge": network.BRIDGE, "isGateway": True, "ipMasq": True, "hairpinMode": True,
+             "ipam": {"type": "host-local", "dataDir": "IPAM_DIR",
+                      "ranges": [[{"subnet": network.POD_CIDR, "gateway": network.POD_GATEWAY}]],
+                      "routes": [{"dst": "0.0.0.0/0"}]}},
+            {"type": "portmap", "capabilities": {"portMappings": True}},
+            {"type": "firewall", "backend": "iptables"},
+        ],
+    }
+
+
+def write_config(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    conflist = cni_conflist()
+    conflist["plugins"][0]["ipam"]["dataDir"] = str(directory / "cni" / "ipam")
+    write_atomic(directory / "cni" / "net.d" / "10-scheduler-build.conflist", json.dumps(conflist, indent=2) + "\n")
+    config = templating.render("node/containerd.toml.j2", dir=str(directory), pause_image=PAUSE_IMAGE,
+                               runc=RUNC, cni_bin=CNI_BIN)
+    path = directory / "containerd.toml"
+    write_atomic(path, config)
+    return path
+
+
+def start(directory: Path, logs: Path) -> ProcessRecord:
+    for binary in (CONTAINERD, RUNC, f"{CNI_BIN}/bridge", "/usr/bin/ctr"):
+        if not os.access(binary, os.X_OK):
+            raise UserError(f"{binary} is missing", "bash ci/setup.sh (installs containerd, runc, containernetworking-plugins)")
+    config = write_config(directory)
+    return spawn("containerd", [CONTAINERD, "--config", str(config)], logs / "containerd.log")
+
+
+def ctr(directory: Path, *args: str, stdin=None, check: bool = True) -> str:
+    argv = ["ctr", "--address", str(socket(directory)), "-n", NAMESPACE, *args]
+    out = subprocess.run(argv, stdin=stdin, capture_output=True, text=True, timeout=600)
+    if check and out.returncode != 0:
+        raise UserError(f"`ctr {' '.join(args)}` failed: {out.stderr.strip().splitlines()[-1:] or ['no output']}",
+                        "is the node's containerd running? `inv cluster.status`")
+    return out.stdout
+
+
+def pause_binary(cache_dir: Path) -> Path:
+    """The pause binary, compiled once (static, stripped) with the host Go and cached."""
+    source = templating.render("node/pause.go.j2")
+    key = oci.digest_of(source.encode()).split(":")[1][:16]
+    target = cache_dir / "node" / f"pause-{key}"
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="pause-") as tmp:
+        Path(tmp, "main.go").write_text(source)
+        Path(tmp, "go.mod").write_text(templating.render("node/go.mod.j2"))
+        out = Path(tmp) / "pause"
+        os.environ.setdefault("CGO_ENABLED", "0")
+        gotool.check(["build", "-trimpath", "-ldflags", "-s -w", "-o", str(out), "."], cwd=tmp, what="building the pause binary")
+        shutil.move(str(out), target)
+    return target
+
+
+def _tar_member(name: str, data: bytes, mode: int = 0o644) -> tuple[tarfile.TarInfo, io.BytesIO]:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode, info.mtime = len(data), mode, 0
+    return info, io.BytesIO(data)
+
+
+def oci_archive(binary: Path, name: str, out: Path, arch: str = "amd64") -> Path:
+    """A one-layer OCI archive holding /pause, named `name` for `ctr images import`."""
+    layer_buf = io.BytesIO()
+    with tarfile.open(fileobj=layer_buf, mode="w", format=tarfile.PAX_FORMAT) as layer:
+        layer.addfile(*_tar_member("pause", binary.read_bytes(), 0o755))
+    layer_b = layer_buf.getvalue()
+    config = {"architecture": arch, "os": "linux", "created": "1970-01-01T00:00:00Z",
+              "config": {"Entrypoint": ["/pause"], "User": "65535:65535"},
+              "rootfs": {"type": "layers", "diff_ids": [oci.digest_of(layer_b)]}}
+    config_b = oci.canonical(config)
+    manifest = {"schemaVersion": 2, "mediaType": oci.MANIFEST, "config": oci.descriptor(oci.CONFIG, config_b),
+                "layers": [oci.descriptor("application/vnd.oci.image.layer.v1.tar", layer_b)]}
+    manifest_b = oci.canonical(manifest)
+    index = {"schemaVersion": 2, "manifests": [oci.descriptor(
+        oci.MANIFEST, manifest_b, annotations={"io.containerd.image.name": name, oci.REF_NAME: name.rsplit(":", 1)[1]})]}
+    with tarfile.open(out, "w") as archive:
+        archive.addfile(*_tar_member("oci-layout", oci.LAYOUT_FILE.encode()))
+        for blob in (layer_b, config_b, manifest_b):
+            archive.addfile(*_tar_member("blobs/sha256/" + oci.digest_of(blob).split(":")[1], blob))
+        archive.addfile(*_tar_member("index.json", json.dumps(index).encode()))
+    return out
+
+
+def import_pause(directory: Path, cache_dir: Path) -> None:
+    archive = oci_archive(pause_binary(cache_dir), PAUSE_IMAGE, directory / "pause.oci.tar")
+    with open(archive, "rb") as stdin:
+        ctr(directory, "images", "import", "-", stdin=stdin)
+    log(f"    pause image {PAUSE_IMAGE} imported (built locally)")
+
+
+def kill_tasks(directory: Path) -> int:
+    """Kill and delete every task and container left in the node's containerd (teardown)."""
+    names = [line.split()[0] for line in ctr(directory, "tasks", "ls", check=False).splitlines()[1:] if line.split()]
+    for name in names:
+        ctr(directory, "tasks", "kill", "-s", "SIGKILL", name, check=False)
+    for name in names:
+        ctr(directory, "tasks", "delete", "-f", name, check=False)
+    for line in ctr(directory, "containers", "ls", "-q", check=False).splitlines():
+        if line.strip():
+            ctr(directory, "containers", "delete", line.strip(), check=False)
+    return len(names)

@@ -1,0 +1,207 @@
+"""A real node (`inv cluster.up --node`): kubelet + containerd + kube-proxy + kube-controller-manager.
+
+Everything is real: the components are our own builds, the pods run in Debian's
+containerd on this machine, the Service goes through kube-proxy's iptables. The
+module fixture brings the node up through the CLI once and always tears it down
+(finally), then checks the machine is as it was: iptables v4/v6, links, processes.
+Heavy: run alone (`pytest -m node tests/node`), root only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scheduler_build.cluster import containerd, network
+
+# Also e2e: the unit selection (`not integration and not e2e`) must never start a node.
+pytestmark = [pytest.mark.node, pytest.mark.e2e]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def inv(*args: str, check: bool = True, timeout: float = 3600) -> subprocess.CompletedProcess:
+    out = subprocess.run([sys.executable, "-m", "invoke", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    if check and out.returncode != 0:
+        raise AssertionError(f"inv {' '.join(args)} failed ({out.returncode}):\n{out.stderr[-3000:]}")
+    return out
+
+
+def iptables_rules(tool: str) -> list[str]:
+    """Rules and chains per table, counters dropped. A table holding nothing but empty built-in
+    chains with policy ACCEPT is left out: the kernel creates it on first use (e.g. the
+    mangle table) and it cannot be removed, but it changes nothing."""
+    text = subprocess.run([f"{tool}-save"], capture_output=True, text=True).stdout
+    tables: dict[str, list[str]] = {}
+    table = ""
+    for line in text.splitlines():
+        if line.startswith("*"):
+            table = line[1:]
+            tables[table] = []
+        elif line and not line.startswith(("#", "COMMIT")):
+            tables[table].append(re.sub(r" ?\[\d+:\d+\]", "", line))
+    kept = []
+    for name, lines in tables.items():
+        if all(re.fullmatch(r":[A-Z]+ ACCEPT", line) for line in lines):
+            continue
+        kept += [f"{name} {line}" for line in lines]
+    return sorted(kept)
+
+
+def links() -> dict[str, str]:
+    """Link name -> its master (Docker's containers come and go: their veths are ignored)."""
+    data = json.loads(subprocess.run(["ip", "-j", "link"], capture_output=True, text=True).stdout)
+    return {entry["ifname"]: entry.get("master", "") for entry in data}
+
+
+def processes_mentioning(text: str) -> list[str]:
+    found = []
+    for pid in Path("/proc").iterdir():
+        if pid.name.isdigit():
+            try:
+                argv = (pid / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if text in argv:
+                found.append(f"{pid.name}: {argv[:120]}")
+    return found
+
+
+def machine() -> dict:
+    return {"iptables": iptables_rules("iptables"), "ip6tables": iptables_rules("ip6tables"),
+            "links": {k for k, m in links().items() if m != "docker0"},
+            "cgroups": sorted(str(p) for p in Path("/sys/fs/cgroup").glob("*/scheduler-build"))}
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory):
+    if os.geteuid() != 0:
+        pytest.skip("a node needs root")
+    state_dir = tmp_path_factory.mktemp("node") / "cluster"
+    before = machine()
+    try:
+        out = inv("cluster.up", "--node", "--state-dir", str(state_dir))
+        kubeconfig = out.stdout.strip().splitlines()[-1]
+        yield state_dir, kubeconfig
+    finally:
+        down = inv("cluster.down", "--state-dir", str(state_dir), check=False)
+        after = machine()
+        leftovers = processes_mentioning(str(state_dir))
+        assert down.returncode == 0, down.stderr[-2000:]
+        assert leftovers == []
+        assert not state_dir.exists()
+        assert after == before
+
+
+def kubectl_apply(kubeconfig: str, docs: list[dict]):
+    from kubernetes import client, utils
+
+    from scheduler_build import kubeclient
+
+    api = kubeclient.from_kubeconfig(kubeconfig)
+    for doc in docs:
+        utils.create_from_dict(api, doc)
+    return client.AppsV1Api(api), client.CoreV1Api(api)
+
+
+def wait(pred, timeout=180, what=""):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_status_lists_the_node_and_its_components(node):
+    state_dir, kubeconfig = node
+    status = json.loads(inv("cluster.status", "--state-dir", str(state_dir)).stdout)
+    assert status["ready"] and status["running"]
+    assert set(status["node"]["processes"]) == {"containerd", "kubelet", "kube-proxy", "kube-controller-manager", "kube-scheduler", "coredns"}
+    assert all(status["node"]["processes"].values())
+    assert kubeconfig.endswith("admin.kubeconfig") and network.NODE_IP in Path(kubeconfig).read_text()
+
+
+def test_nothing_listens_on_the_machines_interfaces(node):
+    state_dir, _ = node
+    ours = {line.split(":")[0] for line in processes_mentioning(str(state_dir))}
+    listening = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True).stdout.splitlines()
+    bad = []
+    for line in listening:
+        pids = set(re.findall(r"pid=(\d+)", line))
+        if pids & ours:
+            local = line.split()[3]
+            host = local.rsplit(":", 1)[0].strip("[]")
+            if host not in ("127.0.0.1", "::1", network.NODE_IP):
+                bad.append(line)
+    assert ours and bad == []
+
+
+def test_a_loaded_image_runs_as_a_deployment_behind_a_service(node, tmp_path):
+    state_dir, kubeconfig = node
+    archive = containerd.oci_archive(containerd.pause_binary(Path.home() / ".cache" / "scheduler-build"),
+                                     "localhost/node-test/loaded:1", tmp_path / "loaded.tar")
+    loaded = inv("cluster.load", "--state-dir", str(state_dir), "--", str(archive)).stdout.split()
+    assert loaded == ["localhost/node-test/loaded:1"]
+    labels = {"app": "loaded"}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "loaded", "namespace": "default"},
+                  "spec": {"replicas": 2, "selector": {"matchLabels": labels}, "template": {
+                      "metadata": {"labels": labels}, "spec": {"containers": [{
+                          "name": "c", "image": "localhost/node-test/loaded:1", "imagePullPolicy": "Never",
+                          "securityContext": {"runAsNonRoot": True, "readOnlyRootFilesystem": True,
+                                              "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}}]}}}}
+    apps, core = kubectl_apply(kubeconfig, [deployment])
+
+    def available():
+        status = apps.read_namespaced_deployment("loaded", "default").status
+        return (status.available_replicas or 0) == 2
+
+    wait(available, what="Deployment loaded Available")
+    pods = core.list_namespaced_pod("default", label_selector="app=loaded").items
+    assert all(p.status.pod_ip.startswith("10.244.0.") for p in pods)
+    assert all(p.spec.node_name == "scheduler-build-node" for p in pods)
+
+
+def test_loading_a_missing_image_is_one_clear_error(node):
+    state_dir, _ = node
+    out = inv("cluster.load", "--ref", "no-such-image/anywhere:0", "--state-dir", str(state_dir), check=False)
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    assert "no-such-image/anywhere:0" in out.stderr.strip().splitlines()[-1]
+
+
+def test_a_second_node_cluster_is_refused(node, tmp_path):
+    out = inv("cluster.up", "--node", "--state-dir", str(tmp_path / "second"), check=False, timeout=1800)
+    assert out.returncode != 0
+    assert "already runs on this machine" in out.stderr
+    assert not (tmp_path / "second").exists()
+    assert yaml.safe_load(Path(node[1]).read_text())["clusters"]
+
+
+SPEC = "examples/underlay/scheduler.yaml"
+
+
+def test_the_rendered_scheduler_and_extender_run_and_schedule_through_cluster_dns(node):
+    """The done-when path: image.build + image.extender (cached when built), cluster.load --spec,
+    inv deploy --spec; then a pod naming the custom scheduler is bound through the extender,
+    which the scheduler pod reaches by its Service DNS name (CoreDNS), and runs."""
+    state_dir, kubeconfig = node
+    inv("image.build", "--spec", SPEC)
+    inv("image.extender")
+    loaded = inv("cluster.load", "--spec", SPEC, "--state-dir", str(state_dir)).stdout.split()
+    assert loaded[1] == "registry.example.com/acme/underlay-extender:0.1.0"
+    inv("deploy", "--spec", SPEC, "--kubeconfig", kubeconfig, "--timeout", "300")
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "custom", "namespace": "default"},
+           "spec": {"schedulerName": "underlay-scheduler", "containers": [{
+               "name": "c", "image": containerd.PAUSE_IMAGE, "imagePullPolicy": "Never"}]}}
+    _, core = kubectl_apply(kubeconfig, [pod])
+    wait(lambda: core.read_namespaced_pod("custom", "default").status.phase == "Running", what="pod custom Running")
+    events = core.list_namespaced_event("default", field_selector="involvedObject.name=custom").items
+    assert any(e.reason == "Scheduled" and "underlay-scheduler" in (e.reporting_component or e.source.component or "")
+               for e in events), [(e.reason, e.reporting_component, e.source.component) for e in events]
