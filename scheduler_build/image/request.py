@@ -68,6 +68,7 @@ class ImageRequest:
     licenses: str = "Apache-2.0"
     force: bool = False
     base_tag: str = ""  # the spec's image.tag; empty: <k8s-version>-<spec-version>
+    spec_sha256: str = ""  # of the spec file's bytes (the provenance's external parameters); empty without a spec
 
 
 # --- platforms, versions, tags, git --------------------------------------------------
@@ -238,4 +239,5 @@ def prepare(opts: Options, host_arch: str) -> ImageRequest:
         inputs=inputs, source_date_epoch=epoch, dist_dir=Path(opts.dist_dir), source=opts.source or origin,
         revision=full, dirty=dirty, licenses=opts.licenses, force=opts.force,
         base_tag=(spec.image.tag if spec is not None and spec.image.tag and not opts.spec_version else ""),
+        spec_sha256=sha256_file(Path(opts.spec_path)) if spec is not None else "",
     )

@@ -267,6 +267,22 @@ class Client:
             raise UserError(f"{self.target.name}:{reference} is not in the registry ({response.status_code})")
         return response.content, response.headers.get("Content-Type", "")
 
+    def referrers(self, digest: str) -> list[dict]:
+        """The artifacts whose subject is `digest`: the OCI 1.1 referrers API, else the referrers tag."""
+        response = self._retrying(f"referrers {digest[:19]}", lambda: self._request(
+            "GET", f"/v2/{self.target.repository}/referrers/{digest}", headers={"Accept": oci.INDEX}))
+        if response.status_code != 200 or not response.headers.get("Content-Type", "").startswith(oci.INDEX):
+            try:
+                body, _ = self.get_manifest(referrers_tag(digest), [oci.INDEX])
+            except UserError:
+                return []
+        else:
+            body = response.content
+        try:
+            return [m for m in json.loads(body).get("manifests") or [] if isinstance(m, dict)]
+        except ValueError:
+            return []
+
     def get_blob(self, digest: str) -> bytes:
         response = self._retrying(f"read {digest[:19]}", lambda: self._request("GET", f"/v2/{self.target.repository}/blobs/{digest}"))
         if response.status_code != 200:
@@ -307,10 +323,11 @@ class PushResult:
     sbom_references: list[str]
     tags: list[str]
     uploaded_bytes: int = 0
+    signed: list[str] = field(default_factory=list)  # repo@sha256:... signed by `image.push --sign`
 
     def as_dict(self) -> dict:
         return {"references": self.references, "index_digest": self.index_digest, "sbom_references": self.sbom_references,
-                "tags": self.tags, "uploaded_bytes": self.uploaded_bytes}
+                "tags": self.tags, "uploaded_bytes": self.uploaded_bytes, "signed": self.signed}
 
 
 def _push_blobs(client: Client, layout: oci.Layout, manifest: dict) -> int:

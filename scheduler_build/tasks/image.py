@@ -1,6 +1,7 @@
 """image: reproducible FROM-scratch images with SBOMs, pushed to a registry by digest."""
 
 import dataclasses
+import os
 from pathlib import Path
 
 from invoke import Collection, task
@@ -9,13 +10,17 @@ from scheduler_build import __version__
 from scheduler_build import settings
 from scheduler_build.build import from_spec as spec_build
 from scheduler_build.build import pipeline as build_stage
+from scheduler_build.errors import UserError
 from scheduler_build.image import assemble as image_stage
 from scheduler_build.image import extender as extender_image
 from scheduler_build.image import request as image_request
 from scheduler_build.platforms import host_arch  # not `platforms`: the tasks' --platforms flag has that name
 from scheduler_build.progress import phase
+from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import daemon as daemon_stage
 from scheduler_build.publish import registry as registry_stage
+from scheduler_build.publish import sign as sign_stage
+from scheduler_build.publish import verify as verify_stage
 from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
 
 
@@ -114,12 +119,17 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
         "ca-cert": "CA bundle for the registry's TLS (default: /etc/docker/certs.d/<host:port>/ca.crt, else the system's)",
         "no-build": "push what dist/ holds; do not run image.build first",
         "json": "print the result as JSON instead of one repo@sha256:... line per manifest",
+        "sign": "sign the index and every image and attest each image's SLSA provenance with cosign (offline, no tlog)",
+        "key": f"the private key for --sign: DIR/cosign.key or env://VAR ({describe('sign.key')}); "
+               "its password: $COSIGN_PASSWORD, else sign.password",
     },
 )
 @user_errors
 def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None,
-         repository=None, source_date_epoch=None, retries=None, insecure=False, ca_cert=None, no_build=False, json=False):
-    """Push the image index, every platform image and their SBOMs; print each by digest."""
+         repository=None, source_date_epoch=None, retries=None, insecure=False, ca_cert=None, no_build=False, json=False,
+         sign=False, key=None):
+    """Push the image index, every platform image and both SBOMs; with --sign, sign and attest; print each by digest."""
+    key_ref = sign_stage.key_ref(option(c, "sign.key", key)) if sign else ""  # a bad key fails before any upload
     opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, False)
     plan = _plan(opts)
     spec_obj = plan.spec
@@ -140,6 +150,10 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
     )
     with phase("image.push", target.name):
         pushed = registry_stage.push(layout, client)
+    if sign:
+        with phase("image.sign", target.name):
+            pushed_signed = sign_stage.sign_pushed(_cosign(c), key_ref, layout, target.name, client.insecure)
+        pushed.signed = pushed_signed
     if json:
         emit_json(pushed.as_dict())
     else:
@@ -163,4 +177,50 @@ def extender(c, tag=None, mirror=None, force=False):
     emit(f"{result.tag}")
 
 
-ns = Collection("image", build, push, extender)
+def _cosign(c) -> cosign_tool.Cosign:
+    """The pinned cosign (built on first use) with the key's password: $COSIGN_PASSWORD, else sign.password."""
+    password = os.environ.get(cosign_tool.PASSWORD_ENV)
+    if password is None:
+        password = option(c, "sign.password") or ""
+    return cosign_tool.Cosign(cosign_tool.binary(settings.cache_dir(c.config)), password=password)
+
+
+@task(auto_shortflags=False, help={"out": "directory to write cosign.key (encrypted) and cosign.pub into; "
+                                          "the password: $COSIGN_PASSWORD (empty allowed), else sign.password"})
+@user_errors
+def keygen(c, out):
+    """A cosign key pair for image.push --sign and image.verify; an existing pair is never overwritten."""
+    with phase("image.keygen", out):
+        private, public = sign_stage.keygen(_cosign(c), Path(out))
+    emit(f"{private}\n{public}")
+
+
+@task(
+    auto_shortflags=False,
+    help={
+        "ref": "what to verify: HOST[:PORT]/REPO@sha256:... or HOST[:PORT]/REPO:TAG (an index or one image)",
+        "key": f"the public key: DIR/cosign.pub or env://VAR ({describe('sign.public_key')})",
+        "insecure": f"allow plain HTTP to a non-loopback registry ({describe('push.insecure')})",
+        "ca-cert": "CA bundle for the registry's TLS (default: /etc/docker/certs.d/<host:port>/ca.crt, else the system's)",
+        "json": "print the report as JSON (every check, ok or not)",
+    },
+)
+@user_errors
+def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False):
+    """Check signatures, the SLSA provenance, both SBOM referrers and the labels of what a registry holds."""
+    public = sign_stage.key_ref(option(c, "sign.public_key", key), "--key")
+    target, _ = verify_stage.split_reference(ref)
+    client = registry_stage.Client(target=target, creds=registry_stage.credentials(target.host),
+                                   ca_cert=option(c, "push.ca_cert", ca_cert) or "", insecure=option(c, "push.insecure", insecure),
+                                   retries=max(0, option(c, "push.retries")), backoff=option(c, "push.backoff"))
+    with phase("image.verify", ref):
+        report = verify_stage.verify(_cosign(c), public, ref, client)
+    if json:
+        emit_json(report.as_dict())
+    else:
+        emit("\n".join(f"{'ok' if x['ok'] else 'FAIL'} {x['check']} {x['subject']}" for x in report.checks))
+    if not report.ok:
+        raise UserError(f"{ref} failed verification: " + "; ".join(report.failures()), "the checks are listed on stdout")
+
+
+ns = Collection("image", build, push, extender, keygen, verify)
