@@ -1,0 +1,180 @@
+"""keygen, push --sign and image.verify with the real cosign against Debian's docker-registry on 127.0.0.1.
+
+Nothing is mocked: cosign is the pinned one built from the Go module proxy (cached
+under the toolkit's tools/), the registry is a real distribution registry, the
+image is built from the suite's shared native kube-scheduler build. Each broken
+case gets its own repository, so the cases do not disturb each other.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scheduler_build import platforms, settings
+from scheduler_build.image import cyclonedx, oci
+from scheduler_build.publish import cosign as cosign_tool
+from scheduler_build.publish import registry
+
+from tests.support.registry_server import Registry
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parent.parent
+PASSWORD = "cosign-pw-7d1e0b55-never-print-me"
+LOCAL_REPOSITORY = "scheduler-build-test/signed"
+
+
+def inv(*args: str, cwd: Path, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("SCHEDULER_BUILD_REGISTRY_", "COSIGN_"))}
+    full_env.update({"COSIGN_PASSWORD": PASSWORD, **(env or {})})
+    proc = subprocess.run([sys.executable, "-m", "invoke", "-r", str(REPO), *args], capture_output=True, text=True,
+                          env=full_env, cwd=cwd, timeout=1800)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"inv {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def release(built_scheduler, tmp_path_factory):
+    """A key pair, a native image built from the shared build, a registry; every command's output kept."""
+    work = tmp_path_factory.mktemp("signed-release")
+    logs: list[str] = []
+    keys = work / "keys"
+    logs.append(inv("image.keygen", "--out", str(keys), cwd=work).stderr)
+    dist = built_scheduler.binary.parents[3]
+    env = {"SOURCE_DATE_EPOCH": str(built_scheduler.info["source_date_epoch"])}
+    built = inv("image.build", "--no-spec", "--dist", str(dist), "--platforms", f"linux/{platforms.host_arch()}",
+                "--repository", LOCAL_REPOSITORY, "--json", cwd=work, env=env)
+    logs += [built.stdout, built.stderr]
+    reg = Registry(work / "registry").start()
+    yield {"work": work, "keys": keys, "layout": Path(json.loads(built.stdout)["layout"]), "registry": reg, "logs": logs,
+           "dist": dist}
+    reg.stop()
+
+
+def push(release, repository: str, *extra: str) -> dict:
+    target = f"{release['registry'].host}/{repository}"
+    proc = inv("image.push", "--no-build", "--no-spec", "--dist", str(release["dist"]), "--platforms",
+               f"linux/{platforms.host_arch()}", "--repository", LOCAL_REPOSITORY, "--registry", target, "--json", *extra,
+               cwd=release["work"])
+    release["logs"] += [proc.stdout, proc.stderr]
+    return {**json.loads(proc.stdout), "target": target}
+
+
+def verify(release, ref: str, key: Path | None = None) -> tuple[subprocess.CompletedProcess, dict]:
+    proc = inv("image.verify", ref, "--key", str(key or release["keys"] / "cosign.pub"), "--json", cwd=release["work"], check=False)
+    release["logs"] += [proc.stdout, proc.stderr]
+    return proc, json.loads(proc.stdout) if proc.stdout.strip() else {}
+
+
+def failed_checks(report: dict) -> set[str]:
+    return {c["check"] for c in report["checks"] if not c["ok"]}
+
+
+def signed_push(release, repository: str) -> dict:
+    return push(release, repository, "--sign", "--key", str(release["keys"] / "cosign.key"))
+
+
+def test_sign_push_and_verify_passes_by_digest_and_by_tag(release):
+    pushed = signed_push(release, "acme/sched")
+    assert len(pushed["signed"]) == 2  # the index and the one platform image
+    proc, report = verify(release, f"{pushed['target']}@{pushed['index_digest']}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert report["ok"] and report["digest"] == pushed["index_digest"]
+    checks = {(c["check"], c["subject"]) for c in report["checks"]}
+    image = pushed["references"][1].split("@")[1]
+    for name in ("signature", "provenance", "sbom-spdx", "sbom-cyclonedx", "manifest-digest"):
+        assert (name, image) in checks, name
+    assert ("signature", pushed["index_digest"]) in checks
+    proc, report = verify(release, f"{pushed['target']}:{pushed['tags'][0]}")
+    assert proc.returncode == 0 and report["digest"] == pushed["index_digest"]
+
+
+def test_wrong_key_fails_naming_the_signature(release):
+    pushed = signed_push(release, "acme/wrong-key")
+    other = release["work"] / "other-keys"
+    inv("image.keygen", "--out", str(other), cwd=release["work"])
+    proc, report = verify(release, f"{pushed['target']}@{pushed['index_digest']}", other / "cosign.pub")
+    assert proc.returncode != 0
+    assert {"signature", "provenance"} <= failed_checks(report)
+    assert "failed verification" in proc.stderr and "signature of sha256:" in proc.stderr
+
+
+def test_tampered_manifest_fails(release):
+    """The registry's stored bytes of the signed image manifest are edited (as a compromised store would):
+    the bytes no longer hash to the digest, and a re-tagged altered index carries no signature."""
+    pushed = signed_push(release, "acme/tampered")
+    image = pushed["references"][1].split("@")[1]
+    data = release["registry"].storage / "docker/registry/v2/blobs/sha256" / image[7:9] / image[7:] / "data"
+    manifest = json.loads(data.read_bytes())
+    manifest["annotations"]["org.opencontainers.image.created"] = "2000-01-01T00:00:00Z"
+    data.write_bytes(oci.canonical(manifest))
+    proc, report = verify(release, f"{pushed['target']}@{pushed['index_digest']}")
+    assert proc.returncode != 0 and "manifest-digest" in failed_checks(report)
+    assert "hash to" in proc.stderr
+    # An index altered and pushed under the tag: no signature verifies for it.
+    client = registry.Client(target=registry.parse_target(pushed["target"]))
+    client.connect()
+    index = json.loads(client.get_manifest(pushed["index_digest"], [oci.INDEX])[0])
+    index["annotations"]["org.opencontainers.image.version"] = "evil"
+    client.put_manifest(pushed["tags"][0], oci.canonical(index), oci.INDEX)
+    proc, report = verify(release, f"{pushed['target']}:{pushed['tags'][0]}")
+    assert proc.returncode != 0 and "signature" in failed_checks(report)
+
+
+def test_missing_sbom_fails_naming_it(release):
+    pushed = signed_push(release, "acme/no-cyclonedx")
+    image = pushed["references"][1].split("@")[1]
+    client = registry.Client(target=registry.parse_target(pushed["target"]))
+    client.connect()
+    tag = registry.referrers_tag(image)
+    index = json.loads(client.get_manifest(tag, [oci.INDEX])[0])
+    index["manifests"] = [m for m in index["manifests"] if m.get("artifactType") != cyclonedx.MEDIA_TYPE]
+    client.put_manifest(tag, oci.canonical(index), oci.INDEX)
+    proc, report = verify(release, f"{pushed['target']}@{pushed['index_digest']}")
+    assert proc.returncode != 0 and failed_checks(report) == {"sbom-cyclonedx"}
+    assert "no application/vnd.cyclonedx+json referrer" in proc.stderr
+
+
+def test_provenance_with_another_subject_fails(release):
+    """Pushed unsigned, then signed by hand with cosign and attested with a statement naming another image."""
+    pushed = push(release, "acme/bad-subject")
+    image = pushed["references"][1].split("@")[1]
+    ref = f"{pushed['target']}@{image}"
+    info = json.loads((release["layout"] / "image-info.json").read_text())
+    statement = json.loads(oci.Layout(release["layout"]).blob(info["platforms"][0]["provenance_digest"]))
+    statement["subject"][0]["digest"]["sha256"] = "0" * 64
+    bad = release["work"] / "bad-statement.json"
+    bad.write_text(json.dumps(statement))
+    tool = cosign_tool.Cosign(cosign_tool.binary(settings.cache_dir()), password=PASSWORD)
+    key = str(release["keys"] / "cosign.key")
+    for digest in (pushed["index_digest"], image):
+        tool.run(["sign", "--key", key, *cosign_tool.OFFLINE_SIGN, f"{pushed['target']}@{digest}"], "sign")
+    tool.run(["attest", "--key", key, "--statement", str(bad), *cosign_tool.OFFLINE_SIGN, ref], "attest")
+    proc, report = verify(release, f"{pushed['target']}@{pushed['index_digest']}")
+    assert proc.returncode != 0 and failed_checks(report) == {"provenance"}
+    assert "provenance of " + image in proc.stderr
+
+
+def test_no_secret_in_logs_build_info_layers_or_registry(release):
+    """Runs last in the module: every command's output so far, the build records, every blob of the
+    layout and everything the registry stored hold neither the key's password nor its private key."""
+    key_pem = (release["keys"] / "cosign.key").read_text()
+    body = "".join(line for line in key_pem.splitlines() if line and not line.startswith("-----"))
+    needles = [PASSWORD.encode(), body[:64].encode(), base64.b64decode(body)[:48]]
+    haystacks = {"logs": "\n".join(release["logs"]).encode()}
+    for path in [*release["dist"].rglob("build-info.json"), *release["layout"].rglob("*"),
+                 *release["registry"].storage.rglob("*")]:
+        if path.is_file():
+            haystacks[str(path)] = path.read_bytes()
+    for where, data in haystacks.items():
+        for needle in needles:
+            assert needle not in data, f"a secret leaked into {where}"
+    assert len(haystacks) > 10 and b"sha256:" in haystacks["logs"]
