@@ -267,22 +267,6 @@ class Client:
             raise UserError(f"{self.target.name}:{reference} is not in the registry ({response.status_code})")
         return response.content, response.headers.get("Content-Type", "")
 
-    def referrers(self, digest: str) -> list[dict]:
-        """The artifacts whose subject is `digest`: the OCI 1.1 referrers API, else the referrers tag."""
-        response = self._retrying(f"referrers {digest[:19]}", lambda: self._request(
-            "GET", f"/v2/{self.target.repository}/referrers/{digest}", headers={"Accept": oci.INDEX}))
-        if response.status_code != 200 or not response.headers.get("Content-Type", "").startswith(oci.INDEX):
-            try:
-                body, _ = self.get_manifest(referrers_tag(digest), [oci.INDEX])
-            except UserError:
-                return []
-        else:
-            body = response.content
-        try:
-            return [m for m in json.loads(body).get("manifests") or [] if isinstance(m, dict)]
-        except ValueError:
-            return []
-
     def get_blob(self, digest: str) -> bytes:
         response = self._retrying(f"read {digest[:19]}", lambda: self._request("GET", f"/v2/{self.target.repository}/blobs/{digest}"))
         if response.status_code != 200:

@@ -121,8 +121,25 @@ def _check_provenance(cosign: Cosign, key: str, flags: list[str], report: Report
     report.add("provenance", digest, not problems, "; ".join(problems))
 
 
+def referrers(client: registry_stage.Client, digest: str) -> list[dict]:
+    """The artifacts whose subject is `digest`: the OCI 1.1 referrers API, else the referrers tag."""
+    # The client's request plumbing (auth header, retries) for the one GET it has no method for.
+    response = client._retrying(f"referrers {digest[:19]}", lambda: client._request(
+        "GET", f"/v2/{client.target.repository}/referrers/{digest}", headers={"Accept": oci.INDEX}))
+    body = response.content
+    if response.status_code != 200 or not response.headers.get("Content-Type", "").startswith(oci.INDEX):
+        try:
+            body, _ = client.get_manifest(registry_stage.referrers_tag(digest), [oci.INDEX])
+        except UserError:
+            return []
+    try:
+        return [m for m in json.loads(body).get("manifests") or [] if isinstance(m, dict)]
+    except ValueError:
+        return []
+
+
 def _check_sboms(client: registry_stage.Client, report: Report, digest: str, labels: dict[str, str]) -> None:
-    found = {r.get("artifactType"): r for r in client.referrers(digest)}
+    found = {r.get("artifactType"): r for r in referrers(client, digest)}
     binary_sha = labels.get(f"{LABEL_PREFIX}.binary.sha256", "")
     for media_type, name in ((sbom.MEDIA_TYPE, "sbom-spdx"), (cyclonedx.MEDIA_TYPE, "sbom-cyclonedx")):
         entry = found.get(media_type)
