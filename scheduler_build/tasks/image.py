@@ -16,6 +16,7 @@ from scheduler_build.image import extender as extender_image
 from scheduler_build.image import request as image_request
 from scheduler_build.platforms import host_arch  # not `platforms`: the tasks' --platforms flag has that name
 from scheduler_build.progress import phase
+from scheduler_build.publish import archive as archive_stage
 from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import daemon as daemon_stage
 from scheduler_build.publish import registry as registry_stage
@@ -93,15 +94,19 @@ COMMON_HELP = {
         **COMMON_HELP,
         "force": f"rebuild even when an identical image (same inputs) is already present ({describe('image.force')})",
         "json": "print the result as JSON instead of one tag per line",
+        "oci-archive": "also write the whole layout (index, images, SBOMs, provenance) as one tar FILE, for air-gapped transfer",
     },
 )
 @user_errors
 def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None, repository=None,
-          source_date_epoch=None, force=False, json=False):
-    """Assemble reproducible FROM-scratch images (one per platform), their SPDX SBOMs and an OCI index."""
+          source_date_epoch=None, force=False, json=False, oci_archive=None):
+    """Assemble reproducible FROM-scratch images (one per platform), their SBOMs, provenance and an OCI index."""
     opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force)
     with phase("image.build"):
         request, result = _package(opts)
+    if oci_archive:
+        with phase("image.archive", oci_archive):
+            archive_stage.write(result.layout, Path(oci_archive), request.source_date_epoch)
     if json:
         emit_json(result.as_dict())
     else:
@@ -122,25 +127,35 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
         "sign": "sign the index and every image and attest each image's SLSA provenance with cosign (offline, no tlog)",
         "key": f"the private key for --sign: DIR/cosign.key or env://VAR ({describe('sign.key')}); "
                "its password: $COSIGN_PASSWORD, else sign.password",
+        "from-archive": "push the layout an `image.build --oci-archive` tar holds (digests unchanged) instead of dist/",
     },
 )
 @user_errors
 def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None,
          repository=None, source_date_epoch=None, retries=None, insecure=False, ca_cert=None, no_build=False, json=False,
-         sign=False, key=None):
+         sign=False, key=None, from_archive=None):
     """Push the image index, every platform image and both SBOMs; with --sign, sign and attest; print each by digest."""
     key_ref = sign_stage.key_ref(option(c, "sign.key", key)) if sign else ""  # a bad key fails before any upload
-    opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, False)
-    plan = _plan(opts)
-    spec_obj = plan.spec
-    if no_build:
-        layout = image_stage.layout_dir(opts.dist_dir, plan.name, plan.version)
+    if from_archive:
+        target = registry_stage.parse_target(option(c, "registry.url", registry))
+        with archive_stage.extracted(Path(from_archive)) as layout:
+            pushed = _push_layout(c, layout, _client(c, target, ca_cert, insecure, retries), key_ref)
     else:
-        layout = _package(opts)[1].layout
-    # Where to: --registry, else registry.url, else the spec's image.repository.
-    fallback_repo = spec_obj.image.repository if spec_obj else ""
-    target = registry_stage.parse_target(option(c, "registry.url", registry) or fallback_repo)
-    client = registry_stage.Client(
+        opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, False)
+        plan = _plan(opts)
+        layout = image_stage.layout_dir(opts.dist_dir, plan.name, plan.version) if no_build else _package(opts)[1].layout
+        # Where to: --registry, else registry.url, else the spec's image.repository.
+        fallback_repo = plan.spec.image.repository if plan.spec else ""
+        target = registry_stage.parse_target(option(c, "registry.url", registry) or fallback_repo)
+        pushed = _push_layout(c, layout, _client(c, target, ca_cert, insecure, retries), key_ref)
+    if json:
+        emit_json(pushed.as_dict())
+    else:
+        emit("\n".join(pushed.references))
+
+
+def _client(c, target: registry_stage.Target, ca_cert, insecure, retries) -> registry_stage.Client:
+    return registry_stage.Client(
         target=target,
         creds=registry_stage.credentials(target.host),
         ca_cert=option(c, "push.ca_cert", ca_cert) or "",
@@ -148,16 +163,17 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
         retries=max(0, option(c, "push.retries", retries)),
         backoff=option(c, "push.backoff"),
     )
+
+
+def _push_layout(c, layout: Path, client: registry_stage.Client, key_ref: str) -> registry_stage.PushResult:
+    """Push a layout; with a key, sign the index and images and attest their provenance."""
+    target = client.target
     with phase("image.push", target.name):
         pushed = registry_stage.push(layout, client)
-    if sign:
+    if key_ref:
         with phase("image.sign", target.name):
-            pushed_signed = sign_stage.sign_pushed(_cosign(c), key_ref, layout, target.name, client.insecure)
-        pushed.signed = pushed_signed
-    if json:
-        emit_json(pushed.as_dict())
-    else:
-        emit("\n".join(pushed.references))
+            pushed.signed = sign_stage.sign_pushed(_cosign(c), key_ref, layout, target.name, client.insecure)
+    return pushed
 
 
 @task(
@@ -210,9 +226,7 @@ def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False):
     """Check signatures, the SLSA provenance, both SBOM referrers and the labels of what a registry holds."""
     public = sign_stage.key_ref(option(c, "sign.public_key", key), "--key")
     target, _ = verify_stage.split_reference(ref)
-    client = registry_stage.Client(target=target, creds=registry_stage.credentials(target.host),
-                                   ca_cert=option(c, "push.ca_cert", ca_cert) or "", insecure=option(c, "push.insecure", insecure),
-                                   retries=max(0, option(c, "push.retries")), backoff=option(c, "push.backoff"))
+    client = _client(c, target, ca_cert, insecure, None)
     with phase("image.verify", ref):
         report = verify_stage.verify(_cosign(c), public, ref, client)
     if json:
