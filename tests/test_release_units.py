@@ -135,3 +135,18 @@ def test_keygen_never_overwrites_a_key(tmp_path):
     with pytest.raises(UserError, match="already exists"):
         sign.keygen(None, tmp_path)  # refused before cosign would run
     assert (tmp_path / "cosign.key").read_text() == "mine"
+
+
+def test_binaries_built_elsewhere_must_come_from_the_same_inputs(tmp_path):
+    from scheduler_build.image import request
+
+    amd = request.PlatformInput("linux/amd64", "amd64", tmp_path / "a", record(**PATCHED))
+    arm = request.PlatformInput("linux/arm64", "arm64", tmp_path / "b", record(**{**PATCHED, "platform": "linux/arm64"}))
+    request.check_inputs_agree([amd, arm])
+    other = request.PlatformInput("linux/arm64", "arm64", tmp_path / "b", record(platform="linux/arm64"))
+    with pytest.raises(UserError, match="linux/arm64 was built with Kubernetes version v1.36.3 but linux/amd64 with v1.36.3-acme.1"):
+        request.check_inputs_agree([amd, other])
+    unpatched = request.PlatformInput("linux/arm64", "arm64", tmp_path / "b", record(platform="linux/arm64",
+                                      kubernetes=PATCHED["kubernetes"], plugins=PATCHED["plugins"]))
+    with pytest.raises(UserError, match="patch series"):
+        request.check_inputs_agree([amd, unpatched])

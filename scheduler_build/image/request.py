@@ -225,10 +225,23 @@ def read_input(planned: Plan, plat: str, arch: str) -> PlatformInput:
     return PlatformInput(plat, arch, binary, info)
 
 
+def check_inputs_agree(inputs: list[PlatformInput]) -> None:
+    """Binaries built on other machines (a release's per-platform jobs) must come from the same inputs."""
+    first = inputs[0]
+    for item in inputs[1:]:
+        for what, get in (("Kubernetes version", lambda i: i.build_info.kubernetes.stamped_version),
+                          ("patch series", lambda i: i.build_info.patch_series_digest),
+                          ("plugins", lambda i: [p.to_dict() for p in i.build_info.plugins])):
+            if get(item) != get(first):
+                raise UserError(f"{item.platform} was built with {what} {get(item)} but {first.platform} with {get(first)}",
+                                "rebuild every platform from the same spec and sources")
+
+
 def prepare(opts: Options, host_arch: str) -> ImageRequest:
     """Resolve spec/flags, read each platform's binary from dist/, return the request."""
     planned = plan(opts, host_arch)
     inputs = [read_input(planned, plat, arch) for plat, arch in planned.platforms]
+    check_inputs_agree(inputs)
     chosen = epoch_mod.from_environment(str(opts.source_date_epoch or "").strip())
     # Without one: the binary's own build date, the image is as old as what it ships.
     epoch = chosen if chosen is not None else inputs[0].build_info.source_date_epoch
