@@ -150,3 +150,29 @@ def test_binaries_built_elsewhere_must_come_from_the_same_inputs(tmp_path):
                                       kubernetes=PATCHED["kubernetes"], plugins=PATCHED["plugins"]))
     with pytest.raises(UserError, match="patch series"):
         request.check_inputs_agree([amd, unpatched])
+
+
+def test_oci_archive_is_deterministic_and_checked_when_unpacked(tmp_path):
+    import tarfile
+
+    from scheduler_build.image import oci
+    from scheduler_build.publish import archive
+
+    layout = oci.Layout(tmp_path / "layout")
+    image = oci.canonical({"schemaVersion": 2, "mediaType": oci.INDEX, "manifests": []})
+    digest = layout.put(image)
+    layout.write_index([{"mediaType": oci.INDEX, "digest": digest, "size": len(image), "annotations": {oci.REF_NAME: "v1"}}])
+    one, two = archive.write(layout.root, tmp_path / "a.tar", 1700000000), archive.write(layout.root, tmp_path / "b.tar", 1700000000)
+    assert one.read_bytes() == two.read_bytes()
+    with archive.extracted(one) as directory:
+        assert oci.Layout(directory).read().index_digest == digest
+    assert not directory.exists()  # the temporary layout is gone
+    # A blob whose bytes no longer match its name is refused.
+    with tarfile.open(tmp_path / "bad.tar", "w") as tar:
+        tar.add(layout.root / "index.json", "index.json")
+        tar.add(layout.root / "oci-layout", "oci-layout")
+        (tmp_path / "evil").write_bytes(image + b" ")
+        tar.add(tmp_path / "evil", f"blobs/sha256/{digest.split(':')[1]}")
+    with pytest.raises(UserError, match="does not match its digest"):
+        with archive.extracted(tmp_path / "bad.tar"):
+            pass

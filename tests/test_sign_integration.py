@@ -51,11 +51,11 @@ def release(built_scheduler, tmp_path_factory):
     dist = built_scheduler.binary.parents[3]
     env = {"SOURCE_DATE_EPOCH": str(built_scheduler.info["source_date_epoch"])}
     built = inv("image.build", "--no-spec", "--dist", str(dist), "--platforms", f"linux/{platforms.host_arch()}",
-                "--repository", LOCAL_REPOSITORY, "--json", cwd=work, env=env)
+                "--repository", LOCAL_REPOSITORY, "--oci-archive", str(work / "image.tar"), "--json", cwd=work, env=env)
     logs += [built.stdout, built.stderr]
     reg = Registry(work / "registry").start()
     yield {"work": work, "keys": keys, "layout": Path(json.loads(built.stdout)["layout"]), "registry": reg, "logs": logs,
-           "dist": dist}
+           "dist": dist, "archive": work / "image.tar", "index_digest": json.loads(built.stdout)["index_digest"]}
     reg.stop()
 
 
@@ -95,6 +95,17 @@ def test_sign_push_and_verify_passes_by_digest_and_by_tag(release):
     assert ("signature", pushed["index_digest"]) in checks
     proc, report = verify(release, f"{pushed['target']}:{pushed['tags'][0]}")
     assert proc.returncode == 0 and report["digest"] == pushed["index_digest"]
+
+
+def test_oci_archive_pushes_elsewhere_with_the_same_digests(release):
+    target = f"{release['registry'].host}/airgap/sched"
+    proc = inv("image.push", "--from-archive", str(release["archive"]), "--registry", target, "--sign", "--key",
+               str(release["keys"] / "cosign.key"), "--json", cwd=release["work"])
+    release["logs"] += [proc.stdout, proc.stderr]
+    pushed = json.loads(proc.stdout)
+    assert pushed["index_digest"] == release["index_digest"]
+    proc, report = verify(release, f"{target}@{pushed['index_digest']}")
+    assert proc.returncode == 0 and report["ok"], proc.stderr[-3000:]
 
 
 def test_wrong_key_fails_naming_the_signature(release):
@@ -165,12 +176,12 @@ def test_provenance_with_another_subject_fails(release):
 
 def test_no_secret_in_logs_build_info_layers_or_registry(release):
     """Runs last in the module: every command's output so far, the build records, every blob of the
-    layout and everything the registry stored hold neither the key's password nor its private key."""
+    layout, the OCI archive and everything the registry stored hold neither the key's password nor its private key."""
     key_pem = (release["keys"] / "cosign.key").read_text()
     body = "".join(line for line in key_pem.splitlines() if line and not line.startswith("-----"))
     needles = [PASSWORD.encode(), body[:64].encode(), base64.b64decode(body)[:48]]
     haystacks = {"logs": "\n".join(release["logs"]).encode()}
-    for path in [*release["dist"].rglob("build-info.json"), *release["layout"].rglob("*"),
+    for path in [*release["dist"].rglob("build-info.json"), *release["layout"].rglob("*"), release["archive"],
                  *release["registry"].storage.rglob("*")]:
         if path.is_file():
             haystacks[str(path)] = path.read_bytes()
