@@ -21,6 +21,7 @@ from scheduler_build import platforms, settings
 from scheduler_build.image import cyclonedx, oci
 from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import registry
+from scheduler_build.publish import verify as verify_stage
 
 from tests.support.registry_server import Registry
 
@@ -59,8 +60,8 @@ def release(built_scheduler, tmp_path_factory):
     reg.stop()
 
 
-def push(release, repository: str, *extra: str) -> dict:
-    target = f"{release['registry'].host}/{repository}"
+def push(release, repository: str, *extra: str, host: str = "") -> dict:
+    target = f"{host or release['registry'].host}/{repository}"
     proc = inv("image.push", "--no-build", "--no-spec", "--dist", str(release["dist"]), "--platforms",
                f"linux/{platforms.host_arch()}", "--repository", LOCAL_REPOSITORY, "--registry", target, "--json", *extra,
                cwd=release["work"])
@@ -78,8 +79,8 @@ def failed_checks(report: dict) -> set[str]:
     return {c["check"] for c in report["checks"] if not c["ok"]}
 
 
-def signed_push(release, repository: str) -> dict:
-    return push(release, repository, "--sign", "--key", str(release["keys"] / "cosign.key"))
+def signed_push(release, repository: str, host: str = "") -> dict:
+    return push(release, repository, "--sign", "--key", str(release["keys"] / "cosign.key"), host=host)
 
 
 def test_sign_push_and_verify_passes_by_digest_and_by_tag(release):
@@ -118,12 +119,20 @@ def test_wrong_key_fails_naming_the_signature(release):
     assert "failed verification" in proc.stderr and "signature of sha256:" in proc.stderr
 
 
-def test_tampered_manifest_fails(release):
+@pytest.fixture
+def own_registry(tmp_path):
+    """A registry of the test's own: its store is edited (blobs are shared by every repository of a store)."""
+    reg = Registry(tmp_path / "registry").start()
+    yield reg
+    reg.stop()
+
+
+def test_tampered_manifest_fails(release, own_registry):
     """The registry's stored bytes of the signed image manifest are edited (as a compromised store would):
     the bytes no longer hash to the digest, and a re-tagged altered index carries no signature."""
-    pushed = signed_push(release, "acme/tampered")
+    pushed = signed_push(release, "acme/tampered", host=own_registry.host)
     image = pushed["references"][1].split("@")[1]
-    data = release["registry"].storage / "docker/registry/v2/blobs/sha256" / image[7:9] / image[7:] / "data"
+    data = own_registry.storage / "docker/registry/v2/blobs/sha256" / image[7:9] / image[7:] / "data"
     manifest = json.loads(data.read_bytes())
     manifest["annotations"]["org.opencontainers.image.created"] = "2000-01-01T00:00:00Z"
     data.write_bytes(oci.canonical(manifest))
@@ -155,23 +164,40 @@ def test_missing_sbom_fails_naming_it(release):
 
 
 def test_provenance_with_another_subject_fails(release):
-    """Pushed unsigned, then signed by hand with cosign and attested with a statement naming another image."""
+    """Pushed unsigned, signed by hand with cosign, and given a valid, signed provenance attestation whose
+    subject is another manifest (the index): its bundle is re-attached to the platform image as a referrer."""
     pushed = push(release, "acme/bad-subject")
-    image = pushed["references"][1].split("@")[1]
-    ref = f"{pushed['target']}@{image}"
+    image, index = pushed["references"][1].split("@")[1], pushed["index_digest"]
     info = json.loads((release["layout"] / "image-info.json").read_text())
     statement = json.loads(oci.Layout(release["layout"]).blob(info["platforms"][0]["provenance_digest"]))
-    statement["subject"][0]["digest"]["sha256"] = "0" * 64
-    bad = release["work"] / "bad-statement.json"
-    bad.write_text(json.dumps(statement))
+    predicate = release["work"] / "predicate.json"
+    predicate.write_text(json.dumps(statement["predicate"]))
     tool = cosign_tool.Cosign(cosign_tool.binary(settings.cache_dir()), password=PASSWORD)
-    key = str(release["keys"] / "cosign.key")
-    for digest in (pushed["index_digest"], image):
-        tool.run(["sign", "--key", key, *cosign_tool.OFFLINE_SIGN, f"{pushed['target']}@{digest}"], "sign")
-    tool.run(["attest", "--key", key, "--statement", str(bad), *cosign_tool.OFFLINE_SIGN, ref], "attest")
-    proc, report = verify(release, f"{pushed['target']}@{pushed['index_digest']}")
-    assert proc.returncode != 0 and failed_checks(report) == {"provenance"}
-    assert "provenance of " + image in proc.stderr
+    key, repo = str(release["keys"] / "cosign.key"), pushed["target"]
+    for digest in (index, image):
+        tool.run(["sign", "--key", key, *cosign_tool.OFFLINE_SIGN, f"{repo}@{digest}"], "sign")
+    tool.run(["attest", "--key", key, "--type", "slsaprovenance1", "--predicate", str(predicate), *cosign_tool.OFFLINE_SIGN,
+              f"{repo}@{index}"], "attest")
+    client = registry.Client(target=registry.parse_target(repo))
+    client.connect()
+    for entry in verify_stage.referrers(client, index):
+        artifact = json.loads(client.get_manifest(entry["digest"], [oci.MANIFEST])[0])
+        bundle = json.loads(client.get_blob(artifact["layers"][0]["digest"]))
+        payload = json.loads(base64.b64decode((bundle.get("dsseEnvelope") or {}).get("payload", "e30=")))
+        if payload.get("predicateType") == "https://slsa.dev/provenance/v1":  # not the signature's DSSE
+            assert payload["subject"][0]["digest"]["sha256"] == index[7:]
+            break
+    else:
+        raise AssertionError("cosign attached no attestation bundle to the index")
+    artifact["subject"] = {"mediaType": oci.MANIFEST, "digest": image,
+                           "size": len(client.get_manifest(image, [oci.MANIFEST])[0])}
+    moved = oci.canonical(artifact)
+    client.put_manifest(oci.digest_of(moved), moved, oci.MANIFEST)
+    ours = {"mediaType": oci.MANIFEST, "digest": oci.digest_of(moved), "size": len(moved), "artifactType": artifact["artifactType"]}
+    client.put_manifest(registry.referrers_tag(image), registry.merged_referrers(client, image, ours), oci.INDEX)
+    proc, report = verify(release, f"{repo}@{index}")
+    assert proc.returncode != 0 and failed_checks(report) == {"provenance"}, report
+    assert f"provenance of {image}: the attached provenance names subject {index}, not this image" in proc.stderr
 
 
 def test_no_secret_in_logs_build_info_layers_or_registry(release):

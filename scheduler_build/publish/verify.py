@@ -109,13 +109,34 @@ def provenance_problems(statement: dict, digest: str, labels: dict[str, str], pl
     return problems
 
 
+def attached_subjects(client: registry_stage.Client, digest: str) -> list[str]:
+    """The subjects of the (unverified) provenance statements in the Sigstore bundles attached to `digest`:
+    explains why cosign found none that verify (it skips a statement naming another image)."""
+    subjects = []
+    for entry in referrers(client, digest):
+        if not str(entry.get("artifactType", "")).startswith("application/vnd.dev.sigstore.bundle"):
+            continue
+        try:
+            artifact = json.loads(client.get_manifest(entry["digest"], [oci.MANIFEST])[0])
+            bundle = json.loads(client.get_blob(artifact["layers"][0]["digest"]))
+            statement = json.loads(base64.b64decode(bundle["dsseEnvelope"]["payload"]))
+        except (UserError, ValueError, KeyError, TypeError, IndexError):
+            continue
+        if statement.get("predicateType") == provenance.PREDICATE_TYPE:
+            subjects += ["sha256:" + str(s.get("digest", {}).get("sha256")) for s in statement.get("subject") or []]
+    return subjects
+
+
 def _check_provenance(cosign: Cosign, key: str, flags: list[str], report: Report, ref: str, digest: str,
-                      labels: dict[str, str], platform: str) -> None:
+                      labels: dict[str, str], platform: str, client: registry_stage.Client) -> None:
     proc = cosign.run(["verify-attestation", "--key", key, "--type", provenance.COSIGN_TYPE, *OFFLINE_VERIFY, *flags, ref],
                       "cosign verify-attestation", check=False)
     statements = _payloads(proc.stdout) if proc.returncode == 0 else []
     if not statements:
-        report.add("provenance", digest, False, f"no provenance attestation verifies with the key ({cosign.last_line(proc)})")
+        others = [s for s in attached_subjects(client, digest) if s != digest]
+        detail = (f"the attached provenance names subject {others[0]}, not this image" if others
+                  else f"no provenance attestation verifies with the key ({cosign.last_line(proc)})")
+        report.add("provenance", digest, False, detail)
         return
     problems = [p for s in statements for p in provenance_problems(s, digest, labels, platform)]
     report.add("provenance", digest, not problems, "; ".join(problems))
@@ -187,6 +208,6 @@ def verify(cosign: Cosign, key: str, ref: str, client: registry_stage.Client) ->
             platform = platform or f"{config.get('os')}/{config.get('architecture')}"
             labels = (config.get("config") or {}).get("Labels") or {}
             _check_signature(cosign, key, flags, report, image_ref, image_digest)
-            _check_provenance(cosign, key, flags, report, image_ref, image_digest, labels, platform)
+            _check_provenance(cosign, key, flags, report, image_ref, image_digest, labels, platform, client)
             _check_sboms(client, report, image_digest, labels)
     return report

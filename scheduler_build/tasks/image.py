@@ -229,12 +229,12 @@ def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False):
     client = _client(c, target, ca_cert, insecure, None)
     with phase("image.verify", ref):
         report = verify_stage.verify(_cosign(c), public, ref, client)
-    if json:
-        emit_json(report.as_dict())
-    else:
-        emit("\n".join(f"{'ok' if x['ok'] else 'FAIL'} {x['check']} {x['subject']}" for x in report.checks))
-    if not report.ok:
-        raise UserError(f"{ref} failed verification: " + "; ".join(report.failures()), "the checks are listed on stdout")
+        if json:
+            emit_json(report.as_dict())
+        else:
+            emit("\n".join(f"{'ok' if x['ok'] else 'FAIL'} {x['check']} {x['subject']}" for x in report.checks))
+        if not report.ok:
+            raise UserError(f"{ref} failed verification: " + "; ".join(report.failures()), "the checks are listed on stdout")
 
 
 ns = Collection("image", build, push, extender, keygen, verify)
