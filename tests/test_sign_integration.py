@@ -109,6 +109,21 @@ def test_oci_archive_pushes_elsewhere_with_the_same_digests(release):
     assert proc.returncode == 0 and report["ok"], proc.stderr[-3000:]
 
 
+def test_provenance_is_byte_identical_when_rebuilt(release, built_scheduler):
+    layout = release["layout"]
+    before = json.loads((layout / "image-info.json").read_text())["platforms"][0]["provenance_digest"]
+    env = {"SOURCE_DATE_EPOCH": str(built_scheduler.info["source_date_epoch"])}
+    proc = inv("image.build", "--no-spec", "--dist", str(release["dist"]), "--platforms", f"linux/{platforms.host_arch()}",
+               "--repository", LOCAL_REPOSITORY, "--force", "--json", cwd=release["work"], env=env)
+    release["logs"] += [proc.stdout, proc.stderr]
+    assert json.loads(proc.stdout)["skipped"] is False
+    after = json.loads((layout / "image-info.json").read_text())["platforms"][0]["provenance_digest"]
+    assert after == before
+    statement = json.loads(oci.Layout(layout).blob(after))
+    assert statement["subject"][0]["digest"]["sha256"] == json.loads(proc.stdout)["platforms"][0]["manifest_digest"][7:]
+    assert statement["predicate"]["buildDefinition"]["resolvedDependencies"][0]["annotations"]["go.sum"].startswith("h1:")
+
+
 def test_wrong_key_fails_naming_the_signature(release):
     pushed = signed_push(release, "acme/wrong-key")
     other = release["work"] / "other-keys"
