@@ -153,3 +153,20 @@ def test_actionlint_passes_the_workflows_and_catches_a_broken_one(tmp_path):
     broken.write_text(WORKFLOWS[0].read_text().replace("runs-on: ubuntu-24.04", "runs-on: ubuntu-24.04\n    timeout-minutes: ${{ secrets.NOPE.x }}\n    stepz: []"))
     proc = subprocess.run([binary, "-no-color", str(broken)], capture_output=True, text=True)
     assert proc.returncode != 0 and "stepz" in proc.stdout
+
+
+def test_release_pipelines_sign_verify_and_keep_the_signing_key_to_one_step():
+    release = [d for d in yaml.safe_load_all(DRONE.read_text()) if d and d["name"] == "release"][0]
+    with_key = [s["name"] for s in release["steps"] if "cosign_key" in str(s.get("environment"))]
+    assert with_key == ["push"]
+    commands = [c for s in release["steps"] for c in s["commands"]]
+    assert any("--sign --key env://COSIGN_KEY" in c for c in commands) and any(c.startswith("inv image.verify") for c in commands)
+    # Fan-out: one build step per platform, in parallel (both depend on setup only).
+    builds = [s for s in release["steps"] if s["name"].startswith("build-")]
+    assert len(builds) == 2 and all(s["depends_on"] == ["setup"] for s in builds)
+    workflow = yaml.safe_load((REPO / "ci/github/release.yml").read_text())
+    assert workflow["jobs"]["build"]["strategy"]["matrix"]["arch"] == ["amd64", "arm64"]
+    assert workflow["jobs"]["release"]["needs"] == "build"
+    steps = workflow["jobs"]["release"]["steps"] + workflow["jobs"]["build"]["steps"]
+    assert [s["name"] for s in steps if "secrets.COSIGN_KEY" in str(s.get("env"))] == ["Push by digest, sign and attest"]
+    assert "env" not in workflow["jobs"]["release"] and "COSIGN" not in str(workflow.get("env"))
