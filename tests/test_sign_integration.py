@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,7 @@ pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parent.parent
 PASSWORD = "cosign-pw-7d1e0b55-never-print-me"
+REGISTRY_SECRET = "registry-pw-90c3d1f2-never-print-me"
 LOCAL_REPOSITORY = "scheduler-build-test/signed"
 
 
@@ -215,12 +217,37 @@ def test_provenance_with_another_subject_fails(release):
     assert f"provenance of {image}: the attached provenance names subject {index}, not this image" in proc.stderr
 
 
+def test_sign_and_verify_with_tls_and_credentials_from_the_environment(release, tmp_path):
+    """htpasswd + TLS from a private CA (trusted where the engine looks): cosign gets the CA and the
+    credentials (a private docker config) from the toolkit, never on its command line."""
+    reg = Registry(tmp_path / "secure", user="ci-bot", password=REGISTRY_SECRET, tls=True).start()
+    certs_dir = reg.trust_in_engine()
+    empty_config = tmp_path / "docker-empty"
+    empty_config.mkdir()
+    env = {registry.USER_ENV: "ci-bot", registry.PASSWORD_ENV: REGISTRY_SECRET, "DOCKER_CONFIG": str(empty_config)}
+    try:
+        target = f"{reg.host}/acme/secure"
+        proc = inv("image.push", "--no-build", "--no-spec", "--dist", str(release["dist"]), "--platforms",
+                   f"linux/{platforms.host_arch()}", "--repository", LOCAL_REPOSITORY, "--registry", target, "--sign",
+                   "--key", str(release["keys"] / "cosign.key"), "--json", cwd=release["work"], env=env)
+        release["logs"] += [proc.stdout, proc.stderr]
+        digest = json.loads(proc.stdout)["index_digest"]
+        proc = inv("image.verify", f"{target}@{digest}", "--key", str(release["keys"] / "cosign.pub"), cwd=release["work"], env=env)
+        release["logs"] += [proc.stdout, proc.stderr]
+        assert "FAIL" not in proc.stdout and "ok provenance" in proc.stdout
+        assert list(empty_config.iterdir()) == []  # the private config was elsewhere, and is gone
+    finally:
+        reg.stop()
+        if certs_dir is not None:
+            shutil.rmtree(certs_dir, ignore_errors=True)
+
+
 def test_no_secret_in_logs_build_info_layers_or_registry(release):
     """Runs last in the module: every command's output so far, the build records, every blob of the
     layout, the OCI archive and everything the registry stored hold neither the key's password nor its private key."""
     key_pem = (release["keys"] / "cosign.key").read_text()
     body = "".join(line for line in key_pem.splitlines() if line and not line.startswith("-----"))
-    needles = [PASSWORD.encode(), body[:64].encode(), base64.b64decode(body)[:48]]
+    needles = [PASSWORD.encode(), REGISTRY_SECRET.encode(), body[:64].encode(), base64.b64decode(body)[:48]]
     haystacks = {"logs": "\n".join(release["logs"]).encode()}
     for path in [*release["dist"].rglob("build-info.json"), *release["layout"].rglob("*"), release["archive"],
                  *release["registry"].storage.rglob("*")]:

@@ -83,19 +83,25 @@ def registry_auth(host: str) -> Iterator[dict[str, str]]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def registry_flags(host: str, insecure: bool) -> list[str]:
-    """Plain HTTP for loopback registries (as image.push allows) or with --insecure."""
-    return ["--allow-http-registry=true"] if insecure or registry_stage.is_loopback(host) else []
+def registry_flags(client: registry_stage.Client) -> list[str]:
+    """What image.push's client allows, for cosign: plain HTTP for loopback registries or with --insecure,
+    and the registry's CA (--ca-cert, else /etc/docker/certs.d/<host:port>/ca.crt, where the engine looks)."""
+    host = client.target.host
+    flags = ["--allow-http-registry=true"] if client.insecure or registry_stage.is_loopback(host) else []
+    ca = client.ca_cert or registry_stage.CERTS_D / host / "ca.crt"
+    if Path(ca).is_file():
+        flags.append(f"--registry-cacert={ca}")
+    return flags
 
 
-def sign_pushed(cosign: Cosign, key: str, layout_dir: Path, repo: str, insecure: bool = False) -> list[str]:
+def sign_pushed(cosign: Cosign, key: str, layout_dir: Path, client: registry_stage.Client) -> list[str]:
     """Sign the index and each platform image, attest each platform's provenance; returns what was signed."""
     layout = oci.Layout(layout_dir)
     contents = layout.read()
-    host = repo.split("/", 1)[0]
+    repo, host = client.target.name, client.target.host
     info = json.loads((Path(layout_dir) / "image-info.json").read_text())
     statements = {p["manifest_digest"]: p.get("provenance_digest", "") for p in info["platforms"]}
-    flags = registry_flags(host, insecure)
+    flags = registry_flags(client)
     signed = []
     with registry_auth(host) as env, tempfile.TemporaryDirectory(prefix="scheduler-build-attest-") as tmp:
         cosign.registry_env = env

@@ -191,7 +191,7 @@ def verify(cosign: Cosign, key: str, ref: str, client: registry_stage.Client) ->
     """Run every check on REF (an index or one image) and return the report."""
     target, reference = split_reference(ref)
     report = Report(ref)
-    flags = registry_flags(target.host, client.insecure)
+    flags = registry_flags(client)
     client.connect()
     digest, top = _manifest(client, report, reference)
     report.digest = digest

@@ -172,7 +172,7 @@ def _push_layout(c, layout: Path, client: registry_stage.Client, key_ref: str) -
         pushed = registry_stage.push(layout, client)
     if key_ref:
         with phase("image.sign", target.name):
-            pushed.signed = sign_stage.sign_pushed(_cosign(c), key_ref, layout, target.name, client.insecure)
+            pushed.signed = sign_stage.sign_pushed(_cosign(c), key_ref, layout, client)
     return pushed
 
 
