@@ -126,6 +126,20 @@ def test_provenance_is_byte_identical_when_rebuilt(release, built_scheduler):
     assert statement["predicate"]["buildDefinition"]["resolvedDependencies"][0]["annotations"]["go.sum"].startswith("h1:")
 
 
+def test_verify_rebuild_reproduces_the_pushed_digests(release):
+    pushed = signed_push(release, "acme/rebuilt")
+    proc = inv("image.verify", f"{pushed['target']}@{pushed['index_digest']}", "--key", str(release["keys"] / "cosign.pub"),
+               "--rebuild", "--no-spec", "--json", cwd=release["work"], check=False)
+    release["logs"] += [proc.stdout, proc.stderr]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rebuilt = [c for c in json.loads(proc.stdout)["checks"] if c["check"] == "rebuild"]
+    assert [c["subject"] for c in rebuilt] == [pushed["references"][1].split("@")[1]] and all(c["ok"] for c in rebuilt)
+    # Rebuilding from other inputs than the recorded ones is refused, naming both.
+    proc = inv("image.verify", f"{pushed['target']}@{pushed['index_digest']}", "--key", str(release["keys"] / "cosign.pub"),
+               "--rebuild", "--spec", str(REPO / "examples/underlay/scheduler.yaml"), cwd=release["work"], check=False)
+    assert proc.returncode != 0 and "built from spec sha256 (none)" in proc.stderr, proc.stderr[-2000:]
+
+
 def test_wrong_key_fails_naming_the_signature(release):
     pushed = signed_push(release, "acme/wrong-key")
     other = release["work"] / "other-keys"

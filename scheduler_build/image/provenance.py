@@ -81,6 +81,7 @@ def predicate(info: BuildInfo, *, platforms: list[str], spec_sha256: str, module
             "internalParameters": {
                 "platform": info.platform,
                 "sourceDateEpoch": epoch,
+                "binarySourceDateEpoch": info.source_date_epoch,
                 "patchSeriesDigest": info.patch_series_digest,
                 "binarySha256": info.binary.sha256,
             },

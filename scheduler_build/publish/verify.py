@@ -33,6 +33,8 @@ class Report:
     reference: str
     digest: str = ""
     checks: list[dict[str, Any]] = field(default_factory=list)
+    statements: dict[str, dict] = field(default_factory=dict)  # image digest -> its verified provenance statement
+    images: dict[str, str] = field(default_factory=dict)  # platform -> image digest
 
     def add(self, name: str, subject: str, ok: bool, detail: str = "") -> bool:
         self.checks.append({"check": name, "subject": subject, "ok": ok, "detail": detail})
@@ -139,7 +141,8 @@ def _check_provenance(cosign: Cosign, key: str, flags: list[str], report: Report
         report.add("provenance", digest, False, detail)
         return
     problems = [p for s in statements for p in provenance_problems(s, digest, labels, platform)]
-    report.add("provenance", digest, not problems, "; ".join(problems))
+    if report.add("provenance", digest, not problems, "; ".join(problems)):
+        report.statements[digest] = statements[0]
 
 
 def referrers(client: registry_stage.Client, digest: str) -> list[dict]:
@@ -206,6 +209,7 @@ def verify(cosign: Cosign, key: str, ref: str, client: registry_stage.Client) ->
             _, manifest = _manifest(client, report, image_digest) if image_digest != digest else (digest, top)
             config = json.loads(client.get_blob(manifest["config"]["digest"]))
             platform = platform or f"{config.get('os')}/{config.get('architecture')}"
+            report.images[platform] = image_digest
             labels = (config.get("config") or {}).get("Labels") or {}
             _check_signature(cosign, key, flags, report, image_ref, image_digest)
             _check_provenance(cosign, key, flags, report, image_ref, image_digest, labels, platform, client)

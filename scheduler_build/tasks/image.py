@@ -1,7 +1,9 @@
 """image: reproducible FROM-scratch images with SBOMs, pushed to a registry by digest."""
 
 import dataclasses
+import hashlib
 import os
+import tempfile
 from pathlib import Path
 
 from invoke import Collection, task
@@ -219,22 +221,57 @@ def keygen(c, out):
         "insecure": f"allow plain HTTP to a non-loopback registry ({describe('push.insecure')})",
         "ca-cert": "CA bundle for the registry's TLS (default: /etc/docker/certs.d/<host:port>/ca.crt, else the system's)",
         "json": "print the report as JSON (every check, ok or not)",
+        "rebuild": "also rebuild from the recorded inputs (this checkout's spec, or --no-spec) in a temporary dist/ "
+                   "and compare every platform image's digest: a reproducibility witness",
+        "spec": f"with --rebuild: the build spec, whose digest must be the recorded one ({describe('spec.path')})",
+        "no-spec": "with --rebuild: the image was a plain kube-scheduler (no spec)",
+        "version": "with --rebuild: the spec version in the tag when it is not the spec's (image.version)",
     },
 )
 @user_errors
-def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False):
+def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False, rebuild=False, spec=None, no_spec=False, version=None):
     """Check signatures, the SLSA provenance, both SBOM referrers and the labels of what a registry holds."""
     public = sign_stage.key_ref(option(c, "sign.public_key", key), "--key")
     target, _ = verify_stage.split_reference(ref)
     client = _client(c, target, ca_cert, insecure, None)
     with phase("image.verify", ref):
         report = verify_stage.verify(_cosign(c), public, ref, client)
+        if rebuild:
+            _rebuild(c, report, spec, no_spec, version)
         if json:
             emit_json(report.as_dict())
         else:
             emit("\n".join(f"{'ok' if x['ok'] else 'FAIL'} {x['check']} {x['subject']}" for x in report.checks))
         if not report.ok:
             raise UserError(f"{ref} failed verification: " + "; ".join(report.failures()), "the checks are listed on stdout")
+
+
+def _rebuild(c, report: verify_stage.Report, spec, no_spec, version) -> None:
+    """Rebuild every verified platform image from its provenance's inputs and compare digests."""
+    if not report.statements:
+        report.add("rebuild", report.digest, False, "no verified provenance to rebuild from")
+        return
+    definition = next(iter(report.statements.values()))["predicate"]["buildDefinition"]
+    external, internal = definition["externalParameters"], definition["internalParameters"]
+    with tempfile.TemporaryDirectory(prefix="scheduler-build-rebuild-") as dist:
+        opts = _options(c, spec, no_spec, None if (spec or not no_spec) else external["kubernetesVersion"],
+                        ",".join(external["platforms"]), dist, external["name"], version, None,
+                        str(internal["binarySourceDateEpoch"]), True)
+        recorded, local = (external.get("spec") or {}).get("digest", {}).get("sha256", ""), ""
+        if opts.spec_path:
+            local = hashlib.sha256(Path(opts.spec_path).read_bytes()).hexdigest()
+        if recorded != local:
+            raise UserError(f"--rebuild: the image was built from spec sha256 {recorded or '(none)'}, "
+                            f"this checkout's {opts.spec_path or 'flags'} is {local or '(none)'}",
+                            "check out the commit that was released, or pass --spec / --no-spec as it was built")
+        with phase("image.rebuild", f"{','.join(external['platforms'])} in {dist}"):
+            _build_missing(opts, _plan(opts))
+            opts = dataclasses.replace(opts, source_date_epoch=str(internal["sourceDateEpoch"]))
+            result = image_stage.build(image_request.prepare(opts, host_arch()), host_arch())
+    for image in result.platforms:
+        expected = report.images.get(image.platform, "")
+        report.add("rebuild", expected or image.platform, image.manifest_digest == expected,
+                   "" if image.manifest_digest == expected else f"rebuilt as {image.manifest_digest}")
 
 
 ns = Collection("image", build, push, extender, keygen, verify)
