@@ -92,6 +92,11 @@ DEFAULTS: dict[str, Any] = {
         "timeout": 300,  # seconds to wait for the Deployment to become available
         "no_wait": False,
     },
+    "sign": {  # inv image.keygen / image.push --sign / image.verify (cosign, offline)
+        "key": "",  # image.push --sign: the private key, DIR/cosign.key or env://VAR
+        "public_key": "",  # image.verify: the public key, DIR/cosign.pub or env://VAR
+        "password": "",  # the key's password when COSIGN_PASSWORD is unset (empty is a valid password)
+    },
     "registry": {
         "url": "",  # HOST[:PORT]/REPO, checked by `inv doctor` when set
     },

@@ -39,10 +39,10 @@ def test_build_is_static_stamped_and_recorded(built_scheduler):
     assert len(info["kubernetes"]["staging_replaces"]) >= 30
     assert set(info["phases_seconds"]) == {"resolve", "builder", "vendor", "compile", "verify"}
     # Final directory holds the binary and its record (the image stage may add the
-    # SBOM beside them) and no temporary leftovers.
+    # SBOMs beside them) and no temporary leftovers.
     names = {p.name for p in binary.parent.iterdir()}
     assert {"build-info.json", "kube-scheduler"} <= names
-    assert names <= {"build-info.json", "kube-scheduler", "kube-scheduler.spdx.json"}
+    assert names <= {"build-info.json", "kube-scheduler", "kube-scheduler.spdx.json", "kube-scheduler.cdx.json"}
     assert not [p for p in binary.parent.parent.iterdir() if p.name.startswith(".tmp")]
 
 

@@ -201,8 +201,9 @@ def test_push_plain_http_index_sbom_and_reproducible_digest(built_images, plain_
     for p in result["platforms"]:
         referrers = plain_registry.get(f"/v2/acme/kube-scheduler/manifests/{registry.referrers_tag(p['manifest_digest'])}",
                                        headers={"Accept": "application/vnd.oci.image.index.v1+json"}).json()
-        (entry,) = referrers["manifests"]
-        assert entry["artifactType"] == "application/spdx+json"
+        by_type = {e["artifactType"]: e for e in referrers["manifests"]}
+        assert sorted(by_type) == ["application/spdx+json", "application/vnd.cyclonedx+json"]
+        entry = by_type["application/spdx+json"]
         artifact = plain_registry.get(f"/v2/acme/kube-scheduler/manifests/{entry['digest']}",
                                       headers={"Accept": "application/vnd.oci.image.manifest.v1+json"}).json()
         assert artifact["subject"]["digest"] == p["manifest_digest"]
@@ -226,7 +227,8 @@ def test_push_plain_http_index_sbom_and_reproducible_digest(built_images, plain_
     assert put.status_code == 201, put.text
     inv("image.push", "--registry", target, "--no-build", *build_args(built_images), env=env)
     kept = plain_registry.get(rtag, headers={"Accept": "application/vnd.oci.image.index.v1+json"}).json()["manifests"]
-    assert sorted(e["artifactType"] for e in kept) == ["application/spdx+json", "application/vnd.example.signature"]
+    assert sorted(e["artifactType"] for e in kept) == ["application/spdx+json", "application/vnd.cyclonedx+json",
+                                                       "application/vnd.example.signature"]
 
     # The engine pulls what we pushed and sees the same image ID we built.
     client = docker_sdk.client()

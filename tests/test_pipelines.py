@@ -1,11 +1,10 @@
-"""The release pipelines in ci/: linted by real linters where they install, by a schema check otherwise.
+"""The release pipelines in ci/: linted by real linters and real schemas.
 
-- GitHub Actions workflows: actionlint, installed from the Go module proxy into the
-  toolkit's cache (`go install github.com/rhysd/actionlint/cmd/actionlint@latest`).
-- Drone: the drone CLI does not install from the Go module proxy (the proxy answers
-  403 "not available" for github.com/drone/drone-cli/drone), so `drone_problems`
-  checks the pipelines against Drone's documented format (docs.drone.io, pipeline
-  types docker/exec/kubernetes/ssh/..., steps, trigger, from_secret).
+- Drone: check-jsonschema's vendored Drone schema (`--builtin-schema vendor.drone-ci`),
+  one YAML document at a time, as the schema describes one pipeline. (The drone CLI
+  does not install from the Go module proxy.)
+- GitHub Actions workflows: check-jsonschema's GitHub workflow schema, and actionlint,
+  installed from the Go module proxy into the toolkit's cache.
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,85 +23,24 @@ REPO = Path(__file__).resolve().parent.parent
 WORKFLOWS = sorted((REPO / "ci" / "github").glob("*.yml"))
 DRONE = REPO / "ci" / "drone.yml"
 
-DRONE_KINDS = {"pipeline", "secret", "signature", "template"}
-DRONE_TYPES = {"docker", "exec", "kubernetes", "ssh", "digitalocean", "macstadium", "vm", "nomad"}
-DRONE_PIPELINE_KEYS = {"kind", "type", "name", "platform", "node", "environment", "steps", "trigger", "depends_on",
-                       "workspace", "clone", "concurrency", "services", "volumes", "image_pull_secrets", "node_selector",
-                       "tolerations", "metadata", "host_aliases", "server", "pool", "labels"}
-DRONE_STEP_KEYS = {"name", "image", "commands", "environment", "depends_on", "when", "failure", "detach", "privileged",
-                   "volumes", "settings", "pull", "entrypoint", "command", "shell", "user", "network_mode", "resources",
-                   "working_dir"}
-DRONE_TRIGGER_KEYS = {"event", "branch", "ref", "repo", "status", "target", "cron", "action", "instance"}
-DRONE_EVENTS = {"push", "pull_request", "tag", "promote", "rollback", "cron", "custom"}
 # Pipelines call the invoke tasks only; these are the plumbing lines allowed besides.
 ALLOWED_COMMANDS = (re.compile(r"^inv "), re.compile(r"^bash ci/setup\.sh$"), re.compile(r'^export SOURCE_DATE_EPOCH="\$\(git log -1 --format=%ct\)"$'))
 
 
-def drone_problems(text: str) -> list[str]:
-    problems: list[str] = []
-    try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        return [f"not YAML: {exc}"]
-    names = set()
-    for i, doc in enumerate(docs):
-        where = f"document {i + 1}"
-        if not isinstance(doc, dict):
-            problems.append(f"{where}: not a mapping")
-            continue
-        if doc.get("kind") not in DRONE_KINDS:
-            problems.append(f"{where}: kind {doc.get('kind')!r} is not one of {sorted(DRONE_KINDS)}")
-            continue
-        if doc["kind"] != "pipeline":
-            continue
-        name = doc.get("name")
-        where = f"pipeline {name!r}"
-        if not isinstance(name, str) or not name:
-            problems.append(f"{where}: name is required")
-        elif name in names:
-            problems.append(f"{where}: duplicate pipeline name")
-        names.add(name)
-        if doc.get("type", "docker") not in DRONE_TYPES:
-            problems.append(f"{where}: type {doc.get('type')!r} is unknown")
-        for key in set(doc) - DRONE_PIPELINE_KEYS:
-            problems.append(f"{where}: unknown key {key!r}")
-        steps = doc.get("steps")
-        if not isinstance(steps, list) or not steps:
-            problems.append(f"{where}: steps must be a non-empty list")
-            steps = []
-        step_names: list[str] = []
-        for step in steps:
-            if not isinstance(step, dict) or not step.get("name"):
-                problems.append(f"{where}: every step needs a name")
-                continue
-            sw = f"{where} step {step['name']!r}"
-            if step["name"] in step_names:
-                problems.append(f"{sw}: duplicate step name")
-            for key in set(step) - DRONE_STEP_KEYS:
-                problems.append(f"{sw}: unknown key {key!r}")
-            if doc.get("type", "docker") in ("docker", "kubernetes") and not step.get("image"):
-                problems.append(f"{sw}: {doc.get('type', 'docker')} steps need an image")
-            if doc.get("type") == "exec" and "image" in step:
-                problems.append(f"{sw}: exec steps run on the host and take no image")
-            commands = step.get("commands")
-            if not isinstance(commands, list) or not all(isinstance(c, str) for c in commands):
-                problems.append(f"{sw}: commands must be a list of strings")
-            for dep in step.get("depends_on") or []:
-                if dep not in step_names:
-                    problems.append(f"{sw}: depends_on {dep!r} is not an earlier step")
-            for key, value in (step.get("environment") or {}).items():
-                if isinstance(value, dict) and set(value) != {"from_secret"}:
-                    problems.append(f"{sw}: environment {key} must be a string or {{from_secret: name}}")
-            step_names.append(step["name"])
-        trigger = doc.get("trigger") or {}
-        for key in set(trigger) - DRONE_TRIGGER_KEYS:
-            problems.append(f"{where}: unknown trigger key {key!r}")
-        events = trigger.get("event", [])
-        events = events.get("include", []) if isinstance(events, dict) else events
-        for event in events if isinstance(events, list) else [events]:
-            if event not in DRONE_EVENTS:
-                problems.append(f"{where}: unknown trigger event {event!r}")
-    return problems
+def check_jsonschema(schema: str, *files: Path) -> subprocess.CompletedProcess:
+    """The real check-jsonschema CLI with one of its vendored schemas (no network)."""
+    return subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", schema, *map(str, files)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def drone_documents(text: str, directory: Path) -> list[Path]:
+    """Each YAML document of a Drone file as its own file (anchors resolved): the schema is per pipeline."""
+    paths = []
+    for i, doc in enumerate(d for d in yaml.safe_load_all(text) if d is not None):
+        path = directory / f"drone-{i + 1}.yml"
+        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+        paths.append(path)
+    return paths
 
 
 def all_commands() -> list[str]:
@@ -114,26 +53,61 @@ def all_commands() -> list[str]:
             for step in job["steps"]:
                 if "run" in step and not step.get("name", "").startswith(("Keep the builder", "Let the cache", "Reproducible")):
                     run = re.sub(r'^sudo -E env "PATH=\$PATH" ', "", step["run"].strip())
-                    commands.append(re.sub(r" \| tee pushed\.txt$", "", run))
+                    commands.append(re.sub(r" > pushed\.txt$", "", run))
     return commands
 
 
-def test_drone_pipelines_follow_drones_format():
-    assert drone_problems(DRONE.read_text()) == []
-    names = [d["name"] for d in yaml.safe_load_all(DRONE.read_text()) if d]
+def test_drone_pipelines_pass_drones_schema(tmp_path):
+    documents = drone_documents(DRONE.read_text(), tmp_path)
+    names = [yaml.safe_load(p.read_text())["name"] for p in documents]
     assert names == ["pull-request", "release"]
+    proc = check_jsonschema("vendor.drone-ci", *documents)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_every_drone_step_carries_the_cache_environment():
+    for doc in (d for d in yaml.safe_load_all(DRONE.read_text()) if d):
+        assert "environment" not in doc, f"pipeline {doc['name']}: the exec runner drops a pipeline-level environment"
+        for step in doc["steps"]:
+            assert step["environment"]["GOMODCACHE"] == "/var/cache/scheduler-build/go-mod", step["name"]
+
+
+OLD_DRONE = """kind: pipeline
+type: exec
+name: pull-request
+environment:
+  GOMODCACHE: /var/cache/scheduler-build/go-mod
+steps:
+  - name: test
+    commands: [inv test]
+"""
 
 
 @pytest.mark.parametrize("broken, words", [
-    ("kind: pipeline\ntype: exec\nname: x\nsteps:\n- name: a\n  commandz: [inv test]\n", "unknown key 'commandz'"),
-    ("kind: pipeline\ntype: docker\nname: x\nsteps:\n- name: a\n  commands: [inv test]\n", "need an image"),
-    ("kind: pipeline\ntype: exec\nname: x\nsteps:\n- name: a\n  commands: [inv test]\n  depends_on: [b]\n", "not an earlier step"),
-    ("kind: pipeline\ntype: exec\nname: x\nsteps:\n- name: a\n  commands: [inv test]\ntrigger:\n  event: [merge]\n", "unknown trigger event"),
-    ("kind: pipeline\ntype: exec\nname: x\nsteps:\n- name: a\n  commands: [inv test]\n  environment:\n    P: {secret: x}\n", "from_secret"),
-    ("kind: pipelin\n", "kind"),
+    (OLD_DRONE, "environment"),  # the old file's mistake: exec pipelines take no pipeline-level environment
+    (OLD_DRONE.replace("environment:\n  GOMODCACHE: /var/cache/scheduler-build/go-mod\n", "").replace("commands:", "commandz:"), "commandz"),
+    ("kind: pipeline\ntype: exec\nname: x\nsteps:\n- name: a\n  commands: [inv test]\n  environment:\n    P: {secret: x}\n", "secret"),
 ])
-def test_drone_check_catches_mistakes(broken, words):
-    assert any(words in p for p in drone_problems(broken)), drone_problems(broken)
+def test_drone_schema_catches_mistakes(tmp_path, broken, words):
+    documents = drone_documents(broken, tmp_path)
+    proc = check_jsonschema("vendor.drone-ci", *documents)
+    assert proc.returncode != 0
+    verbose = subprocess.run([sys.executable, "-m", "check_jsonschema", "--verbose", "--builtin-schema", "vendor.drone-ci",
+                              *map(str, documents)], capture_output=True, text=True).stdout
+    assert words in verbose, verbose
+    # Without the mistake the same pipeline passes: the failure is the mistake's.
+    if broken == OLD_DRONE:
+        fixed = broken.replace("environment:\n  GOMODCACHE: /var/cache/scheduler-build/go-mod\n", "")
+        assert check_jsonschema("vendor.drone-ci", *drone_documents(fixed, tmp_path)).returncode == 0
+
+
+def test_github_workflows_pass_the_workflow_schema(tmp_path):
+    proc = check_jsonschema("vendor.github-workflows", *WORKFLOWS)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    broken = tmp_path / "broken.yml"
+    broken.write_text(WORKFLOWS[0].read_text().replace("runs-on: ubuntu-24.04", "runs-on: ubuntu-24.04\n    stepz: []", 1))
+    proc = check_jsonschema("vendor.github-workflows", broken)
+    assert proc.returncode != 0
 
 
 def test_pipelines_call_invoke_tasks_only_and_take_secrets_from_the_store():
@@ -179,3 +153,20 @@ def test_actionlint_passes_the_workflows_and_catches_a_broken_one(tmp_path):
     broken.write_text(WORKFLOWS[0].read_text().replace("runs-on: ubuntu-24.04", "runs-on: ubuntu-24.04\n    timeout-minutes: ${{ secrets.NOPE.x }}\n    stepz: []"))
     proc = subprocess.run([binary, "-no-color", str(broken)], capture_output=True, text=True)
     assert proc.returncode != 0 and "stepz" in proc.stdout
+
+
+def test_release_pipelines_sign_verify_and_keep_the_signing_key_to_one_step():
+    release = [d for d in yaml.safe_load_all(DRONE.read_text()) if d and d["name"] == "release"][0]
+    with_key = [s["name"] for s in release["steps"] if "cosign_key" in str(s.get("environment"))]
+    assert with_key == ["push"]
+    commands = [c for s in release["steps"] for c in s["commands"]]
+    assert any("--sign --key env://COSIGN_KEY" in c for c in commands) and any(c.startswith("inv image.verify") for c in commands)
+    # Fan-out: one build step per platform, in parallel (both depend on setup only).
+    builds = [s for s in release["steps"] if s["name"].startswith("build-")]
+    assert len(builds) == 2 and all(s["depends_on"] == ["setup"] for s in builds)
+    workflow = yaml.safe_load((REPO / "ci/github/release.yml").read_text())
+    assert workflow["jobs"]["build"]["strategy"]["matrix"]["arch"] == ["amd64", "arm64"]
+    assert workflow["jobs"]["release"]["needs"] == "build"
+    steps = workflow["jobs"]["release"]["steps"] + workflow["jobs"]["build"]["steps"]
+    assert [s["name"] for s in steps if "secrets.COSIGN_KEY" in str(s.get("env"))] == ["Push by digest, sign and attest"]
+    assert "env" not in workflow["jobs"]["release"] and "COSIGN" not in str(workflow.get("env"))

@@ -9,8 +9,10 @@ that Dockerfile through the engine and compares the two):
 * one layer, written deterministically (layer.py);
 * an OCI image config whose `created` is SOURCE_DATE_EPOCH;
 * an OCI image layout under dist/<name>/<k8s-version>/image/ holding every
-  platform's manifest, the OCI image index and, per platform, an SPDX SBOM as an
-  OCI artifact whose `subject` is that platform's image manifest (oci.py).
+  platform's manifest, the OCI image index and, per platform, an SPDX and a
+  CycloneDX SBOM as OCI artifacts whose `subject` is that platform's image
+  manifest (oci.py), plus its SLSA provenance statement (provenance.py), which
+  `inv image.push --sign` attests.
 
 The layout is the result: loading it into the engine (publish/daemon.py) and
 pushing it to a registry (publish/registry.py) are the publishers' business.
@@ -28,15 +30,16 @@ from typing import Any
 
 from scheduler_build import __version__
 from scheduler_build import epoch as epoch_mod
+from scheduler_build import gotool
 from scheduler_build.atomic import publish_dir, write_atomic
-from scheduler_build.image import layer, oci, sbom
+from scheduler_build.image import cyclonedx, layer, oci, provenance, sbom
 from scheduler_build.image.request import LABEL_PREFIX, ImageRequest, PlatformInput, labels_for, patch_digest, tags_for
 from scheduler_build.progress import log, phase
 
 DOCKERFILE_NAME = "scheduler.Dockerfile"  # what the layer assembly reproduces (dockerfiles/)
 INFO_FILE = "image-info.json"
 # Bumped when the assembly changes, so an older image with the same inputs is rebuilt.
-ASSEMBLY_VERSION = "2"
+ASSEMBLY_VERSION = "3"
 
 
 @dataclass
@@ -126,6 +129,8 @@ def inputs_key(req: ImageRequest, tags: list[str]) -> str:
         "dirty": req.dirty,
         "licenses": req.licenses,
         "name": req.name,
+        "spec": req.spec_sha256,
+        "platforms": [i.platform for i in req.inputs],
         "binaries": [(i.platform, i.build_info.binary.sha256, patch_digest(i.build_info)) for i in req.inputs],
     }
     return hashlib.sha256(oci.canonical(material)).hexdigest()
@@ -167,20 +172,25 @@ def result_from_info(layout: Path, info: dict, skipped: bool) -> ImageResult:
 # --- one platform ---------------------------------------------------------------------------
 
 
-def _write_sbom(req: ImageRequest, item: PlatformInput) -> tuple[bytes, Path, str]:
-    """The platform's SPDX SBOM from `go version -m`, written beside the binary: (bytes, path, go version)."""
+def _write_sbom(req: ImageRequest, item: PlatformInput) -> tuple[bytes, Path, str, bytes, Path]:
+    """The platform's SPDX and CycloneDX SBOMs from `go version -m`, written beside the binary:
+    (SPDX bytes, SPDX path, go version, CycloneDX bytes, CycloneDX path)."""
     binary_name = item.binary.name
     with phase("image.sbom", f"{item.platform} from `go version -m`"):
         info = sbom.read_build_info(item.binary)
-        doc = sbom.document(binary_name, item.build_info.binary.sha256, req.k8s_version, item.platform, info, req.source_date_epoch)
-        sbom_bytes = sbom.dumps(doc)
+        args = (binary_name, item.build_info.binary.sha256, req.k8s_version, item.platform, info, req.source_date_epoch)
+        doc = sbom.document(*args)
+        sbom_bytes, cdx_bytes = sbom.dumps(doc), cyclonedx.dumps(cyclonedx.document(*args))
         sbom_path = item.binary.parent / f"{binary_name}.spdx.json"
+        cdx_path = item.binary.parent / f"{binary_name}.cdx.json"
         write_atomic(sbom_path, sbom_bytes)
-        log(f"    {len(doc['packages'])} packages -> {sbom_path}")
-    return sbom_bytes, sbom_path, info.go_version
+        write_atomic(cdx_path, cdx_bytes)
+        log(f"    {len(doc['packages'])} packages -> {sbom_path} and {cdx_path.name}")
+    return sbom_bytes, sbom_path, info.go_version, cdx_bytes, cdx_path
 
 
-def _sbom_artifact(lay: oci.Layout, subject: dict, sbom_bytes: bytes, sbom_path: Path, created: str) -> bytes:
+def _sbom_artifact(lay: oci.Layout, subject: dict, sbom_bytes: bytes, sbom_path: Path, created: str,
+                   media_type: str = sbom.MEDIA_TYPE) -> bytes:
     """The SBOM as an OCI artifact whose subject is the platform's image (OCI 1.1 referrers;
     registries without the referrers API get the tag-schema fallback index at push time)."""
     lay.put(oci.EMPTY_JSON)
@@ -188,9 +198,9 @@ def _sbom_artifact(lay: oci.Layout, subject: dict, sbom_bytes: bytes, sbom_path:
     artifact = oci.canonical({
         "schemaVersion": 2,
         "mediaType": oci.MANIFEST,
-        "artifactType": sbom.MEDIA_TYPE,
+        "artifactType": media_type,
         "config": {"mediaType": oci.EMPTY, "digest": oci.digest_of(oci.EMPTY_JSON), "size": len(oci.EMPTY_JSON)},
-        "layers": [{"mediaType": sbom.MEDIA_TYPE, "digest": sbom_digest, "size": len(sbom_bytes),
+        "layers": [{"mediaType": media_type, "digest": sbom_digest, "size": len(sbom_bytes),
                     "annotations": {"org.opencontainers.image.title": sbom_path.name}}],
         "subject": subject,
         "annotations": {oci.CREATED: created},
@@ -202,7 +212,7 @@ def _sbom_artifact(lay: oci.Layout, subject: dict, sbom_bytes: bytes, sbom_path:
 def _assemble_platform(lay: oci.Layout, staging: Path, req: ImageRequest, item: PlatformInput, tags: list[str],
                        key: str, native_arch: str) -> dict:
     """One platform's layer, config, manifest and SBOM artifact; returns its image-info entry."""
-    sbom_bytes, sbom_path, go_version = _write_sbom(req, item)
+    sbom_bytes, sbom_path, go_version, cdx_bytes, cdx_path = _write_sbom(req, item)
     sbom_sha = hashlib.sha256(sbom_bytes).hexdigest()
     binary_name = item.binary.name
     created = epoch_mod.utc_stamp(req.source_date_epoch)
@@ -222,7 +232,10 @@ def _assemble_platform(lay: oci.Layout, staging: Path, req: ImageRequest, item: 
             "annotations": {oci.CREATED: created},
         })
         manifest_digest = lay.put(manifest)
-        artifact = _sbom_artifact(lay, oci.descriptor(oci.MANIFEST, manifest), sbom_bytes, sbom_path, created)
+        subject = oci.descriptor(oci.MANIFEST, manifest)
+        artifact = _sbom_artifact(lay, subject, sbom_bytes, sbom_path, created)
+        cdx_artifact = _sbom_artifact(lay, subject, cdx_bytes, cdx_path, created, cyclonedx.MEDIA_TYPE)
+        statement = _provenance(req, item, manifest_digest)
         log(f"    image {oci.digest_of(config)[:19]}, layer {layer_size} bytes (binary {item.binary.stat().st_size})")
     return {
         "platform": item.platform,
@@ -237,8 +250,21 @@ def _assemble_platform(lay: oci.Layout, staging: Path, req: ImageRequest, item: 
         "sbom_sha256": sbom_sha,
         "sbom_manifest_digest": oci.digest_of(artifact),
         "sbom_manifest_size": len(artifact),
+        "cyclonedx": str(cdx_path),
+        "cyclonedx_manifest_digest": oci.digest_of(cdx_artifact),
+        "cyclonedx_manifest_size": len(cdx_artifact),
+        "provenance_digest": lay.put(statement),
         "local_tags": local_tags(req.repository, tags, item.arch, native_arch),
     }
+
+
+def _provenance(req: ImageRequest, item: PlatformInput, manifest_digest: str) -> bytes:
+    """The platform image's SLSA provenance statement (canonical JSON), kept in the layout's blobs."""
+    # The go.sum hash of k8s.io/kubernetes, from the module cache the build resolved it into.
+    module_sum = gotool.mod_download(provenance.KUBERNETES_MODULE, item.build_info.kubernetes.version).get("Sum", "")
+    pred = provenance.predicate(item.build_info, platforms=[i.platform for i in req.inputs], spec_sha256=req.spec_sha256,
+                                module_sum=module_sum, source=req.source, revision=req.revision, epoch=req.source_date_epoch)
+    return provenance.dumps(provenance.statement(req.repository, manifest_digest, pred))
 
 
 # --- the build ---------------------------------------------------------------------------
@@ -259,6 +285,8 @@ def _write_index(lay: oci.Layout, req: ImageRequest, tags: list[str], platforms_
         [{"mediaType": oci.INDEX, "digest": index_digest, "size": len(index), "annotations": {oci.REF_NAME: tag}} for tag in tags]
         + [{"mediaType": oci.MANIFEST, "digest": p["sbom_manifest_digest"], "size": p["sbom_manifest_size"],
             "artifactType": sbom.MEDIA_TYPE} for p in platforms_info]
+        + [{"mediaType": oci.MANIFEST, "digest": p["cyclonedx_manifest_digest"], "size": p["cyclonedx_manifest_size"],
+            "artifactType": cyclonedx.MEDIA_TYPE} for p in platforms_info]
     )
     return index
 

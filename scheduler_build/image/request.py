@@ -68,6 +68,7 @@ class ImageRequest:
     licenses: str = "Apache-2.0"
     force: bool = False
     base_tag: str = ""  # the spec's image.tag; empty: <k8s-version>-<spec-version>
+    spec_sha256: str = ""  # of the spec file's bytes (the provenance's external parameters); empty without a spec
 
 
 # --- platforms, versions, tags, git --------------------------------------------------
@@ -224,10 +225,23 @@ def read_input(planned: Plan, plat: str, arch: str) -> PlatformInput:
     return PlatformInput(plat, arch, binary, info)
 
 
+def check_inputs_agree(inputs: list[PlatformInput]) -> None:
+    """Binaries built on other machines (a release's per-platform jobs) must come from the same inputs."""
+    first = inputs[0]
+    for item in inputs[1:]:
+        for what, get in (("Kubernetes version", lambda i: i.build_info.kubernetes.stamped_version),
+                          ("patch series", lambda i: i.build_info.patch_series_digest),
+                          ("plugins", lambda i: [p.to_dict() for p in i.build_info.plugins])):
+            if get(item) != get(first):
+                raise UserError(f"{item.platform} was built with {what} {get(item)} but {first.platform} with {get(first)}",
+                                "rebuild every platform from the same spec and sources")
+
+
 def prepare(opts: Options, host_arch: str) -> ImageRequest:
     """Resolve spec/flags, read each platform's binary from dist/, return the request."""
     planned = plan(opts, host_arch)
     inputs = [read_input(planned, plat, arch) for plat, arch in planned.platforms]
+    check_inputs_agree(inputs)
     chosen = epoch_mod.from_environment(str(opts.source_date_epoch or "").strip())
     # Without one: the binary's own build date, the image is as old as what it ships.
     epoch = chosen if chosen is not None else inputs[0].build_info.source_date_epoch
@@ -238,4 +252,5 @@ def prepare(opts: Options, host_arch: str) -> ImageRequest:
         inputs=inputs, source_date_epoch=epoch, dist_dir=Path(opts.dist_dir), source=opts.source or origin,
         revision=full, dirty=dirty, licenses=opts.licenses, force=opts.force,
         base_tag=(spec.image.tag if spec is not None and spec.image.tag and not opts.spec_version else ""),
+        spec_sha256=sha256_file(Path(opts.spec_path)) if spec is not None else "",
     )

@@ -307,10 +307,11 @@ class PushResult:
     sbom_references: list[str]
     tags: list[str]
     uploaded_bytes: int = 0
+    signed: list[str] = field(default_factory=list)  # repo@sha256:... signed by `image.push --sign`
 
     def as_dict(self) -> dict:
         return {"references": self.references, "index_digest": self.index_digest, "sbom_references": self.sbom_references,
-                "tags": self.tags, "uploaded_bytes": self.uploaded_bytes}
+                "tags": self.tags, "uploaded_bytes": self.uploaded_bytes, "signed": self.signed}
 
 
 def _push_blobs(client: Client, layout: oci.Layout, manifest: dict) -> int:

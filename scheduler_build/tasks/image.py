@@ -1,6 +1,9 @@
 """image: reproducible FROM-scratch images with SBOMs, pushed to a registry by digest."""
 
 import dataclasses
+import hashlib
+import os
+import tempfile
 from pathlib import Path
 
 from invoke import Collection, task
@@ -9,13 +12,18 @@ from scheduler_build import __version__
 from scheduler_build import settings
 from scheduler_build.build import from_spec as spec_build
 from scheduler_build.build import pipeline as build_stage
+from scheduler_build.errors import UserError
 from scheduler_build.image import assemble as image_stage
 from scheduler_build.image import extender as extender_image
 from scheduler_build.image import request as image_request
 from scheduler_build.platforms import host_arch  # not `platforms`: the tasks' --platforms flag has that name
 from scheduler_build.progress import phase
+from scheduler_build.publish import archive as archive_stage
+from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import daemon as daemon_stage
 from scheduler_build.publish import registry as registry_stage
+from scheduler_build.publish import sign as sign_stage
+from scheduler_build.publish import verify as verify_stage
 from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
 
 
@@ -88,15 +96,19 @@ COMMON_HELP = {
         **COMMON_HELP,
         "force": f"rebuild even when an identical image (same inputs) is already present ({describe('image.force')})",
         "json": "print the result as JSON instead of one tag per line",
+        "oci-archive": "also write the whole layout (index, images, SBOMs, provenance) as one tar FILE, for air-gapped transfer",
     },
 )
 @user_errors
 def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None, repository=None,
-          source_date_epoch=None, force=False, json=False):
-    """Assemble reproducible FROM-scratch images (one per platform), their SPDX SBOMs and an OCI index."""
+          source_date_epoch=None, force=False, json=False, oci_archive=None):
+    """Assemble reproducible FROM-scratch images (one per platform), their SBOMs, provenance and an OCI index."""
     opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force)
     with phase("image.build"):
         request, result = _package(opts)
+    if oci_archive:
+        with phase("image.archive", oci_archive):
+            archive_stage.write(result.layout, Path(oci_archive), request.source_date_epoch)
     if json:
         emit_json(result.as_dict())
     else:
@@ -114,23 +126,38 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
         "ca-cert": "CA bundle for the registry's TLS (default: /etc/docker/certs.d/<host:port>/ca.crt, else the system's)",
         "no-build": "push what dist/ holds; do not run image.build first",
         "json": "print the result as JSON instead of one repo@sha256:... line per manifest",
+        "sign": "sign the index and every image and attest each image's SLSA provenance with cosign (offline, no tlog)",
+        "key": f"the private key for --sign: DIR/cosign.key or env://VAR ({describe('sign.key')}); "
+               "its password: $COSIGN_PASSWORD, else sign.password",
+        "from-archive": "push the layout an `image.build --oci-archive` tar holds (digests unchanged) instead of dist/",
     },
 )
 @user_errors
 def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None,
-         repository=None, source_date_epoch=None, retries=None, insecure=False, ca_cert=None, no_build=False, json=False):
-    """Push the image index, every platform image and their SBOMs; print each by digest."""
-    opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, False)
-    plan = _plan(opts)
-    spec_obj = plan.spec
-    if no_build:
-        layout = image_stage.layout_dir(opts.dist_dir, plan.name, plan.version)
+         repository=None, source_date_epoch=None, retries=None, insecure=False, ca_cert=None, no_build=False, json=False,
+         sign=False, key=None, from_archive=None):
+    """Push the image index, every platform image and both SBOMs; with --sign, sign and attest; print each by digest."""
+    key_ref = sign_stage.key_ref(option(c, "sign.key", key)) if sign else ""  # a bad key fails before any upload
+    if from_archive:
+        target = registry_stage.parse_target(option(c, "registry.url", registry))
+        with archive_stage.extracted(Path(from_archive)) as layout:
+            pushed = _push_layout(c, layout, _client(c, target, ca_cert, insecure, retries), key_ref)
     else:
-        layout = _package(opts)[1].layout
-    # Where to: --registry, else registry.url, else the spec's image.repository.
-    fallback_repo = spec_obj.image.repository if spec_obj else ""
-    target = registry_stage.parse_target(option(c, "registry.url", registry) or fallback_repo)
-    client = registry_stage.Client(
+        opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, False)
+        plan = _plan(opts)
+        layout = image_stage.layout_dir(opts.dist_dir, plan.name, plan.version) if no_build else _package(opts)[1].layout
+        # Where to: --registry, else registry.url, else the spec's image.repository.
+        fallback_repo = plan.spec.image.repository if plan.spec else ""
+        target = registry_stage.parse_target(option(c, "registry.url", registry) or fallback_repo)
+        pushed = _push_layout(c, layout, _client(c, target, ca_cert, insecure, retries), key_ref)
+    if json:
+        emit_json(pushed.as_dict())
+    else:
+        emit("\n".join(pushed.references))
+
+
+def _client(c, target: registry_stage.Target, ca_cert, insecure, retries) -> registry_stage.Client:
+    return registry_stage.Client(
         target=target,
         creds=registry_stage.credentials(target.host),
         ca_cert=option(c, "push.ca_cert", ca_cert) or "",
@@ -138,12 +165,17 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
         retries=max(0, option(c, "push.retries", retries)),
         backoff=option(c, "push.backoff"),
     )
+
+
+def _push_layout(c, layout: Path, client: registry_stage.Client, key_ref: str) -> registry_stage.PushResult:
+    """Push a layout; with a key, sign the index and images and attest their provenance."""
+    target = client.target
     with phase("image.push", target.name):
         pushed = registry_stage.push(layout, client)
-    if json:
-        emit_json(pushed.as_dict())
-    else:
-        emit("\n".join(pushed.references))
+    if key_ref:
+        with phase("image.sign", target.name):
+            pushed.signed = sign_stage.sign_pushed(_cosign(c), key_ref, layout, client)
+    return pushed
 
 
 @task(
@@ -163,4 +195,83 @@ def extender(c, tag=None, mirror=None, force=False):
     emit(f"{result.tag}")
 
 
-ns = Collection("image", build, push, extender)
+def _cosign(c) -> cosign_tool.Cosign:
+    """The pinned cosign (built on first use) with the key's password: $COSIGN_PASSWORD, else sign.password."""
+    password = os.environ.get(cosign_tool.PASSWORD_ENV)
+    if password is None:
+        password = option(c, "sign.password") or ""
+    return cosign_tool.Cosign(cosign_tool.binary(settings.cache_dir(c.config)), password=password)
+
+
+@task(auto_shortflags=False, help={"out": "directory to write cosign.key (encrypted) and cosign.pub into; "
+                                          "the password: $COSIGN_PASSWORD (empty allowed), else sign.password"})
+@user_errors
+def keygen(c, out):
+    """A cosign key pair for image.push --sign and image.verify; an existing pair is never overwritten."""
+    with phase("image.keygen", out):
+        private, public = sign_stage.keygen(_cosign(c), Path(out))
+    emit(f"{private}\n{public}")
+
+
+@task(
+    auto_shortflags=False,
+    help={
+        "ref": "what to verify: HOST[:PORT]/REPO@sha256:... or HOST[:PORT]/REPO:TAG (an index or one image)",
+        "key": f"the public key: DIR/cosign.pub or env://VAR ({describe('sign.public_key')})",
+        "insecure": f"allow plain HTTP to a non-loopback registry ({describe('push.insecure')})",
+        "ca-cert": "CA bundle for the registry's TLS (default: /etc/docker/certs.d/<host:port>/ca.crt, else the system's)",
+        "json": "print the report as JSON (every check, ok or not)",
+        "rebuild": "also rebuild from the recorded inputs (this checkout's spec, or --no-spec) in a temporary dist/ "
+                   "and compare every platform image's digest: a reproducibility witness",
+        "spec": f"with --rebuild: the build spec, whose digest must be the recorded one ({describe('spec.path')})",
+        "no-spec": "with --rebuild: the image was a plain kube-scheduler (no spec)",
+        "version": "with --rebuild: the spec version in the tag when it is not the spec's (image.version)",
+    },
+)
+@user_errors
+def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False, rebuild=False, spec=None, no_spec=False, version=None):
+    """Check signatures, the SLSA provenance, both SBOM referrers and the labels of what a registry holds."""
+    public = sign_stage.key_ref(option(c, "sign.public_key", key), "--key")
+    target, _ = verify_stage.split_reference(ref)
+    client = _client(c, target, ca_cert, insecure, None)
+    with phase("image.verify", ref):
+        report = verify_stage.verify(_cosign(c), public, ref, client)
+        if rebuild:
+            _rebuild(c, report, spec, no_spec, version)
+        if json:
+            emit_json(report.as_dict())
+        else:
+            emit("\n".join(f"{'ok' if x['ok'] else 'FAIL'} {x['check']} {x['subject']}" for x in report.checks))
+        if not report.ok:
+            raise UserError(f"{ref} failed verification: " + "; ".join(report.failures()), "the checks are listed on stdout")
+
+
+def _rebuild(c, report: verify_stage.Report, spec, no_spec, version) -> None:
+    """Rebuild every verified platform image from its provenance's inputs and compare digests."""
+    if not report.statements:
+        report.add("rebuild", report.digest, False, "no verified provenance to rebuild from")
+        return
+    definition = next(iter(report.statements.values()))["predicate"]["buildDefinition"]
+    external, internal = definition["externalParameters"], definition["internalParameters"]
+    with tempfile.TemporaryDirectory(prefix="scheduler-build-rebuild-") as dist:
+        opts = _options(c, spec, no_spec, None if (spec or not no_spec) else external["kubernetesVersion"],
+                        ",".join(external["platforms"]), dist, external["name"], version, None,
+                        str(internal["binarySourceDateEpoch"]), True)
+        recorded, local = (external.get("spec") or {}).get("digest", {}).get("sha256", ""), ""
+        if opts.spec_path:
+            local = hashlib.sha256(Path(opts.spec_path).read_bytes()).hexdigest()
+        if recorded != local:
+            raise UserError(f"--rebuild: the image was built from spec sha256 {recorded or '(none)'}, "
+                            f"this checkout's {opts.spec_path or 'flags'} is {local or '(none)'}",
+                            "check out the commit that was released, or pass --spec / --no-spec as it was built")
+        with phase("image.rebuild", f"{','.join(external['platforms'])} in {dist}"):
+            _build_missing(opts, _plan(opts))
+            opts = dataclasses.replace(opts, source_date_epoch=str(internal["sourceDateEpoch"]))
+            result = image_stage.build(image_request.prepare(opts, host_arch()), host_arch())
+    for image in result.platforms:
+        expected = report.images.get(image.platform, "")
+        report.add("rebuild", expected or image.platform, image.manifest_digest == expected,
+                   "" if image.manifest_digest == expected else f"rebuilt as {image.manifest_digest}")
+
+
+ns = Collection("image", build, push, extender, keygen, verify)

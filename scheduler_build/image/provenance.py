@@ -1,0 +1,106 @@
+"""SLSA v1.0 provenance (an in-toto v1 Statement) for each platform image, pure.
+
+Everything comes from the typed build record (build/info.py) and the image
+request: no clock, no host names, so the same inputs give the same bytes. The
+statement's subject is the platform's image manifest; `inv image.push --sign`
+attests its predicate with cosign (cosign wraps it in its own statement naming
+the pushed digest), and `inv image.verify` compares the two.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from scheduler_build import __version__
+from scheduler_build import epoch as epoch_mod
+from scheduler_build.build.info import BuildInfo
+from scheduler_build.image import oci
+
+STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
+PREDICATE_TYPE = "https://slsa.dev/provenance/v1"
+COSIGN_TYPE = "slsaprovenance1"  # cosign attest --type for PREDICATE_TYPE
+# A URI naming this build's recipe (SLSA: buildType); bumped when its parameters change meaning.
+BUILD_TYPE = "urn:scheduler-build:build-type:image:v1"
+BUILDER_ID = f"pkg:pypi/scheduler-build@{__version__}"
+KUBERNETES_MODULE = "k8s.io/kubernetes"
+
+
+def version_suffix(info: BuildInfo) -> str:
+    """What the build appended to the Kubernetes version (`v1.36.3-acme.1` -> `-acme.1`)."""
+    stamped, version = info.kubernetes.stamped_version, info.kubernetes.version
+    return stamped[len(version):] if stamped.startswith(version) else stamped
+
+
+def spec_digest(spec_path: str | Path | None) -> str:
+    """sha256 of the spec file's bytes, or "" for a build without a spec."""
+    return hashlib.sha256(Path(spec_path).read_bytes()).hexdigest() if spec_path else ""
+
+
+def _plugin(plugin: Any) -> dict[str, Any]:
+    if plugin.source == "module":
+        return {"uri": f"pkg:golang/{plugin.module}@{plugin.version}", "name": plugin.package,
+                "annotations": {"plugins": list(plugin.names)}}
+    return {"uri": f"file:{plugin.path}", "name": plugin.package, "digest": {"sha256": plugin.sha256},
+            "annotations": {"plugins": list(plugin.names), "digest": "sha256 of the plugin's source tree"}}
+
+
+def resolved_dependencies(info: BuildInfo, module_sum: str) -> list[dict[str, Any]]:
+    """Kubernetes (version and go.sum hash), each plugin, each patch, the builder image and its Go."""
+    k8s: dict[str, Any] = {"uri": f"pkg:golang/{KUBERNETES_MODULE}@{info.kubernetes.version}", "name": KUBERNETES_MODULE}
+    if module_sum:
+        k8s["annotations"] = {"go.sum": module_sum}
+    out = [k8s]
+    out += [_plugin(p) for p in info.plugins]
+    out += [{"uri": f"file:patches/{p.file}", "name": p.file, "digest": {"sha256": p.sha256}} for p in info.patches]
+    image_id = info.builder.image_id.partition(":")
+    out.append({"uri": f"docker:{info.builder.image}", "name": "builder-image", "digest": {image_id[0]: image_id[2]},
+                "annotations": {"go": info.builder.go_version, "source": info.builder.source}})
+    return out
+
+
+def predicate(info: BuildInfo, *, platforms: list[str], spec_sha256: str, module_sum: str, source: str, revision: str,
+              epoch: int) -> dict[str, Any]:
+    """The SLSA v1.0 provenance predicate of one platform's image."""
+    external: dict[str, Any] = {
+        "kubernetesVersion": info.kubernetes.version,
+        "platforms": sorted(platforms),
+        "versionSuffix": version_suffix(info),
+        "name": info.name,
+    }
+    if spec_sha256:
+        external["spec"] = {"digest": {"sha256": spec_sha256}}
+    if source or revision:
+        external["source"] = {"uri": source, "revision": revision}
+    stamp = epoch_mod.utc_stamp(epoch)
+    return {
+        "buildDefinition": {
+            "buildType": BUILD_TYPE,
+            "externalParameters": external,
+            "internalParameters": {
+                "platform": info.platform,
+                "sourceDateEpoch": epoch,
+                "binarySourceDateEpoch": info.source_date_epoch,
+                "patchSeriesDigest": info.patch_series_digest,
+                "binarySha256": info.binary.sha256,
+            },
+            "resolvedDependencies": resolved_dependencies(info, module_sum),
+        },
+        "runDetails": {
+            "builder": {"id": BUILDER_ID, "version": {"scheduler-build": __version__, "go": info.builder.go_version}},
+            "metadata": {"invocationId": f"{info.name}/{info.kubernetes.stamped_version}/{info.platform}",
+                         "startedOn": stamp, "finishedOn": stamp},
+        },
+    }
+
+
+def statement(subject_name: str, manifest_digest: str, pred: dict[str, Any]) -> dict[str, Any]:
+    algorithm, _, value = manifest_digest.partition(":")
+    return {"_type": STATEMENT_TYPE, "subject": [{"name": subject_name, "digest": {algorithm: value}}],
+            "predicateType": PREDICATE_TYPE, "predicate": pred}
+
+
+def dumps(doc: dict[str, Any]) -> bytes:
+    """The one encoding (canonical JSON): equal inputs, equal bytes."""
+    return oci.canonical(doc)

@@ -1,0 +1,74 @@
+"""Registry-free transfer: the whole OCI layout as one tar, and back.
+
+`inv image.build --oci-archive FILE` writes the layout (oci-layout, index.json,
+every blob: images, both SBOMs, the provenance statements, image-info.json) as a
+deterministic tar: sorted entries, mtime SOURCE_DATE_EPOCH, uid/gid 0, no
+owner names; the same layout gives the same bytes. `inv image.push
+--from-archive FILE` unpacks it into a temporary layout and pushes that, so the
+digests are the ones the build made. Signatures are made at push time, on the
+other side of the air gap, with the key kept there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+from scheduler_build.errors import UserError
+from scheduler_build.image import oci
+
+def _members(layout: Path) -> list[Path]:
+    return sorted((p for p in layout.rglob("*") if p.is_file()), key=lambda p: p.relative_to(layout).as_posix())
+
+
+def write(layout: Path, archive: Path, epoch: int) -> Path:
+    """The layout as one tar at `archive` (written atomically)."""
+    layout = Path(layout).resolve()
+    if not (layout / "index.json").is_file():
+        raise UserError(f"no built image under {layout}", "run `inv image.build` first")
+    archive = Path(archive)
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=archive.parent, prefix=f".{archive.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        with tarfile.open(tmp, "w", format=tarfile.USTAR_FORMAT) as tar:
+            for path in _members(layout):
+                info = tarfile.TarInfo(path.relative_to(layout).as_posix())
+                info.size, info.mtime, info.mode = path.stat().st_size, epoch, 0o644
+                info.uid = info.gid = 0
+                info.uname = info.gname = ""
+                with open(path, "rb") as handle:
+                    tar.addfile(info, handle)
+        os.replace(tmp, archive)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return archive
+
+
+@contextlib.contextmanager
+def extracted(archive: Path) -> Iterator[Path]:
+    """The archive unpacked into a temporary layout (removed afterwards); every blob's digest checked."""
+    archive = Path(archive)
+    if not archive.is_file():
+        raise UserError(f"--from-archive {archive}: no such file", "write one with `inv image.build --oci-archive FILE`")
+    directory = Path(tempfile.mkdtemp(prefix="scheduler-build-archive-"))
+    try:
+        try:
+            with tarfile.open(archive) as tar:
+                tar.extractall(directory, filter="data")
+        except (tarfile.TarError, OSError) as exc:
+            raise UserError(f"--from-archive {archive} is not a readable tar: {exc}", "copy it again") from None
+        layout = oci.Layout(directory)
+        layout.read()  # one clear error if it holds no tagged index
+        for blob in layout.blobs.iterdir() if layout.blobs.is_dir() else []:
+            if oci.digest_of(blob.read_bytes()) != f"sha256:{blob.name}":
+                raise UserError(f"--from-archive {archive}: blob {blob.name[:12]} does not match its digest", "copy it again")
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
