@@ -92,8 +92,13 @@ def run(
     flags: str,
     environment: dict[str, str],
     network: str = "none",
+    overlays: dict[str, Path] | None = None,
 ) -> tuple[int, list[str]]:
-    """Compile `package` to out_dir/binary_name in the builder; returns (exit code, argv)."""
+    """Compile `package` to out_dir/binary_name in the builder; returns (exit code, argv).
+
+    overlays: module path -> a local module's content snapshot, mounted read-only
+    over vendor/<module> (snapshot.py), so the vendor tree needs no refresh on an edit.
+    """
     argv = go_build_command(package, f"{OUT}/{binary_name}", flags)
     mounts = [
         Mount(SRC, str(workspace), read_only=True),
@@ -101,6 +106,7 @@ def run(
         Mount(OUT, str(out_dir)),
         Mount(GOCACHE, gocache_volume, volume=True),
     ]
+    mounts += [Mount(f"{VENDOR}/{module}", str(path), read_only=True) for module, path in sorted((overlays or {}).items())]
     stream_line("+ " + shlex.join(argv))
     code = engine.run(
         image, argv, mounts=mounts, environment=environment, workdir=SRC, network=network

@@ -188,6 +188,7 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
             binary_name=request.component,
             flags=plan.flags,
             environment=plan.env,
+            overlays=plan.custom.overlays,
         )
         if code != 0:
             raise BuildFailed(f"go build of {request.component} {plan.git_version} failed (exit {code}); the compiler output is above")
