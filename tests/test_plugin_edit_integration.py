@@ -55,8 +55,28 @@ def test_plugin_edit_skips_tidy_and_vendor_and_matches_a_from_scratch_build(tmp_
     assert edited.info["vendor"]["cached"] and edited.info["vendor"]["key"] == first_key  # no tidy, no vendor
     assert edited.info["plugins"][0]["sha256"] != first.info["plugins"][0]["sha256"]
 
-    # Hermetic and reproducible: the same inputs vendored from scratch give the same bytes.
+    # Hermetic and reproducible: the same inputs vendored from scratch and compiled in a
+    # one-shot container (not the long-lived builder) give the same bytes.
     scratch = pipeline.run(build_request(tmp_path / "dist-scratch", plugin_sources=(source,), name="edit-loop",
-                                         cache_dir=tmp_path / "cache"))
+                                         cache_dir=tmp_path / "cache", reuse_builder=False))
     assert not scratch.info["vendor"]["cached"]
     assert scratch.info["binary"]["sha256"] == edited.info["binary"]["sha256"]
+
+
+def test_long_lived_builder_has_no_network_and_reads_the_cache_read_only(built_scheduler):
+    from scheduler_build import engine as docker_api
+    from scheduler_build import settings
+    from scheduler_build.build import warm
+
+    engine = docker_api.connect()
+    cache = settings.cache_dir().resolve()
+    name = warm.container_name(built_scheduler.info["builder"]["image_id"], "scheduler-build-gocache", cache)
+    lines: list[str] = []
+    env = {"GOPROXY": "https://proxy.golang.org", "GOFLAGS": "-mod=mod", "HOME": "/tmp", "GOMODCACHE": "/tmp/m", "GOCACHE": "/tmp/c"}
+    code = engine.exec(name, ["go", "mod", "download", "-json", "github.com/google/uuid@v1.6.0"], environment=env,
+                       workdir="/tmp", on_line=lines.append)
+    text = "\n".join(lines)
+    assert code != 0 and ("dial tcp" in text or "lookup" in text or "network is unreachable" in text), text
+    assert engine.exec(name, ["touch", str(cache / "written-by-the-builder")], environment={}, workdir="/tmp",
+                       on_line=lines.append) != 0
+    assert not (cache / "written-by-the-builder").exists()

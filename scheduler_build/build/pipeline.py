@@ -8,6 +8,7 @@ atomically, with the binary's record (build/info.py) beside it.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import platform
 import shutil
@@ -29,6 +30,7 @@ from scheduler_build.build import compile as compile_stage
 from scheduler_build.build import plugins as plugins_stage
 from scheduler_build.build import vendor
 from scheduler_build.build import verify
+from scheduler_build.build import warm
 from scheduler_build.build.info import (
     BinaryInfo, BuilderInfo, BuildInfo, FlagsInfo, HostInfo, KubernetesInfo, VendorInfo, sha256_file,
 )
@@ -56,6 +58,7 @@ class BuildRequest:
     source_date_epoch: str = ""
     version_suffix: str = ""
     gocache_volume: str = "scheduler-build-gocache"
+    reuse_builder: bool = field(default_factory=lambda: settings.default("build.reuse_builder"))  # warm.py
     # Out-of-tree plugin sources (spec.PluginSource: local directories or module@version)
     # and the patch series against the kubernetes tree, both from a build spec (plugins.py).
     plugin_sources: tuple = ()
@@ -177,7 +180,10 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
     request = plan.request
     detail = f"{plan.package} for {request.goos}/{plan.arch} in {plan.chosen.image}, network none"
     with _timed(plan.phases, "compile", detail):
-        code, argv = compile_stage.run(
+        runner = compile_stage.run
+        if request.reuse_builder:
+            runner = functools.partial(warm.run, image_id=plan.chosen.image_id, cache_root=request.cache_dir)
+        code, argv = runner(
             plan.engine,
             plan.chosen.image,
             workspace=plan.vendored.workspace_dir,
