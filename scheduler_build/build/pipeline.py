@@ -8,7 +8,6 @@ atomically, with the binary's record (build/info.py) beside it.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import os
 import platform
 import shutil
@@ -180,22 +179,15 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
     request = plan.request
     detail = f"{plan.package} for {request.goos}/{plan.arch} in {plan.chosen.image}, network none"
     with _timed(plan.phases, "compile", detail):
-        runner = compile_stage.run
-        if request.reuse_builder:
-            runner = functools.partial(warm.run, image_id=plan.chosen.image_id, cache_root=request.cache_dir)
-        code, argv = runner(
-            plan.engine,
-            plan.chosen.image,
-            workspace=plan.vendored.workspace_dir,
-            vendor=plan.vendored.vendor_dir,
-            out_dir=out_dir,
-            gocache_volume=request.gocache_volume,
-            package=plan.package,
-            binary_name=request.component,
-            flags=plan.flags,
-            environment=plan.env,
-            overlays=plan.custom.overlays,
+        job = compile_stage.Job(
+            workspace=plan.vendored.workspace_dir, vendor=plan.vendored.vendor_dir, out_dir=out_dir,
+            gocache_volume=request.gocache_volume, package=plan.package, binary_name=request.component,
+            flags=plan.flags, environment=plan.env, overlays=dict(plan.custom.overlays),
         )
+        if request.reuse_builder:
+            code, argv = warm.run(plan.engine, plan.chosen.image, job, image_id=plan.chosen.image_id, cache_root=request.cache_dir)
+        else:
+            code, argv = compile_stage.run(plan.engine, plan.chosen.image, job)
         if code != 0:
             raise BuildFailed(f"go build of {request.component} {plan.git_version} failed (exit {code}); the compiler output is above")
     return argv

@@ -24,7 +24,7 @@ import shlex
 import shutil
 from pathlib import Path
 
-from scheduler_build.build.compile import go_build_command, GOCACHE
+from scheduler_build.build.compile import GOCACHE, Job, go_build_command
 from scheduler_build.engine import Engine, Mount
 from scheduler_build.progress import stream_line
 
@@ -76,47 +76,32 @@ def _prepare(root: Path, workspace: Path, vendor: Path, overlays: dict[str, Path
     return src, out
 
 
-def run(
-    engine: Engine,
-    image: str,
-    image_id: str,
-    *,
-    cache_root: Path,
-    workspace: Path,
-    vendor: Path,
-    out_dir: Path,
-    gocache_volume: str,
-    package: str,
-    binary_name: str,
-    flags: str,
-    environment: dict[str, str],
-    overlays: dict[str, Path] | None = None,
-) -> tuple[int, list[str]]:
-    """Compile like compile.run, by exec in the long-lived builder; out_dir/binary_name seeds and receives."""
+def run(engine: Engine, image: str, job: Job, *, image_id: str, cache_root: Path) -> tuple[int, list[str]]:
+    """Compile like compile.run, by exec in the long-lived builder; job.out_dir/binary_name seeds and receives."""
     cache_root = Path(cache_root).resolve()
     builds = cache_root / "builds"
     builds.mkdir(parents=True, exist_ok=True)
     mounts = [Mount(str(cache_root), str(cache_root), read_only=True), Mount(str(builds), str(builds)),
-              Mount(GOCACHE, gocache_volume, volume=True)]
-    container = engine.ensure_running(container_name(image_id, gocache_volume, cache_root), image, mounts=mounts,
-                                      labels={LABEL: "1", VOLUME_LABEL: gocache_volume})
+              Mount(GOCACHE, job.gocache_volume, volume=True)]
+    container = engine.ensure_running(container_name(image_id, job.gocache_volume, cache_root), image, mounts=mounts,
+                                      labels={LABEL: "1", VOLUME_LABEL: job.gocache_volume})
     # One directory per set of inputs, the same on every build of them: Go's link-skip
     # check is keyed by the output's path, so a fresh path would relink every time.
-    key = hashlib.sha256(repr((str(workspace), str(vendor), sorted((overlays or {}).items()), binary_name)).encode()).hexdigest()
+    key = hashlib.sha256(repr((str(job.workspace), str(job.vendor), sorted(job.overlays.items()), job.binary_name)).encode()).hexdigest()
     root = builds / key[:32]
     lock = open(builds / f"{key[:32]}.lock", "w")
     fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent builds of the same inputs take turns
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir()
     try:
-        src, out = _prepare(root, Path(workspace).resolve(), Path(vendor).resolve(),
-                            {m: Path(p).resolve() for m, p in (overlays or {}).items()}, Path(out_dir) / binary_name)
-        argv = go_build_command(package, str(out / binary_name), flags)
+        src, out = _prepare(root, Path(job.workspace).resolve(), Path(job.vendor).resolve(),
+                            {m: Path(p).resolve() for m, p in job.overlays.items()}, Path(job.out_dir) / job.binary_name)
+        argv = go_build_command(job.package, str(out / job.binary_name), job.flags)
         stream_line(f"+ (exec in {container}) " + shlex.join(argv))
-        code = engine.exec(container, argv, environment=environment, workdir=str(src))
+        code = engine.exec(container, argv, environment=job.environment, workdir=str(src))
         if code == 0:
-            os.chmod(out / binary_name, 0o755)
-            shutil.move(str(out / binary_name), str(Path(out_dir) / binary_name))
+            os.chmod(out / job.binary_name, 0o755)
+            shutil.move(str(out / job.binary_name), str(Path(job.out_dir) / job.binary_name))
         return code, argv
     finally:
         shutil.rmtree(root, ignore_errors=True)
