@@ -16,7 +16,6 @@ from scheduler_build.build import pipeline as build
 from scheduler_build.build import builder_image as builder
 from scheduler_build import engine as docker_api
 from scheduler_build.build import elf
-from scheduler_build.build import warm
 from scheduler_build.resolve import versions as k8s
 from scheduler_build import settings
 from scheduler_build.errors import UserError
@@ -71,7 +70,6 @@ def test_rebuild_of_same_inputs_is_bit_identical_even_with_a_cold_cache(built_sc
     try:
         again = build.run(build_request(tmp_path / "dist", gocache_volume=volume))
     finally:
-        warm.stop(docker_api.connect(), volume)  # the long-lived builder holds the volume
         try:
             client.volumes.get(volume).remove(force=True)
         except Exception:

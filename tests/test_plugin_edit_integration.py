@@ -40,7 +40,7 @@ def test_plugin_edit_skips_tidy_and_vendor_and_matches_a_from_scratch_build(tmp_
     plugin = tmp_path / "plugin"
     shutil.copytree(EXAMPLE_PLUGIN, plugin)
     source = PluginSource(package=PACKAGE, names=("UnderlayIPLimit",), path=plugin)
-    request = build_request(tmp_path / "dist", plugin_sources=(source,), name="edit-loop")
+    request = build_request(tmp_path / "dist", plugin_sources=(source,), name="edit-loop", reuse_builder=True)
     before, after = f"before.test/{uuid.uuid4().hex}", f"after.test/{uuid.uuid4().hex}"
 
     _set_label(plugin, before)
@@ -63,14 +63,16 @@ def test_plugin_edit_skips_tidy_and_vendor_and_matches_a_from_scratch_build(tmp_
     assert scratch.info["binary"]["sha256"] == edited.info["binary"]["sha256"]
 
 
-def test_long_lived_builder_has_no_network_and_reads_the_cache_read_only(built_scheduler):
+def test_long_lived_builder_has_no_network_and_reads_the_cache_read_only(tmp_path):
     from scheduler_build import engine as docker_api
     from scheduler_build import settings
+    from scheduler_build.build import pipeline
     from scheduler_build.build import warm
 
+    built = pipeline.run(build_request(tmp_path / "dist", reuse_builder=True))  # starts (or reuses) the builder
     engine = docker_api.connect()
     cache = settings.cache_dir().resolve()
-    name = warm.container_name(built_scheduler.info["builder"]["image_id"], "scheduler-build-gocache", cache)
+    name = warm.container_name(built.info["builder"]["image_id"], "scheduler-build-gocache", cache)
     lines: list[str] = []
     env = {"GOPROXY": "https://proxy.golang.org", "GOFLAGS": "-mod=mod", "HOME": "/tmp", "GOMODCACHE": "/tmp/m", "GOCACHE": "/tmp/c"}
     code = engine.exec(name, ["go", "mod", "download", "-json", "github.com/google/uuid@v1.6.0"], environment=env,
