@@ -29,11 +29,16 @@ def _report(module, results: dict, json: bool) -> None:
     "k8s-version": f"{K8S_HELP} to build",
     "repeats": "warm runs per side (default 5)",
     "no-cold": "skip the two cold builds (about 3 minutes each on 2 cores)",
+    "plugin-edit": "instead: the example plugin edited (and not) vs its own native `go build ./cmd/scheduler`",
     "json": "print raw figures as JSON instead of a Markdown table",
 })
 @user_errors
-def build_bench(c, k8s_version=None, repeats=5, no_cold=False, json=False):
+def build_bench(c, k8s_version=None, repeats=5, no_cold=False, plugin_edit=False, json=False):
     """Warm `inv build` after touching one file vs a native `go build`, plus cold time and peak memory."""
+    if plugin_edit:
+        module = _bench_module("plugin_edit_bench")
+        _report(module, module.run(option(c, "k8s.version", k8s_version), int(repeats)), json)
+        return
     module = _bench_module("build_bench")
     results = module.run(option(c, "k8s.version", k8s_version), int(repeats), cold=not no_cold)
     _report(module, results, json)

@@ -120,20 +120,41 @@ class Engine:
                             f"{exc.explanation or _short(exc)}") from None
         try:
             container.start()
-            buffer = b""
-            for chunk in container.logs(stream=True, follow=True, stdout=True, stderr=True):
-                buffer += chunk
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
-                    on_line(line.decode(errors="replace"))
-            if buffer:
-                on_line(buffer.decode(errors="replace"))
+            _stream(container.logs(stream=True, follow=True, stdout=True, stderr=True), on_line)
             return int(container.wait().get("StatusCode", 1))
         finally:
             try:
                 container.remove(force=True)
             except docker.errors.APIError:
                 pass
+
+    def ensure_running(self, name: str, image: str, *, mounts: list[Mount], labels: dict[str, str],
+                       network: str = "none") -> str:
+        """The running container `name` (`sleep infinity` in `image`), created or started if need be."""
+        try:
+            container = self._client.containers.get(name)
+        except docker.errors.NotFound:
+            sdk_mounts = [docker.types.Mount(m.target, m.source, type="volume" if m.volume else "bind",
+                                             read_only=m.read_only) for m in mounts]
+            try:
+                container = self._client.containers.create(image, command=["sleep", "infinity"], name=name, mounts=sdk_mounts,
+                                                           labels=labels, network_mode=network, detach=True)
+            except docker.errors.APIError as exc:
+                if exc.status_code != 409:  # 409: another build created it first
+                    raise UserError(f"the Docker engine refused to create {name} from {image}: "
+                                    f"{exc.explanation or _short(exc)}") from None
+                container = self._client.containers.get(name)
+        if container.status != "running":
+            container.start()
+        return container.id
+
+    def exec(self, container: str, command: list[str], *, environment: dict[str, str], workdir: str,
+             on_line: Callable[[str], None] = stream_line) -> int:
+        """Run `command` in the running `container`, stream its output; return the exit code."""
+        api = self._client.api
+        created = api.exec_create(container, command, environment=environment, workdir=workdir)
+        _stream(api.exec_start(created["Id"], stream=True), on_line)
+        return int(api.exec_inspect(created["Id"]).get("ExitCode") or 0)
 
     def load(self, archive: IO[bytes], what: str) -> set[str]:
         """`docker load` a Docker archive; returns the loaded image IDs."""
@@ -150,6 +171,13 @@ class Engine:
             return True, ""
         except docker.errors.DockerException as exc:
             return False, _short(exc)
+
+    def remove_containers(self, labels: dict[str, str]) -> int:
+        """Force-remove the containers carrying all of `labels` (ours only); returns how many."""
+        found = self._client.containers.list(all=True, filters={"label": [f"{k}={v}" for k, v in labels.items()]})
+        for container in found:
+            container.remove(force=True)
+        return len(found)
 
     def remove_volume(self, name: str) -> bool:
         """Remove a named volume; False when there is none."""
@@ -182,6 +210,18 @@ class Engine:
         except docker.errors.APIError as exc:
             raise UserError(f"cannot remove image {ref}: {exc.explanation or _short(exc)}",
                             "stop the containers using it") from None
+
+
+def _stream(chunks, on_line: Callable[[str], None]) -> None:
+    """Split a byte stream into lines for on_line."""
+    buffer = b""
+    for chunk in chunks:
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            on_line(line.decode(errors="replace"))
+    if buffer:
+        on_line(buffer.decode(errors="replace"))
 
 
 def connect(timeout: int = 600) -> Engine:

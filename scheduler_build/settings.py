@@ -42,6 +42,7 @@ DEFAULTS: dict[str, Any] = {
         "source_date_epoch": "",  # empty: $SOURCE_DATE_EPOCH, else the release's commit time
         "version_suffix": "",
         "gocache_volume": "scheduler-build-gocache",
+        "reuse_builder": False,  # compile by `docker exec` in a long-lived builder (build/warm.py); measured no faster here
         "all_platforms": False,  # with a spec, build every platform it lists, not just the host's
     },
     "cluster": {

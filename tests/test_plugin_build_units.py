@@ -9,6 +9,7 @@ import pytest
 from scheduler_build import platforms
 from scheduler_build.resolve import versions as k8s
 from scheduler_build.build import plugins
+from scheduler_build.build import snapshot
 from scheduler_build.build import from_spec as spec_build
 from scheduler_build import spec as spec_mod
 from scheduler_build.build.pipeline import BuildRequest
@@ -52,28 +53,47 @@ def make_module(root: Path, module: str = "example.com/acme/x") -> Path:
 
 def test_tree_digest_tracks_content_not_vcs(tmp_path):
     mod = make_module(tmp_path / "m")
-    first = plugins.tree_digest(mod)
+    first = snapshot.tree_digest(mod)
     (mod / ".git").mkdir()
     (mod / ".git/HEAD").write_text("ref: x\n")
-    assert plugins.tree_digest(mod) == first
+    assert snapshot.tree_digest(mod) == first
     (mod / "pkg/x/x.go").write_text("package x\n\nconst Y = 1\n")  # content, not VCS
-    assert plugins.tree_digest(mod) != first
+    assert snapshot.tree_digest(mod) != first
 
 
-def test_local_plugin_is_snapshotted_and_replaced(tmp_path):
+def test_local_plugin_is_snapshotted_and_replaced_by_shape(tmp_path):
     mod = make_module(tmp_path / "m")
+    (mod / "pkg/x/x_test.go").write_text("package x\n")
     cache = tmp_path / "cache"
     spec = spec_mod.PluginSource(package="example.com/acme/x/pkg/x", names=("X",), path=mod)
     custom = prepare([spec], cache)
-    (digest_dir,) = (cache / "plugins").iterdir()
-    assert (digest_dir / "pkg/x/x.go").read_text() == (mod / "pkg/x/x.go").read_text()
+    (content_dir,) = (cache / "plugins").iterdir()
+    (shape_dir,) = (cache / "plugin-modules").iterdir()
+    assert (content_dir / "pkg/x/x.go").read_text() == (mod / "pkg/x/x.go").read_text()
+    # The content snapshot is what `go mod vendor` copies: no go.mod, no tests; the shape copy is the module.
+    assert not (content_dir / "go.mod").exists() and not (content_dir / "pkg/x/x_test.go").exists()
+    assert (shape_dir / "go.mod").is_file() and (shape_dir / "pkg/x/x_test.go").is_file()
     assert custom.requires == {"example.com/acme/x": plugins.LOCAL_VERSION}
-    assert custom.local_replaces == {"example.com/acme/x": f"../../plugins/{digest_dir.name}"}
+    assert custom.local_replaces == {"example.com/acme/x": f"../../plugin-modules/{shape_dir.name}"}
+    assert custom.overlays == {"example.com/acme/x": content_dir}
     assert custom.imports[0].package == "example.com/acme/x/pkg/x" and custom.imports[0].alias == "x"
-    assert custom.plugins_info[0].sha256.startswith(digest_dir.name)
-    # Editing the plugin changes the snapshot, hence go.mod, hence every cache key downstream.
+    assert custom.plugins_info[0].sha256.startswith(content_dir.name)
+    # An edit that keeps go.mod, go.sum and the imports keeps go.mod (so tidy and vendor stay
+    # cached) and changes only the snapshot mounted over vendor/<module>.
     (mod / "pkg/x/x.go").write_text((mod / "pkg/x/x.go").read_text() + "// edited\n")
+    edited = prepare([spec], cache)
+    assert edited.local_replaces == custom.local_replaces
+    assert edited.overlays != custom.overlays and (edited.overlays["example.com/acme/x"] / "pkg/x/x.go").read_text().endswith("// edited\n")
+    # A new import changes the shape, hence go.mod, hence tidy and vendor.
+    (mod / "pkg/x/x.go").write_text('package x\n\nimport "strings"\n\nconst Name = "X"\n\nvar _ = strings.ToUpper\n\nfunc New() {}\n')
     assert prepare([spec], cache).local_replaces != custom.local_replaces
+    (mod / "go.sum").write_text("k8s.io/api v0.36.3 h1:x\n")
+    assert snapshot.shape_digest(mod, "example.com/acme/x") != snapshot.shape_digest(mod, "example.com/acme/y")
+
+
+def test_vendored_files_exclude_tests_and_module_files():
+    assert snapshot.vendored("pkg/x/x.go") and snapshot.vendored("pkg/x/data.json")
+    assert not any(snapshot.vendored(p) for p in ("go.mod", "go.sum", "pkg/x/x_test.go", "pkg/x/testdata/in.yaml"))
 
 
 def test_module_plugin_and_aliases(tmp_path):

@@ -7,7 +7,7 @@ Go's build cache lives in a named volume so rebuilds are incremental.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -80,31 +80,36 @@ def build_environment(goos: str, goarch: str, cgo_static: bool, source_date_epoc
     }
 
 
-def run(
-    engine: Engine,
-    image: str,
-    *,
-    workspace: Path,
-    vendor: Path,
-    out_dir: Path,
-    gocache_volume: str,
-    package: str,
-    binary_name: str,
-    flags: str,
-    environment: dict[str, str],
-    network: str = "none",
-    on_line: Callable[[str], None] = stream_line,
-) -> tuple[int, list[str]]:
-    """Compile `package` to out_dir/binary_name in the builder; returns (exit code, argv)."""
-    argv = go_build_command(package, f"{OUT}/{binary_name}", flags)
+@dataclass(frozen=True)
+class Job:
+    """One compile: inputs (cache entries), output directory and flags; both runners take it."""
+
+    workspace: Path
+    vendor: Path
+    out_dir: Path
+    gocache_volume: str
+    package: str
+    binary_name: str
+    flags: str
+    environment: dict[str, str]
+    # module path -> a local module's content snapshot, read in place of vendor/<module>
+    # (snapshot.py), so the vendor tree needs no refresh on an edit.
+    overlays: dict[str, Path] = field(default_factory=dict)
+
+
+def run(engine: Engine, image: str, job: Job, network: str = "none",
+        on_line: Callable[[str], None] = stream_line) -> tuple[int, list[str]]:
+    """Compile job.package to job.out_dir/job.binary_name in a fresh builder container; returns (exit code, argv)."""
+    argv = go_build_command(job.package, f"{OUT}/{job.binary_name}", job.flags)
     mounts = [
-        Mount(SRC, str(workspace), read_only=True),
-        Mount(VENDOR, str(vendor), read_only=True),
-        Mount(OUT, str(out_dir)),
-        Mount(GOCACHE, gocache_volume, volume=True),
+        Mount(SRC, str(job.workspace), read_only=True),
+        Mount(VENDOR, str(job.vendor), read_only=True),
+        Mount(OUT, str(job.out_dir)),
+        Mount(GOCACHE, job.gocache_volume, volume=True),
     ]
+    mounts += [Mount(f"{VENDOR}/{module}", str(path), read_only=True) for module, path in sorted(job.overlays.items())]
     stream_line("+ " + shlex.join(argv))
     code = engine.run(
-        image, argv, mounts=mounts, environment=environment, workdir=SRC, network=network, on_line=on_line
+        image, argv, mounts=mounts, environment=job.environment, workdir=SRC, network=network, on_line=on_line
     )
     return code, argv

@@ -30,6 +30,7 @@ from scheduler_build.build import k8s_agreement
 from scheduler_build.build import plugins as plugins_stage
 from scheduler_build.build import vendor
 from scheduler_build.build import verify
+from scheduler_build.build import warm
 from scheduler_build.build.info import (
     BinaryInfo, BuilderInfo, BuildInfo, FlagsInfo, HostInfo, KubernetesInfo, VendorInfo, sha256_file,
 )
@@ -57,6 +58,7 @@ class BuildRequest:
     source_date_epoch: str = ""
     version_suffix: str = ""
     gocache_volume: str = "scheduler-build-gocache"
+    reuse_builder: bool = field(default_factory=lambda: settings.default("build.reuse_builder"))  # warm.py
     # Out-of-tree plugin sources (spec.PluginSource: local directories or module@version)
     # and the patch series against the kubernetes tree, both from a build spec (plugins.py).
     plugin_sources: tuple = ()
@@ -179,21 +181,23 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
     """go build in the builder, network none, into out_dir; returns the command it ran."""
     request = plan.request
     output: list[str] = []
+
+    def capture(line: str) -> None:  # streamed as usual, kept to map errors back to spec fields
+        output.append(line)
+        stream_line(line)
+
     detail = f"{plan.package} for {request.goos}/{plan.arch} in {plan.chosen.image}, network none"
     with _timed(plan.phases, "compile", detail):
-        code, argv = compile_stage.run(
-            plan.engine,
-            plan.chosen.image,
-            workspace=plan.vendored.workspace_dir,
-            vendor=plan.vendored.vendor_dir,
-            out_dir=out_dir,
-            gocache_volume=request.gocache_volume,
-            package=plan.package,
-            binary_name=request.component,
-            flags=plan.flags,
-            environment=plan.env,
-            on_line=lambda line: (output.append(line), stream_line(line)),
+        job = compile_stage.Job(
+            workspace=plan.vendored.workspace_dir, vendor=plan.vendored.vendor_dir, out_dir=out_dir,
+            gocache_volume=request.gocache_volume, package=plan.package, binary_name=request.component,
+            flags=plan.flags, environment=plan.env, overlays=dict(plan.custom.overlays),
         )
+        if request.reuse_builder:
+            code, argv = warm.run(plan.engine, plan.chosen.image, job, image_id=plan.chosen.image_id,
+                                  cache_root=request.cache_dir, on_line=capture)
+        else:
+            code, argv = compile_stage.run(plan.engine, plan.chosen.image, job, on_line=capture)
         if code != 0:
             _explain_compile_failure(plan, output)
             raise BuildFailed(f"go build of {request.component} {plan.git_version} failed (exit {code}); the compiler output is above")

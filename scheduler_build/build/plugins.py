@@ -1,10 +1,10 @@
 """Out-of-tree plugins and patches -> what the wrapper module needs to compile them.
 
-A local plugin (a directory holding a Go module) is snapshotted into
-cache/plugins/<content hash>/ and wired in with `require` + `replace`: the hash
-of its files is part of the path, so it is part of go.mod and therefore of the
-tidy/vendor cache keys, and the build reads the snapshot, not a tree that may
-change while it runs. A `module@version` plugin is a plain `require` resolved
+A local plugin (a directory holding a Go module) is wired in with `require` +
+`replace` to a copy keyed by its shape (go.mod, go.sum, import set), and its
+content snapshot is mounted over vendor/<module> in the compile (snapshot.py):
+an edit that keeps the shape re-runs neither tidy nor vendor, and the build
+reads the snapshot, not a tree that may change while it runs. A `module@version` plugin is a plain `require` resolved
 through the Go module proxy. Patched modules (patches.py) are wired in the same
 way. Replace paths are relative (`../../patched/...`): the wrapper's go.mod sits
 two levels below the cache root both when tidying and when vendoring, and a
@@ -13,11 +13,7 @@ relative path keeps the recorded build info free of the machine's cache path.
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -25,6 +21,7 @@ from typing import Callable, Iterable
 from scheduler_build import gotool
 from scheduler_build.build import k8s_agreement as agreement
 from scheduler_build.build import patches as patches_mod
+from scheduler_build.build import snapshot
 from scheduler_build.build.info import PatchInfo, PluginInfo
 from scheduler_build.build.workspace import PluginImport, WrapperRegistration
 from scheduler_build.resolve import intree
@@ -36,7 +33,6 @@ from scheduler_build.spec import checks_registrations as registrations
 
 # A local module's placeholder version in the wrapper's require line.
 LOCAL_VERSION = "v0.0.0-00010101000000-000000000000"
-_SKIP_DIRS = {".git", ".hg", ".svn", "vendor", "node_modules", "__pycache__"}
 
 
 @dataclass
@@ -47,26 +43,7 @@ class Customization:
     local_replaces: dict[str, str] = field(default_factory=dict)  # module -> relative dir
     plugins_info: list[PluginInfo] = field(default_factory=list)
     patches_info: list[PatchInfo] = field(default_factory=list)
-
-
-def tree_digest(directory: Path) -> str:
-    """sha256 over the relative paths and contents of a module's files (VCS and vendor dirs skipped)."""
-    h = hashlib.sha256()
-    for rel in _files(directory):
-        h.update(rel.encode() + b"\0")
-        h.update(hashlib.sha256((directory / rel).read_bytes()).digest())
-    return h.hexdigest()
-
-
-def _files(directory: Path) -> list[str]:
-    out: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(directory):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-        for name in filenames:
-            full = Path(dirpath) / name
-            if full.is_file() and not full.is_symlink():
-                out.append(str(full.relative_to(directory)))
-    return sorted(out)
+    overlays: dict[str, Path] = field(default_factory=dict)  # local module -> content snapshot (snapshot.py)
 
 
 def read_module(directory: Path) -> str:
@@ -77,28 +54,6 @@ def read_module(directory: Path) -> str:
     if not match:
         raise UserError(f"{gomod} has no module line", "add `module <path>` to it")
     return match.group(1).strip('"')
-
-
-def snapshot(directory: Path, cache_root: Path) -> tuple[Path, str]:
-    """Copy a local module to cache/plugins/<hash>/ once; returns (snapshot dir, sha256)."""
-    digest = tree_digest(directory)
-    final = Path(cache_root) / "plugins" / digest[:32]
-    if (final / "go.mod").is_file():
-        return final, digest
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
-    try:
-        for rel in _files(directory):
-            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(directory / rel, tmp / rel)
-        os.chmod(tmp, 0o755)
-        try:
-            os.rename(tmp, final)
-        except OSError:
-            pass  # published concurrently with the same content
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return final, digest
 
 
 def _package_sources(directory: Path, module: str, package: str, field: str) -> str:
@@ -180,9 +135,11 @@ def _wire_plugin(plugin: PluginSource, resolution: Resolution, cache_root: Path,
     for warning in agreement.check_plugin(f"{plugin.field or 'plugin'} ({module})", go_mod, resolution):
         log(f"    warning: {warning}")
     if plugin.path is not None:
-        snap, digest = snapshot(directory, cache_root)
+        local = snapshot.snapshot(directory, module, cache_root)
+        digest = local.digest
         custom.requires[module] = LOCAL_VERSION
-        custom.local_replaces[module] = f"../../plugins/{snap.name}"
+        custom.local_replaces[module] = local.replace_path
+        custom.overlays[module] = local.content_dir
         info.source, info.path, info.module, info.sha256 = "path", str(directory), module, digest
         log(f"    plugin {module} from {directory} (sha256 {digest[:12]})")
     else:

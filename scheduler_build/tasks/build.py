@@ -84,6 +84,7 @@ def _request(c, k8s_version, arch, os, component, name, cgo_static, builder_imag
         source_date_epoch=str(option(c, "build.source_date_epoch", source_date_epoch) or ""),
         version_suffix=option(c, "build.version_suffix", version_suffix),
         gocache_volume=option(c, "build.gocache_volume", gocache_volume),
+        reuse_builder=option(c, "build.reuse_builder"),
     )
 
 
