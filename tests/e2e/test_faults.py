@@ -46,7 +46,11 @@ def _assert_each_pod_bound_once(kube, namespace, runs):
     for ev in kobj.events_for(kube, namespace, "Scheduled"):
         counts[ev.involved_object.name] = counts.get(ev.involved_object.name, 0) + (ev.count or 1)
     assert all(n == 1 for n in counts.values()), {p: n for p, n in counts.items() if n != 1}
-    assert len(set(scheduled)) == len(kobj.pods_by_name(kube, namespace))
+    # Every pod is bound. Events are best effort: a scheduler killed right after a binding
+    # may never send that pod's Scheduled event, so a missing event is not a missing binding.
+    pods = kobj.pods_by_name(kube, namespace)
+    assert all(pod.spec.node_name for pod in pods.values()), sorted(n for n, p in pods.items() if not p.spec.node_name)
+    assert set(scheduled) <= set(pods)
     for run in runs:
         text = run.log_text()
         # A second binding of a bound pod is refused by the API server with a conflict.
