@@ -8,10 +8,10 @@ changing it, or touching it, starts no rebuild.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scheduler_build.build.info import sha256_file
 from scheduler_build.spec.model import Spec
 
 POLL_SECONDS = 0.5
@@ -58,14 +58,6 @@ def watched_files(roots: list[Path]) -> list[Path]:
     return files
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def scan(roots: list[Path], previous: Snapshot | None = None) -> Snapshot:
     """The files under roots; content hashed only for files whose mtime or size moved since `previous`."""
     previous = previous or {}
@@ -78,7 +70,7 @@ def scan(roots: list[Path], previous: Snapshot | None = None) -> Snapshot:
             if old is not None and (old.mtime_ns, old.size) == (stat.st_mtime_ns, stat.st_size):
                 out[key] = old
             else:
-                out[key] = Seen(stat.st_mtime_ns, stat.st_size, _sha256(path))
+                out[key] = Seen(stat.st_mtime_ns, stat.st_size, sha256_file(path))
         except OSError:
             continue  # removed between the walk and the read: the next poll sees it gone
     return out
