@@ -1,4 +1,4 @@
-"""The pure parts of `inv dev.run`: what to watch, change detection, the cycle report.
+"""The parts of `inv dev.run` below the task: what to watch, change detection, the cycle report, the Lease.
 
 The watch loop itself (build, start the scheduler, watch its Lease) lives at the
 edge, in tasks/dev.py. Change detection polls: a file's (mtime, size) is read on
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scheduler_build.build.info import sha256_file
+from scheduler_build.errors import UserError
 from scheduler_build.spec.model import Spec
 
 POLL_SECONDS = 0.5
@@ -139,3 +140,32 @@ def dev_configuration(config: dict, kubeconfig: str) -> dict:
     connection = dict(config.get("clientConnection") or {}, kubeconfig=str(kubeconfig))
     election = dict(config.get("leaderElection") or {}, leaderElect=True, resourceLock="leases")
     return dict(config, clientConnection=connection, leaderElection=election)
+
+
+def lease_holder(api_client, namespace: str, name: str) -> str:
+    """holderIdentity of the Lease, "" while it does not exist or nobody holds it."""
+    from kubernetes import client as k  # optional: heavy, only when a cluster is talked to
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        lease = k.CoordinationV1Api(api_client).read_namespaced_lease(name, namespace)
+    except ApiException as exc:
+        if exc.status == 404:
+            return ""
+        raise UserError(f"cannot read Lease {namespace}/{name}: HTTP {exc.status} {exc.reason}",
+                        "check the kubeconfig's rights on coordination.k8s.io leases") from None
+    return (lease.spec.holder_identity or "") if lease.spec else ""
+
+
+def ensure_namespace(api_client, namespace: str) -> None:
+    """Create the Lease's namespace if missing; one that exists, or is not ours to create, is left alone."""
+    from kubernetes import client as k  # optional: heavy, only when a cluster is talked to
+    from kubernetes.client.exceptions import ApiException
+
+    body = k.V1Namespace(metadata=k.V1ObjectMeta(name=namespace))
+    try:
+        k.CoreV1Api(api_client).create_namespace(body)
+    except ApiException as exc:
+        if exc.status not in (403, 409):
+            raise UserError(f"cannot create namespace {namespace}: HTTP {exc.status} {exc.reason}",
+                            "create it, or point leaderElection.resourceNamespace at an existing one") from None

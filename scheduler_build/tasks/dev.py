@@ -23,8 +23,6 @@ from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 from scheduler_build.spec.model import Spec
 from scheduler_build.tasks._common import describe, emit, option, user_errors
-from scheduler_build.tasks.build import _request as build_request
-from scheduler_build.tasks.cluster import STATE_DIR_DEFAULT, resolve_state_dir
 
 LEASE_TIMEOUT = 180.0
 
@@ -42,7 +40,12 @@ class _Session:
 
     def build(self) -> Path:
         arch = spec_build.spec_arches(self.spec, False)[0]
-        request = build_request(self.c, None, arch, None, None, None, False, None, False, None, None, None, None)
+        c = self.c
+        request = build_stage.BuildRequest(
+            k8s_version=option(c, "k8s.version"), arch=arch, builder_image=option(c, "builder.image"),
+            pull=option(c, "builder.pull"), goroot=option(c, "builder.goroot"),
+            dist_dir=Path(option(c, "paths.dist_dir")), cache_dir=settings.cache_dir(c.config),
+            gocache_volume=option(c, "build.gocache_volume"), reuse_builder=option(c, "build.reuse_builder"))
         request = spec_build.apply_spec(request, self.spec, k8s_version=None, name=None, version_suffix=None)
         return build_stage.run(request).binary
 
@@ -60,17 +63,7 @@ class _Session:
             self.record = None
 
     def _read_holder(self) -> str:
-        from kubernetes import client as k  # optional: heavy, only when a cluster is talked to
-        from kubernetes.client.exceptions import ApiException
-
-        try:
-            lease = k.CoordinationV1Api(self.client).read_namespaced_lease(self.lease, self.namespace)
-        except ApiException as exc:
-            if exc.status == 404:
-                return ""
-            raise UserError(f"cannot read Lease {self.namespace}/{self.lease}: HTTP {exc.status} {exc.reason}",
-                            "check the kubeconfig's rights on coordination.k8s.io leases") from None
-        return (lease.spec.holder_identity or "") if lease.spec else ""
+        return devloop.lease_holder(self.client, self.namespace, self.lease)
 
     def wait_new_holder(self, previous: str) -> str:
         """Poll the Lease until a holder other than `previous` has it; fail if our scheduler exits."""
@@ -88,16 +81,7 @@ class _Session:
                         f"another scheduler may hold it; see {self.record.log}")
 
     def ensure_namespace(self) -> None:
-        from kubernetes import client as k  # optional: heavy, only when a cluster is talked to
-        from kubernetes.client.exceptions import ApiException
-
-        body = k.V1Namespace(metadata=k.V1ObjectMeta(name=self.namespace))
-        try:
-            k.CoreV1Api(self.client).create_namespace(body)
-        except ApiException as exc:
-            if exc.status not in (403, 409):  # exists, or not ours to create: the Lease read tells
-                raise UserError(f"cannot create namespace {self.namespace}: HTTP {exc.status} {exc.reason}",
-                                "create it, or point leaderElection.resourceNamespace at an existing one") from None
+        devloop.ensure_namespace(self.client, self.namespace)
 
 
 def _cycle(session: _Session, number: int, files: list[str], saved: float | None) -> devloop.Cycle:
@@ -152,7 +136,7 @@ def _kubeconfig(c, kubeconfig, state_dir) -> str:
     if kubeconfig:
         kubeclient.check_kubeconfig(kubeconfig)
         return str(kubeconfig)
-    directory = resolve_state_dir(c, state_dir)
+    directory = Path(option(c, "cluster.state_dir", state_dir) or settings.cache_dir(c.config) / "cluster")
     state = controlplane.load_state(directory)
     if state is None:
         raise UserError(f"no local control plane in {directory}", "start one with `inv cluster.up`, or pass --kubeconfig")
@@ -163,7 +147,7 @@ def _kubeconfig(c, kubeconfig, state_dir) -> str:
     help={
         "spec": f"build spec to build, run and watch ({describe('spec.path')})",
         "kubeconfig": "run against this cluster instead of the local control plane of `inv cluster.up`",
-        "state-dir": f"the local control plane's state directory ({STATE_DIR_DEFAULT})",
+        "state-dir": f"the local control plane's state directory ({describe('cluster.state_dir', '<cache>/cluster')})",
         "once": "stop after the first rebuild cycle (for tests and scripts)",
     },
 )

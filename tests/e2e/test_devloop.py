@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import os
 import sys
 import threading
 import time
@@ -37,7 +38,7 @@ def test_dev_run_rebuilds_on_a_plugin_save_and_the_new_scheduler_takes_the_lease
     proc = subprocess.Popen(
         [sys.executable, "-m", "scheduler_build", "dev.run", "--spec", str(tmp_path / "underlay/scheduler.yaml"),
          "--kubeconfig", control_plane.admin_kubeconfig, "--once"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
