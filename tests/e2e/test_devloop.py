@@ -59,6 +59,7 @@ def test_dev_run_rebuilds_on_a_plugin_save_and_the_new_scheduler_takes_the_lease
             proc.terminate()  # Ctrl-C's path: the task stops its scheduler on the way out
             proc.wait(60)
     reader.join(10)
+    print("".join(lines), err[-2000:])  # shown with -rP: the measured cycle lines
     assert proc.returncode == 0, err
     second = CYCLE.match(lines[-1].strip())
     assert second and second.group(1) == "1" and second.group(2) == "ok", lines
