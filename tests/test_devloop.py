@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from scheduler_build import devloop
@@ -88,3 +90,12 @@ def test_dev_configuration_points_at_the_cluster_and_elects_on_the_spec_lease():
     assert devloop.lease_target(config) == ("underlay-system", "underlay-scheduler")
     assert config["leaderElection"]["leaderElect"] is True
     assert devloop.lease_target({}) == ("kube-system", "kube-scheduler")
+
+
+def test_dev_run_without_a_control_plane_is_one_line_naming_the_state_dir(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "scheduler_build", "dev.run", "--spec",
+                           str(ROOT / "examples/underlay/scheduler.yaml"), "--state-dir", str(tmp_path / "none")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        f"error: no local control plane in {tmp_path / 'none'}; start one with `inv cluster.up`, or pass --kubeconfig"]

@@ -6,6 +6,7 @@ this module is the edge: builds, the supervised scheduler process, the Lease.
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from pathlib import Path
@@ -62,7 +63,7 @@ class _Session:
             processes.stop(self.record)
             self.record = None
 
-    def _read_holder(self) -> str:
+    def read_holder(self) -> str:
         return devloop.lease_holder(self.client, self.namespace, self.lease)
 
     def wait_new_holder(self, previous: str) -> str:
@@ -73,7 +74,7 @@ class _Session:
                 log(processes.log_tail(self.record.log) if self.record else "")
                 raise UserError(f"kube-scheduler exited before taking Lease {self.namespace}/{self.lease}"
                                 f" (log: {self.record.log if self.record else '-'})", "its last log lines are above")
-            holder = self._read_holder()
+            holder = self.read_holder()
             if holder and holder != previous:
                 return holder
             time.sleep(0.2)
@@ -132,6 +133,10 @@ def _watch(session: _Session, roots: list[Path], once: bool) -> None:
             return
 
 
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt  # SIGTERM takes Ctrl-C's path: the scheduler is stopped on the way out
+
+
 def _kubeconfig(c, kubeconfig, state_dir) -> str:
     if kubeconfig:
         kubeclient.check_kubeconfig(kubeconfig)
@@ -164,7 +169,8 @@ def run(c, spec=None, kubeconfig=None, state_dir=None, once=False):
     session.workdir.mkdir(parents=True, exist_ok=True)
     session.ensure_namespace()
     roots = devloop.watch_roots(loaded)
-    session.holder = session._read_holder()  # a new holder is ours: wait past a stale one
+    signal.signal(signal.SIGTERM, _interrupt)
+    session.holder = session.read_holder()  # a new holder is ours: wait past a stale one
     try:
         first = _cycle(session, 0, [], None)
         if not first.ok:
