@@ -237,6 +237,29 @@ def test_bind_creates_binding_and_assumes_until_the_watch_confirms(stub, running
     assert not cache.assumed and cache.usage("w-2") == 0
 
 
+def test_bind_refuses_a_node_whose_last_slot_went_to_a_pod_bound_since_filter(stub, running, tmp_path):
+    # kube-scheduler filters the next pod while the previous one binds: both passed Filter
+    # for w-1's last slot (capacity 3, 2 used). The first bind takes it; the second is refused
+    # in-band (the scheduler retries that pod) and creates no Binding.
+    cache, _ = running
+    ext = Extender(POLICY, cache, api_client(stub, tmp_path))
+    p1, p2 = samples.pod("race-1"), samples.pod("race-2")
+    stub.emit("pods", "ADDED", p1)
+    stub.emit("pods", "ADDED", p2)
+    eventually(caught_up(stub, cache), what="pending pods")
+    for pod in (p1, p2):
+        _, reply = call(ext, "/filter", samples.filter_args(pod, [samples.node("w-1")], True))
+        assert reply["NodeNames"] == ["w-1"]
+    stub.bind_delay = 1.5
+    assert call(ext, "/bind", samples.bind_args(p1, "w-1")) == (200, {"Error": ""})
+    status, reply = call(ext, "/bind", samples.bind_args(p2, "w-1"))
+    assert (status, reply) == (200, {"Error": "node w-1 has no free underlay IP (3/3 used)"})
+    assert stub.bindings == [("default", "race-1", "w-1")]
+    assert list(cache.assumed) == [p1["metadata"]["uid"]]
+    # A node with room still takes the refused pod.
+    assert call(ext, "/bind", samples.bind_args(p2, "w-2")) == (200, {"Error": ""})
+
+
 def test_bind_reads_unknown_pod_and_reports_404(stub, running, tmp_path):
     cache, _ = running
     ext = Extender(POLICY, cache, api_client(stub, tmp_path))

@@ -295,8 +295,15 @@ class Extender:
             if usage is None:
                 usage = await loop.run_in_executor(self._pool, self._read_pod_usage, args)
             if usage:
-                # Count the pod on its node now, so the next decision sees it before the watch does.
-                self.cache.assume(args.pod_uid or f"{args.pod_namespace}/{args.pod_name}", args.node, usage)
+                # Count the pod on its node now, so the next decision sees it before the watch does;
+                # refuse when a pod bound since this one passed Filter took the node's last slot.
+                refused = self.cache.assume_unless(
+                    args.pod_uid or f"{args.pod_namespace}/{args.pod_name}", args.node, usage,
+                    lambda node, used: self.policy.refuses_bind(node, used, usage))
+                if refused:
+                    log.info("bind %s/%s to %s refused: %s", args.pod_namespace, args.pod_name, args.node, refused)
+                    self.m_decisions.labels("bind", "refused").inc()
+                    return Response(200, protocol.dumps({"Error": refused}))
             await loop.run_in_executor(self._pool, self._create_binding, args)
         except Exception as exc:
             if args.pod_uid:

@@ -135,6 +135,22 @@ class ClusterCache:
             self.generation += 1
             self._assumed_used[node] = self._assumed_used.get(node, 0) + usage
 
+    def assume_unless(self, uid: str, node: str, usage: int,
+                      refuses: Callable[[NodeView | None, int], str | None]) -> str | None:
+        """assume(), unless `refuses(node view, usage of the node)` gives a reason, returned.
+
+        Check and count under one lock, so two binds racing for a node's last
+        slot cannot both pass."""
+        with self.lock:
+            self._drop_assumed(uid)
+            pod = self.pods.get(uid)
+            if pod is not None and pod.counted:
+                return None  # the watch was faster: already counted, nothing to decide
+            reason = refuses(self.nodes.get(node), self.usage(node))
+            if reason is None:
+                self.assume(uid, node, usage)
+            return reason
+
     def forget(self, uid: str) -> None:
         with self.lock:
             self._drop_assumed(uid)

@@ -62,6 +62,14 @@ class Policy(ABC):
         """Whether the node fits the pod once the proposed victims are gone."""
         return True
 
+    def refuses_bind(self, node: NodeView | None, used: int, usage: int) -> str | None:
+        """Why a pod of `usage` may no longer go to `node` (None: it may), checked at bind.
+
+        kube-scheduler filters the next pod while the previous one is still binding,
+        so two pods can pass Filter for the last slot of a node; the bind verb is
+        the one place where the extender sees decisions in order."""
+        return None
+
 
 class UnderlayIPPolicy(Policy):
     """Per-node quota of underlay IPs (the example plugin's semantics, kept identical).
@@ -161,6 +169,16 @@ class UnderlayIPPolicy(Policy):
             return False
         cap = self.capacity(node.labels)
         return cap is not None and usage_after < cap
+
+    def refuses_bind(self, node, used, usage):
+        if usage <= 0 or node is None:
+            return None  # a node the cache has not seen yet: Filter already judged it
+        cap = self.capacity(node.labels)
+        if cap is None:
+            return f"node {node.name} has an invalid {self.CAPACITY_LABEL} label {node.labels.get(self.CAPACITY_LABEL)!r}"
+        if used + usage > cap:
+            return f"node {node.name} has no free underlay IP ({used}/{cap} used)"
+        return None
 
 
 POLICIES: dict[str, type[Policy]] = {UnderlayIPPolicy.name: UnderlayIPPolicy}
