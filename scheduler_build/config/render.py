@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from scheduler_build import extender_tls
 from scheduler_build import spec as spec_mod
 from scheduler_build.atomic import publish_dir, write_atomic
 from scheduler_build.config import schedulerconfig
@@ -111,7 +112,7 @@ def render_files(spec: Spec, image: str) -> dict[str, str]:
     selector = {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/component": "scheduler"}
     context = dict(spec=spec, names=names, labels=labels, selector=selector, config_text=config,
                    config_sha256=hashlib.sha256(config.encode()).hexdigest(), image=image,
-                   config_mount=f"/etc/kubernetes/{spec.name}")
+                   config_mount=f"/etc/kubernetes/{spec.name}", tls=tls_context(spec))
     files: dict[str, str] = {CONFIG_FILE: config}
     resources: list[str] = []
 
@@ -131,13 +132,30 @@ def render_files(spec: Spec, image: str) -> dict[str, str]:
                       "app.kubernetes.io/part-of": spec.name, "app.kubernetes.io/managed-by": MANAGED_BY}
         ext_selector = {"app.kubernetes.io/name": names.extender, "app.kubernetes.io/component": "extender"}
         add("extender.yaml", "extender.yaml.j2", extender_labels=ext_labels, extender_selector=ext_selector)
+        add("networkpolicy.yaml", "networkpolicy.yaml.j2", extender_labels=ext_labels, extender_selector=ext_selector)
     (kustomization,) = _docs("kustomization.yaml.j2", resources=resources)
     files["kustomization.yaml"] = dump(kustomization)
     return files
 
 
 RENDERED_NAMES = {CONFIG_FILE, "namespace.yaml", "serviceaccount.yaml", "rbac.yaml", "configmap.yaml",
-                  "deployment.yaml", "extender.yaml", "kustomization.yaml"}
+                  "deployment.yaml", "extender.yaml", "networkpolicy.yaml", "kustomization.yaml"}
+
+
+def tls_context(spec: Spec) -> dict:
+    """What the templates need for the scheduler <-> extender mutual TLS: Secret names and mount
+    paths only (the certificates themselves are Secrets that inv deploy applies)."""
+    ext = spec.reference_extender
+    on = ext.enabled and ext.tls
+    context: dict[str, Any] = {"enabled": on}
+    if on:
+        secrets = extender_tls.layout(spec_mod.reference_extender_name(spec))
+        context.update(secrets=secrets.__dict__, scheduler_dir=extender_tls.SCHEDULER_TLS_DIR,
+                       extender_dir=extender_tls.EXTENDER_TLS_DIR, ca_key=extender_tls.CA_KEY,
+                       health_port=extender_tls.health_port(ext.port),
+                       service_host=spec_mod.reference_extender_service_host(spec),
+                       service_annotation=extender_tls.SERVICE_ANNOTATION)
+    return context
 
 
 def render(spec: Spec, out: Path, image: str) -> dict[str, str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from scheduler_build import extender_tls
 from scheduler_build import spec as spec_mod
 from scheduler_build.spec import Spec
 
@@ -41,9 +42,10 @@ def extender_entry(url: str, *, filter_verb: str = "filter", prioritize_verb: st
 
 
 def reference_extender_entry(spec: Spec) -> dict:
-    """The bundled reference extender's entry, pointing at its Service."""
+    """The bundled reference extender's entry, pointing at its Service: mutual TLS with the
+    scheduler pod's mounted client certificate unless the spec opts out (tls: false)."""
     ext = spec.reference_extender
-    return extender_entry(
+    entry = extender_entry(
         spec_mod.reference_extender_url(spec),
         filter_verb="filter" if ext.filter else "",
         prioritize_verb="prioritize" if ext.prioritize else "",
@@ -52,6 +54,10 @@ def reference_extender_entry(spec: Spec) -> dict:
         weight=ext.weight, node_cache_capable=ext.node_cache_capable, ignorable=ext.ignorable,
         http_timeout=ext.http_timeout, managed_resources=ext.managed_resources,
     )
+    if ext.tls:
+        entry["enableHTTPS"] = True
+        entry["tlsConfig"] = extender_tls.client_tls_config()
+    return entry
 
 
 def extenders(spec: Spec) -> list[dict]:

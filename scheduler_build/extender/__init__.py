@@ -12,7 +12,7 @@ from scheduler_build.extender.cache import ClusterCache
 from scheduler_build.extender.kube import kube_client
 from scheduler_build.extender.reflector import Reflector, start_reflectors
 from scheduler_build.extender.policy import POLICIES, Policy, UnderlayIPPolicy, get_policy
-from scheduler_build.extender.server import Server, TLSOptions, setup_logging
+from scheduler_build.extender.server import Server, TLSOptions, setup_logging, start_health_server
 
 __all__ = ["Extender", "Options", "ClusterCache", "Policy", "UnderlayIPPolicy", "POLICIES",
            "Server", "TLSOptions", "ServeConfig", "settings_defaults", "create", "serve"]
@@ -36,6 +36,7 @@ class ServeConfig:
     assume_ttl: float = 30.0  # seconds a pod the extender bound counts before the watch confirms it
     tls: TLSOptions = field(default_factory=TLSOptions)  # tls.client_ca_file set: mutual TLS
     log_level: str = "info"
+    health_port: int = 0  # >0: plain-HTTP /healthz and /readyz on this port too (probes under mTLS)
 
 
 def settings_defaults() -> dict[str, Any]:
@@ -72,6 +73,9 @@ def serve(cfg: ServeConfig) -> None:
     extender, reflectors = create(cfg)
     server = Server(extender, cfg.host, cfg.port, cfg.tls)
     log.info("extender serving on %s (policy %s, prefix %s)", server.url, cfg.policy, cfg.url_prefix)
+    if cfg.health_port:
+        start_health_server(extender, cfg.host, cfg.health_port)
+        log.info("probes served on http://%s:%d/healthz and /readyz", cfg.host, cfg.health_port)
     try:
         server.run()
     finally:

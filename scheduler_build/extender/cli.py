@@ -45,6 +45,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tls-key", default=d.tls.key_file, help="private key of --tls-cert (PEM)")
     p.add_argument("--tls-client-ca", default=d.tls.client_ca_file,
                    help="require client certificates signed by this CA (mTLS)")
+    p.add_argument("--health-port", type=int, default=d.health_port,
+                   help="also serve /healthz and /readyz in plain HTTP on this port, for probes that "
+                   "cannot present a client certificate (default: off)")
     p.add_argument("--log-level", default=d.log_level, choices=LOG_LEVELS,
                    help=f"log level of the JSON logs on stderr (default {d.log_level})")
     return p
@@ -55,7 +58,8 @@ def config_from(ns: argparse.Namespace) -> ServeConfig:
         host=ns.host, port=ns.port, kubeconfig=ns.kubeconfig, policy=ns.policy, url_prefix=ns.url_prefix,
         verbs={v: getattr(ns, f"{v}_verb") for v in VERBS},
         max_body_bytes=ns.max_body_bytes, assume_ttl=ns.assume_ttl,
-        tls=TLSOptions(ns.tls_cert, ns.tls_key, ns.tls_client_ca), log_level=ns.log_level))
+        tls=TLSOptions(ns.tls_cert, ns.tls_key, ns.tls_client_ca), log_level=ns.log_level,
+        health_port=ns.health_port))
 
 
 def validate(cfg: ServeConfig) -> ServeConfig:
@@ -66,6 +70,9 @@ def validate(cfg: ServeConfig) -> ServeConfig:
         raise UserError(f"extender.log_level: {cfg.log_level!r} is not a log level", f"use one of {', '.join(LOG_LEVELS)}")
     if not 0 <= cfg.port <= 65535:
         raise UserError(f"extender.port: {cfg.port} is not a TCP port", "use 0..65535 (0 picks a free port)")
+    if not 0 <= cfg.health_port <= 65535 or (cfg.health_port and cfg.health_port == cfg.port):
+        raise UserError(f"extender.health_port: {cfg.health_port} is not a free TCP port",
+                        "use 1..65535, other than --port (0 turns it off)")
     if cfg.max_body_bytes < 1024:
         raise UserError(f"extender.max_body_bytes: {cfg.max_body_bytes} is too small",
                         f"NodeLists of thousands of nodes are megabytes; keep the default {mib(ServeConfig().max_body_bytes)} or more")

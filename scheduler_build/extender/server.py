@@ -212,3 +212,37 @@ class Server:
             self._thread.join(10)
         self.sock.close()
         self.extender.close()
+
+
+def start_health_server(extender: Extender, host: str, port: int) -> Any:
+    """Plain HTTP /healthz and /readyz on their own port, in a daemon thread.
+
+    With mutual TLS the kubelet's probes cannot pass the handshake (they carry no
+    client certificate), so they go here; nothing but the two probes is served.
+    """
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # only with --health-port
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+            if self.path == "/healthz":
+                status, body = 200, b"ok\n"
+            elif self.path == "/readyz":
+                ready = extender.cache.synced
+                status, body = (200, b"ok\n") if ready else (503, b"not ready: node and pod caches not synced yet\n")
+            else:
+                status, body = 404, b"only /healthz and /readyz here\n"
+            self.send_response(status)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the stdlib's name)
+            return  # probes every few seconds: not worth a log line
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    ThreadingHTTPServer.address_family = family
+    httpd = ThreadingHTTPServer((host, port), Handler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, name="extender-health", daemon=True).start()
+    return httpd

@@ -10,10 +10,11 @@ from scheduler_build.spec.model import ReferenceExtender
 from scheduler_build.spec.checks_extenders import check_managed_resources
 
 REFERENCE_EXTENDER_KEYS = ("enabled", "image", "port", "replicas", "nodeCacheCapable", "weight", "ignorable",
-                           "filter", "prioritize", "preempt", "bind", "httpTimeout", "managedResources")
+                           "filter", "prioritize", "preempt", "bind", "httpTimeout", "managedResources", "tls")
 # YAML key -> ReferenceExtender attribute, for the booleans.
 _FLAGS = (("enabled", "enabled"), ("nodeCacheCapable", "node_cache_capable"), ("ignorable", "ignorable"),
-          ("filter", "filter"), ("prioritize", "prioritize"), ("preempt", "preempt"), ("bind", "bind"))
+          ("filter", "filter"), ("prioritize", "prioritize"), ("preempt", "preempt"), ("bind", "bind"),
+          ("tls", "tls"))
 # YAML key -> (attribute, lowest allowed, highest allowed), for the integers.
 _INTEGERS = (("port", "port", 1, 65535), ("replicas", "replicas", 1, None), ("weight", "weight", 1, None))
 

@@ -120,6 +120,7 @@ class ReferenceExtender:
     bind: bool = False
     http_timeout: str = "5s"
     managed_resources: tuple = ()
+    tls: bool = True  # mutual TLS between the scheduler and the extender; False: plain HTTP (opt-out)
 
 
 @dataclass
@@ -154,27 +155,9 @@ class Spec:
 
     def all_extenders(self) -> list[dict]:
         """The configuration's extenders: the spec's own plus the reference extender's."""
-        out = [dict(e) for e in self.extenders]
-        ext = self.reference_extender
-        if ext.enabled:
-            entry: dict[str, Any] = {"urlPrefix": reference_extender_url(self)}
-            if ext.filter:
-                entry["filterVerb"] = "filter"
-            if ext.prioritize:
-                entry["prioritizeVerb"] = "prioritize"
-                entry["weight"] = ext.weight
-            if ext.preempt:
-                entry["preemptVerb"] = "preempt"
-            if ext.bind:
-                entry["bindVerb"] = "bind"
-            entry["enableHTTPS"] = False
-            entry["httpTimeout"] = ext.http_timeout
-            entry["nodeCacheCapable"] = ext.node_cache_capable
-            entry["ignorable"] = ext.ignorable
-            if ext.managed_resources:
-                entry["managedResources"] = [dict(m) for m in ext.managed_resources]
-            out.append(entry)
-        return out
+        from scheduler_build.config import schedulerconfig  # the one builder of the entry
+
+        return schedulerconfig.extenders(self)
 
 
 def reference_extender_name(spec: Spec) -> str:
@@ -183,8 +166,14 @@ def reference_extender_name(spec: Spec) -> str:
 
 
 def reference_extender_url(spec: Spec) -> str:
-    """Where the scheduler reaches the reference extender: its Service, in-cluster."""
-    return f"http://{reference_extender_name(spec)}.{spec.namespace}.svc:{spec.reference_extender.port}"
+    """Where the scheduler reaches the reference extender: its Service, in-cluster (https unless tls: false)."""
+    scheme = "https" if spec.reference_extender.tls else "http"
+    return f"{scheme}://{reference_extender_service_host(spec)}:{spec.reference_extender.port}"
+
+
+def reference_extender_service_host(spec: Spec) -> str:
+    """The Service DNS name the urlPrefix uses (the serving certificate's main SAN)."""
+    return f"{reference_extender_name(spec)}.{spec.namespace}.svc"
 
 
 def default_image_tag(spec: Spec, k8s_version: str) -> str:
