@@ -84,7 +84,8 @@ def test_manifests_are_valid_objects_and_hardened(key):
     assert ("Namespace" in by_kind) == (spec.namespace not in ("kube-system", "default"))
     if spec.reference_extender.enabled:
         svc = by_kind["Service"][0]
-        url = f"http://{svc['metadata']['name']}.{svc['metadata']['namespace']}.svc:{svc['spec']['ports'][0]['port']}"
+        scheme = "https" if spec.reference_extender.tls else "http"
+        url = f"{scheme}://{svc['metadata']['name']}.{svc['metadata']['namespace']}.svc:{svc['spec']['ports'][0]['port']}"
         assert url in [e["urlPrefix"] for e in config["extenders"]]
     else:
         assert "Service" not in by_kind

@@ -69,7 +69,7 @@ def test_valid_spec_loads_with_resolved_paths_and_defaults(tmp_path):
     assert s.leader_election["resourceLock"] == "leases"
     assert s.plugin_names == ("UnderlayIPLimit",)
     exts = s.all_extenders()
-    assert len(exts) == 2 and exts[1]["urlPrefix"] == "http://acme-scheduler-extender.acme-system.svc:8888"
+    assert len(exts) == 2 and exts[1]["urlPrefix"] == "https://acme-scheduler-extender.acme-system.svc:8888"
     assert exts[1]["nodeCacheCapable"] is True and exts[1]["weight"] == 1
 
 
