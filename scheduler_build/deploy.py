@@ -24,14 +24,14 @@ from typing import Any, Callable
 
 import yaml
 
-from scheduler_build import kubeclient
+from scheduler_build import deploy_certs, kubeclient
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 
 FIELD_MANAGER = "scheduler-build"
 # Apply order: what others depend on first.
 KIND_ORDER = ("Namespace", "ServiceAccount", "ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding",
-              "ConfigMap", "Secret", "Service", "Deployment")
+              "ConfigMap", "Secret", "Service", "NetworkPolicy", "Deployment")
 
 
 @dataclass
@@ -143,7 +143,8 @@ def apply(client: Any, objects: list[dict], dry_run: bool = False) -> list[Appli
 
 
 def wait_available(client: Any, deployments: list[tuple[str, str]], timeout: float,
-                   sleep: Callable[[float], None] = time.sleep) -> tuple[bool, list[str]]:
+                   sleep: Callable[[float], None] = time.sleep,
+                   check: Callable[[dict], bool] | None = None) -> tuple[bool, list[str]]:
     """Poll until every (namespace, name) Deployment is available, or explain why not."""
     from kubernetes import client as k8s  # heavy optional: only when waiting on a cluster
     from kubernetes.client.rest import ApiException
@@ -158,7 +159,7 @@ def wait_available(client: Any, deployments: list[tuple[str, str]], timeout: flo
                 dep = apps.read_namespaced_deployment(name, namespace)
             except ApiException as exc:
                 return False, [f"Deployment {namespace}/{name}: cannot read it: {exc.status} {exc.reason}"]
-            if not is_available(client.sanitize_for_serialization(dep)):
+            if not (check or is_available)(client.sanitize_for_serialization(dep)):
                 still.append((namespace, name))
         if not still:
             return True, []
@@ -180,6 +181,12 @@ def is_available(dep: dict) -> bool:
     conditions = {c.get("type"): c for c in status.get("conditions") or []}
     return (conditions.get("Available", {}).get("status") == "True"
             and (status.get("updatedReplicas") or 0) >= want and (status.get("availableReplicas") or 0) >= want)
+
+
+def rolled_out(dep: dict) -> bool:
+    """Available, and every pod runs the current template (no old pod left)."""
+    status = dep.get("status") or {}
+    return is_available(dep) and (status.get("replicas") or 0) == (status.get("updatedReplicas") or 0)
 
 
 def gather_and_diagnose(client: Any, apps: Any, core: Any, namespace: str, name: str) -> list[str]:
@@ -266,15 +273,27 @@ def diagnose(dep: dict, pods: list[dict], replica_sets: list[dict], events: list
 
 
 def deploy(objects: list[dict], kubeconfig: Path, context: str | None = None, dry_run: bool = False,
-           wait: bool = True, timeout: float = 300.0) -> DeployReport:
+           wait: bool = True, timeout: float = 300.0, rotate_certs: bool = False) -> DeployReport:
     client = kubeclient.from_kubeconfig(kubeconfig, context)
     report = DeployReport()
-    report.applied = apply(client, objects, dry_run=dry_run)
     report.deployments = [f"{o['metadata'].get('namespace', 'default')}/{o['metadata']['name']}"
                           for o in objects if o.get("kind") == "Deployment"]
+    targets = [tuple(d.split("/", 1)) for d in report.deployments]
+
+    def apply_and_roll(step: list[dict]) -> None:
+        apply(client, step)
+        ok, reasons = wait_available(client, targets, timeout, check=rolled_out)  # type: ignore[arg-type]
+        if not ok:
+            for reason in reasons:
+                log(f"    why: {reason}")
+            raise UserError(f"certificate rotation stopped: {', '.join(report.deployments)} did not roll out "
+                            f"in {timeout:g}s: {reasons[0] if reasons else 'no reason reported'}",
+                            "fix the cause and run inv deploy --rotate-certs again (every step is safe to repeat)")
+
+    objects = deploy_certs.prepare(client, objects, rotate_certs, dry_run, wait, apply_and_roll)
+    report.applied = apply(client, objects, dry_run=dry_run)
     if dry_run or not wait:
         return report
-    targets = [tuple(d.split("/", 1)) for d in report.deployments]
     log(f"    waiting up to {timeout:g}s for {', '.join(report.deployments)} to become available")
     report.available, report.reasons = wait_available(client, targets, timeout)  # type: ignore[arg-type]
     return report

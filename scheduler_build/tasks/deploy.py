@@ -29,10 +29,11 @@ from scheduler_build.tasks._common import describe, emit, emit_json, option, use
     "no-wait": f"return after applying instead of waiting for the Deployment to be available ({describe('deploy.no_wait')})",
     "timeout": f"seconds to wait for availability ({describe('deploy.timeout')})",
     "json": "print the report as JSON on stdout",
+    "rotate-certs": "replace the scheduler <-> extender certificates (new CA and leaves) without downtime",
 })
 @user_errors
 def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None, image=None, no_wait=False,
-           timeout=None, json=False):
+           timeout=None, json=False, rotate_certs=False):
     """Apply the scheduler's manifests with server-side apply (field manager scheduler-build) and wait."""
     kubeconfig = option(c, "deploy.kubeconfig", kubeconfig) or os.environ.get("KUBECONFIG", "")
     if not kubeconfig:
@@ -50,7 +51,8 @@ def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None,
     timeout_s = option(c, "deploy.timeout", timeout)
     with phase("deploy", f"{len(objects)} objects{' (server dry run)' if dry_run else ''}"):
         report = deploy_mod.deploy(objects, Path(kubeconfig), option(c, "deploy.context", context),
-                                   dry_run=bool(dry_run), wait=wait, timeout=float(timeout_s))
+                                   dry_run=bool(dry_run), wait=wait, timeout=float(timeout_s),
+                                   rotate_certs=bool(rotate_certs))
     if json:
         emit_json(report.as_dict())
     else:
