@@ -164,6 +164,7 @@ INVALID = [
     ({"namespace": "Acme"}, "namespace"),
     ({"referenceExtender.image": _DEL}, "referenceExtender.image"),
     ({"referenceExtender.port": 70000}, "referenceExtender.port"),
+    ({"referenceExtender.tls": "no"}, "referenceExtender.tls"),
     ({"referenceExtender.bind": True, "extenders[0].bindVerb": "bind"}, "referenceExtender.bind"),
 ]
 
