@@ -224,3 +224,53 @@ def test_private_keys_only_in_secret_data(issued):
     for obj in out:
         if obj["kind"] != "Secret":
             assert not re.search("PRIVATE KEY", yaml.safe_dump(obj))
+
+
+# --- the extender serving with the issued certificates (a real server on 127.0.0.1) -----------
+
+
+def test_the_extender_refuses_a_client_without_certificate_and_probes_stay_plain(issued, tmp_path):
+    import http.client
+    import socket
+    import ssl
+
+    from scheduler_build.extender import ServeConfig, Server, TLSOptions, create
+    from scheduler_build.extender.server import start_health_server
+
+    _, certs = issued
+    files = {}
+    for key in ("ca_bundle", "serving_cert", "serving_key", "client_cert", "client_key"):
+        files[key] = tmp_path / key
+        files[key].write_bytes(getattr(certs, key))
+    extender, _ = create(ServeConfig(), connect=False)
+    server = Server(extender, "127.0.0.1", 0, TLSOptions(str(files["serving_cert"]), str(files["serving_key"]),
+                                                         str(files["ca_bundle"]))).start_background()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        health_port = probe.getsockname()[1]
+    health = start_health_server(extender, "127.0.0.1", health_port)
+    try:
+        anonymous = ssl.create_default_context(cafile=str(files["ca_bundle"]))
+        anonymous.check_hostname = False
+        with pytest.raises((ssl.SSLError, ConnectionError)):
+            conn = http.client.HTTPSConnection("127.0.0.1", server.port, context=anonymous, timeout=5)
+            conn.request("POST", "/filter", b"{}")
+            conn.getresponse()
+        scheduler = ssl.create_default_context(cafile=str(files["ca_bundle"]))
+        scheduler.check_hostname = False
+        scheduler.load_cert_chain(str(files["client_cert"]), str(files["client_key"]))
+        conn = http.client.HTTPSConnection("127.0.0.1", server.port, context=scheduler, timeout=5)
+        conn.request("GET", "/healthz")
+        assert conn.getresponse().status == 200
+        conn.close()  # an open keep-alive connection would hold the server's shutdown
+        plain = http.client.HTTPConnection("127.0.0.1", health_port, timeout=5)
+        plain.request("GET", "/healthz")
+        assert plain.getresponse().read() == b"ok\n"
+        plain.request("GET", "/readyz")
+        assert plain.getresponse().status == 503  # no API server: never ready
+        plain.request("GET", "/filter")
+        assert plain.getresponse().status == 404  # the verbs are never served in plain HTTP
+        plain.close()
+    finally:
+        health.shutdown()
+        server.stop()

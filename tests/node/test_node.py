@@ -205,3 +205,42 @@ def test_the_rendered_scheduler_and_extender_run_and_schedule_through_cluster_dn
     events = core.list_namespaced_event("default", field_selector="involvedObject.name=custom").items
     assert any(e.reason == "Scheduled" and "underlay-scheduler" in (e.reporting_component or e.source.component or "")
                for e in events), [(e.reason, e.reporting_component, e.source.component) for e in events]
+
+    # Nobody but the scheduler talks to the extender: a pod of its own (the extender's image has
+    # python3) calls the filter and bind verbs through the Service, with no client certificate, and
+    # in plain HTTP; every attempt fails at the TLS handshake, while the pod above was scheduled
+    # through the extender (filter is not ignorable) over mutual TLS.
+    outsider = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "outsider", "namespace": "default"},
+                "spec": {"restartPolicy": "Never", "containers": [{
+                    "name": "c", "image": "registry.example.com/acme/underlay-extender:0.1.0",
+                    "imagePullPolicy": "Never", "command": ["/usr/bin/python3", "-c", OUTSIDER]}]}}
+    kubectl_apply(kubeconfig, [outsider])
+    wait(lambda: core.read_namespaced_pod("outsider", "default").status.phase in ("Succeeded", "Failed"),
+         what="pod outsider done")
+    results = core.read_namespaced_pod_log("outsider", "default").strip().splitlines()
+    assert len(results) == 3 and all(line.startswith("refused") for line in results), results
+    assert any("certificate required" in line or "CERTIFICATE_REQUIRED" in line for line in results), results
+    second = dict(pod, metadata={"name": "custom-2", "namespace": "default"})
+    kubectl_apply(kubeconfig, [second])
+    wait(lambda: core.read_namespaced_pod("custom-2", "default").status.phase == "Running", what="pod custom-2 Running")
+
+
+# Run inside the outsider pod: one line per attempt, "refused: <why>" or "answered: <status>".
+OUTSIDER = r"""
+import http.client, json, ssl
+host, port = "underlay-scheduler-extender.underlay-system.svc", 8888
+body = json.dumps({"PodName": "custom", "PodNamespace": "default", "PodUID": "x", "Node": "scheduler-build-node"})
+def attempt(verb, tls):
+    ctx = ssl.create_default_context()
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+    conn = (http.client.HTTPSConnection(host, port, context=ctx, timeout=10) if tls
+            else http.client.HTTPConnection(host, port, timeout=10))
+    try:
+        conn.request("POST", "/" + verb, body, {"Content-Type": "application/json"})
+        print("answered:", verb, conn.getresponse().status, flush=True)
+    except Exception as exc:
+        print("refused:", verb, type(exc).__name__, exc, flush=True)
+attempt("filter", True)
+attempt("bind", True)
+attempt("filter", False)
+"""
