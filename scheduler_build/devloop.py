@@ -8,6 +8,7 @@ changing it, or touching it, starts no rebuild.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -133,6 +134,18 @@ def lease_target(config: dict) -> tuple[str, str]:
     """(namespace, name) of the Lease a rendered KubeSchedulerConfiguration elects on."""
     election = config.get("leaderElection") or {}
     return election.get("resourceNamespace", "kube-system"), election.get("resourceName", "kube-scheduler")
+
+
+def host_spec(spec: Spec) -> Spec:
+    """The spec as a host-process scheduler runs it: the reference extender in plain HTTP.
+
+    Its client certificate is a Secret mounted into the scheduler pod only; a host process has
+    none, and kube-scheduler refuses to start when the tlsConfig files are missing. A
+    developer runs the extender beside it with `inv extender.serve` (plain HTTP by default)."""
+    ext = spec.reference_extender
+    if not (ext.enabled and ext.tls):
+        return spec
+    return dataclasses.replace(spec, reference_extender=dataclasses.replace(ext, tls=False))
 
 
 def dev_configuration(config: dict, kubeconfig: str) -> dict:

@@ -92,6 +92,15 @@ def test_dev_configuration_points_at_the_cluster_and_elects_on_the_spec_lease():
     assert devloop.lease_target({}) == ("kube-system", "kube-scheduler")
 
 
+def test_dev_run_reaches_the_reference_extender_in_plain_http():
+    # The client certificate lives in a Secret mounted into the scheduler pod; a host process has none.
+    spec = from_spec.load_spec(ROOT / "examples/underlay/scheduler.yaml")
+    assert spec.reference_extender.tls
+    (entry,) = schedulerconfig.for_spec(devloop.host_spec(spec))["extenders"]
+    assert entry["enableHTTPS"] is False and "tlsConfig" not in entry and entry["urlPrefix"].startswith("http://")
+    assert devloop.host_spec(spec).reference_extender.port == spec.reference_extender.port
+
+
 def test_dev_run_without_a_control_plane_is_one_line_naming_the_state_dir(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "scheduler_build", "dev.run", "--spec",
                            str(ROOT / "examples/underlay/scheduler.yaml"), "--state-dir", str(tmp_path / "none")],

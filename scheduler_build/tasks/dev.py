@@ -33,7 +33,7 @@ class _Session:
 
     def __init__(self, c, spec: Spec, kubeconfig: str, workdir: Path):
         self.c, self.spec, self.kubeconfig, self.workdir = c, spec, kubeconfig, workdir
-        self.config = devloop.dev_configuration(schedulerconfig.for_spec(spec), kubeconfig)
+        self.config = devloop.dev_configuration(schedulerconfig.for_spec(devloop.host_spec(spec)), kubeconfig)
         self.namespace, self.lease = devloop.lease_target(self.config)
         self.client = kubeclient.from_kubeconfig(kubeconfig)
         self.record: processes.ProcessRecord | None = None
