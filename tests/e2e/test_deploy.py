@@ -7,6 +7,7 @@ for real is the e2e image tests' business).
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -71,6 +72,25 @@ def test_deploy_dry_run_apply_and_rbac(control_plane, kube, tmp_path, unique):
         cm = core.read_namespaced_config_map(f"{name}-config", ns)
         assert yaml.safe_load(cm.data["config.yaml"])["profiles"][0]["schedulerName"] == name
         assert core.read_namespaced_service(f"{name}-extender", ns).spec.ports[0].port == 8888
+
+        # 2b. mutual TLS with the extender: the certificates are Secrets, made once and then kept
+        # (the second apply rolled nothing); a rotation needs to wait, and here it cannot finish
+        apps = client.AppsV1Api(kube)
+        secrets = {k: core.read_namespaced_secret(f"{name}-extender-tls-{k}", ns) for k in ("ca", "serving", "client")}
+        assert secrets["serving"].type == secrets["client"].type == "kubernetes.io/tls"
+        ext_dep = apps.read_namespaced_deployment(f"{name}-extender", ns)
+        digest = "scheduler-build.io/extender-tls-sha256"
+        assert ext_dep.metadata.generation == 1
+        assert ext_dep.spec.template.metadata.annotations[digest] == dep.spec.template.metadata.annotations[digest]
+        refused = _inv("deploy", *common, "--rotate-certs", "--no-wait")
+        assert refused.returncode != 0 and "Traceback" not in refused.stderr
+        assert "--no-wait" in refused.stderr.strip().splitlines()[-1]
+        stopped = _inv("deploy", *common, "--rotate-certs", "--timeout", "4")
+        assert stopped.returncode != 0 and "Traceback" not in stopped.stderr
+        assert "certificate rotation stopped" in stopped.stderr
+        bundle = core.read_namespaced_secret(f"{name}-extender-tls-ca", ns).data["ca.crt"]
+        assert base64.b64decode(bundle).count(b"BEGIN CERTIFICATE") == 2  # step 1: old and new CA trusted
+        assert core.read_namespaced_secret(f"{name}-extender-tls-client", ns).data == secrets["client"].data
 
         # 3. the rendered RBAC gives the scheduler's ServiceAccount what it needs, and its Lease only
         sa = f"system:serviceaccount:{ns}:{name}"
