@@ -274,3 +274,11 @@ def test_the_extender_refuses_a_client_without_certificate_and_probes_stay_plain
     finally:
         health.shutdown()
         server.stop()
+
+
+def test_the_extender_image_is_keyed_on_its_code():
+    # A present image built from other extender code (e.g. without --health-port) must not be reused.
+    from scheduler_build.image import extender as extender_image
+
+    assert extender_image.source_digest() == extender_image.source_digest()
+    assert len(extender_image.source_digest()) == 16

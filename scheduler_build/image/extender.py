@@ -81,6 +81,19 @@ def base_rootfs(cache_dir: Path, arch: str, mirror: str = MIRROR) -> tuple[Path,
     return target, False
 
 
+def source_digest() -> str:
+    """A digest of the extender code that goes into the image: a present image with another
+    digest was built from other code and is rebuilt (it is the tag, not the content, that
+    names it)."""
+    root = resources.package()
+    digest = hashlib.sha256()
+    files = [root.joinpath(name) for name in EXTENDER_FILES]
+    files += sorted((e for e in root.joinpath("extender").iterdir() if e.name.endswith(".py")), key=lambda e: e.name)
+    for entry in files:
+        digest.update(f"{entry.name}\0".encode() + entry.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def install_extender(dest: Path) -> None:
     """The extender package and its runtime wheels, importable from `dest`."""
     # Only the extender's own code: the package marker, the error type it raises and
@@ -108,7 +121,9 @@ def build(cache_dir: Path, tag: str, arch: str = "amd64", force: bool = False, m
     engine = docker_api.connect()
     existing = engine.inspect_image(tag)
     rootfs, cached = base_rootfs(cache_dir, arch, mirror)
-    if existing is not None and not force and existing.labels.get("org.scheduler-build.rootfs") == rootfs.name:
+    source = source_digest()
+    if (existing is not None and not force and existing.labels.get("org.scheduler-build.rootfs") == rootfs.name
+            and existing.labels.get("org.scheduler-build.source") == source):
         log(f"    {tag} is already present ({existing.short_id}); --force rebuilds")
         return ExtenderImage(tag, existing.id, rootfs, cached)
     with tempfile.TemporaryDirectory(prefix="sb-extender-") as tmp:
@@ -122,5 +137,6 @@ def build(cache_dir: Path, tag: str, arch: str = "amd64", force: bool = False, m
                 "org.opencontainers.image.title": "scheduler-build reference extender",
                 "org.opencontainers.image.licenses": "Apache-2.0",
                 "org.scheduler-build.rootfs": rootfs.name,
+                "org.scheduler-build.source": source,
             })
     return ExtenderImage(tag, image_id, rootfs, cached)
