@@ -282,3 +282,11 @@ def test_the_extender_image_is_keyed_on_its_code():
 
     assert extender_image.source_digest() == extender_image.source_digest()
     assert len(extender_image.source_digest()) == 16
+
+
+@pytest.mark.parametrize("argv", [["--port", "8888", "--health-port", "8888"], ["--health-port", "70000"]])
+def test_a_bad_health_port_is_one_clear_error(argv):
+    from scheduler_build.extender import cli
+
+    with pytest.raises(UserError, match="--health-port"):
+        cli.config_from(cli.parser().parse_args(argv))

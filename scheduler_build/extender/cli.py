@@ -71,7 +71,7 @@ def validate(cfg: ServeConfig) -> ServeConfig:
     if not 0 <= cfg.port <= 65535:
         raise UserError(f"extender.port: {cfg.port} is not a TCP port", "use 0..65535 (0 picks a free port)")
     if not 0 <= cfg.health_port <= 65535 or (cfg.health_port and cfg.health_port == cfg.port):
-        raise UserError(f"extender.health_port: {cfg.health_port} is not a free TCP port",
+        raise UserError(f"--health-port {cfg.health_port} is not a TCP port of its own",
                         "use 1..65535, other than --port (0 turns it off)")
     if cfg.max_body_bytes < 1024:
         raise UserError(f"extender.max_body_bytes: {cfg.max_body_bytes} is too small",

@@ -240,9 +240,10 @@ def start_health_server(extender: Extender, host: str, port: int) -> Any:
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the stdlib's name)
             return  # probes every few seconds: not worth a log line
 
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    ThreadingHTTPServer.address_family = family
-    httpd = ThreadingHTTPServer((host, port), Handler)
-    httpd.daemon_threads = True
+    class HealthServer(ThreadingHTTPServer):
+        address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        daemon_threads = True
+
+    httpd = HealthServer((host, port), Handler)
     threading.Thread(target=httpd.serve_forever, name="extender-health", daemon=True).start()
     return httpd
