@@ -35,8 +35,8 @@ def _limits() -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (20, 20))
 
 
-def run(argv: list[str], cwd: Path = REPO) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PATH": "/usr/local/go/bin:" + os.environ.get("PATH", "")}
+def run(argv: list[str], cwd: Path = REPO, **extra_env: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PATH": "/usr/local/go/bin:" + os.environ.get("PATH", ""), **extra_env}
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=120, env=env, preexec_fn=_limits)
 
 
@@ -72,6 +72,15 @@ CASES = [
     ("extender --max-body-bytes lots", {}, ["extender.serve", "--max-body-bytes", "lots"], 2, "not a size"),
     ("extender --log-level loud", {}, ["extender.serve", "--log-level", "loud"], 2, "not one of debug, info"),
     ("extender --log-level infoo", {}, ["extender.serve", "--log-level", "infoo"], 2, "did you mean 'info'"),
+    ("extender --url-prefix with a space", {}, ["extender.serve", "--url-prefix", "/a b"], 2,
+     "extender.url_prefix: '/a b' is not a URL path"),
+    ("extender --kubeconfig not a kubeconfig", {"k": "just text\n"}, ["extender.serve", "--kubeconfig", "{d}/k"], 2,
+     "extender.kubeconfig {d}/k: not a kubeconfig"),
+    ("extender --kubeconfig billion laughs", {"k": BOMB}, ["extender.serve", "--kubeconfig", "{d}/k"], 2, "aliases expand"),
+    ("extender --kubeconfig 20000 deep", {"k": DEEP_FLOW}, ["extender.serve", "--kubeconfig", "{d}/k"], 2,
+     "nested too deeply"),
+    ("extender --kubeconfig without contexts", {"k": KUBECONFIG_OK}, ["extender.serve", "--kubeconfig", "{d}/k"], 2,
+     "not a usable kubeconfig"),
     ("spec version: 1.10", {"s.yaml": SPEC_OK.replace('version: "0.1.0" ', "version: 1.10 ")},
      ["config.validate", "--fields-only", "--spec", "{d}/s.yaml"], 2, "got the number 1.1"),
     ("kubernetes.version unquoted", {"s.yaml": SPEC_OK.replace('version: "1.36" ', "version: 1.30 ")},
@@ -103,8 +112,28 @@ def test_bad_input_is_one_line(tmp_path, entry, case):
         (tmp_path / rel).write_text(text)
     before = sorted(p.name for p in tmp_path.iterdir())
     proc = run((INV if entry == "inv" else SB) + [a.format(d=tmp_path) for a in argv])
-    assert_one_line(proc, code, substring)
+    assert_one_line(proc, code, substring.format(d=tmp_path))
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+
+
+# Flags refused before anything expensive runs: no Docker engine and no module proxy here, so a
+# task that started building first would fail with another error (or not at all).
+EARLY = [
+    ("cluster.up --timeout abc", ["cluster.up", "--timeout", "abc", "--state-dir", "{d}/state"],
+     "--timeout 'abc': not a duration"),
+    ("build --arch xyz", ["build", "--no-spec", "--arch", "xyz", "--dist", "{d}/dist"],
+     "--arch: unsupported platform 'linux/xyz'"),
+    ("image.keygen --out under a file", ["image.keygen", "--out", "{d}/file/keys"], "--out {d}/file/keys: cannot write there"),
+]
+
+
+@pytest.mark.parametrize("argv, substring", [c[1:] for c in EARLY], ids=[c[0] for c in EARLY])
+def test_bad_flags_are_refused_before_anything_runs(tmp_path, argv, substring):
+    (tmp_path / "file").write_text("a file, not a directory\n")
+    proc = run(INV + [a.format(d=tmp_path) for a in argv], DOCKER_HOST="unix:///nonexistent.sock", GOPROXY="off",
+               GOFLAGS="-mod=mod")
+    assert_one_line(proc, 2, substring.format(d=tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
 def test_version_warning_in_spec_the_error_names_the_spec_field(tmp_path):

@@ -135,6 +135,7 @@ def _plan(request: BuildRequest) -> _Plan:
     arch = request.arch or platforms.host_arch()
     if request.goos != "linux":
         raise UserError(f"unsupported --os {request.goos!r}", "only linux binaries are built")
+    platforms.arch_of(f"{platforms.OS}/{arch}", "--arch")  # before resolve, vendor and compile run
     phases: dict[str, float] = {}
     with _timed(phases, "resolve", request.k8s_version):
         resolution = k8s.resolve(request.k8s_version, request.cache_dir)

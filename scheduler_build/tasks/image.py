@@ -208,6 +208,7 @@ def _cosign(c) -> cosign_tool.Cosign:
 @user_errors
 def keygen(c, out):
     """A cosign key pair for image.push --sign and image.verify; an existing pair is never overwritten."""
+    sign_stage.keygen_out_dir(out)  # a bad --out is refused before cosign is built
     with phase("image.keygen", out):
         private, public = sign_stage.keygen(_cosign(c), Path(out))
     emit(f"{private}\n{public}")
