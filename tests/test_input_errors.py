@@ -81,6 +81,8 @@ CASES = [
      "nested too deeply"),
     ("extender --kubeconfig without contexts", {"k": KUBECONFIG_OK}, ["extender.serve", "--kubeconfig", "{d}/k"], 2,
      "not a usable kubeconfig"),
+    ("migrate-policy --out a directory", {"p.json": '{"kind": "Policy", "apiVersion": "v1"}', "outdir/keep": "x"},
+     ["config.migrate-policy", "{d}/p.json", "--out", "{d}/outdir"], 2, "{d}/outdir is a directory"),
     ("spec version: 1.10", {"s.yaml": SPEC_OK.replace('version: "0.1.0" ', "version: 1.10 ")},
      ["config.validate", "--fields-only", "--spec", "{d}/s.yaml"], 2, "got the number 1.1"),
     ("kubernetes.version unquoted", {"s.yaml": SPEC_OK.replace('version: "1.36" ', "version: 1.30 ")},
@@ -109,11 +111,12 @@ RUNS = [("inv", c) for c in CASES] + [("scheduler-build", c) for c in CASES
 def test_bad_input_is_one_line(tmp_path, entry, case):
     name, files, argv, code, substring = case
     for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
-    before = sorted(p.name for p in tmp_path.iterdir())
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     proc = run((INV if entry == "inv" else SB) + [a.format(d=tmp_path) for a in argv])
     assert_one_line(proc, code, substring.format(d=tmp_path))
-    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # nothing written
 
 
 # Flags refused before anything expensive runs: no Docker engine and no module proxy here, so a

@@ -148,13 +148,13 @@ def render(spec: Spec, out: Path, image: str) -> dict[str, str]:
     """
     out = Path(out)
     files = render_files(spec, image)
-    if out.exists() and not out.is_symlink():
+    if out.exists():  # a real directory, or the symlink an earlier render published (its files too)
         if not out.is_dir():
             raise UserError(f"--out {out} exists and is not a directory", "choose a new directory")
         foreign = sorted(p.name for p in out.iterdir() if p.name not in RENDERED_NAMES)
         if foreign:
             raise UserError(f"--out {out} holds files this task did not write ({', '.join(foreign[:3])})",
-                            "render into a new or previously rendered directory")
+                            "move them away or render into a new directory; nothing was changed")
     out.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16]
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
