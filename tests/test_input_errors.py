@@ -81,6 +81,11 @@ CASES = [
      "nested too deeply"),
     ("extender --kubeconfig without contexts", {"k": KUBECONFIG_OK}, ["extender.serve", "--kubeconfig", "{d}/k"], 2,
      "not a usable kubeconfig"),
+    ("registration clashing with an in-tree plugin",
+     {"s.yaml": SPEC_OK + f"plugins:\n- path: {REPO}/tests/data/collection\n  register:\n"
+                          "  - {name: NodeResourcesFit, factory: New, package: example.com/collection/pkg/gang}\n"},
+     ["config.validate", "--fields-only", "--spec", "{d}/s.yaml"], 2,
+     "plugins[0].register[0].name: plugin name 'NodeResourcesFit' clashes with the in-tree plugin"),
     ("migrate-policy --out a directory", {"p.json": '{"kind": "Policy", "apiVersion": "v1"}', "outdir/keep": "x"},
      ["config.migrate-policy", "{d}/p.json", "--out", "{d}/outdir"], 2, "{d}/outdir is a directory"),
     ("spec version: 1.10", {"s.yaml": SPEC_OK.replace('version: "0.1.0" ', "version: 1.10 ")},
