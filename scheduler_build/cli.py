@@ -7,12 +7,13 @@ import functools
 import os
 import re
 import sys
+import traceback
 from typing import Callable
 
 from invoke import Config, Program
-from invoke.exceptions import Exit, ParseError
+from invoke.exceptions import Exit, ParseError, UncastableEnvVar
 
-from scheduler_build import __version__
+from scheduler_build import __version__, settings
 from scheduler_build.tasks import namespace
 
 
@@ -67,8 +68,45 @@ def _suggesting(program: Program, step: Callable[[], None]) -> Callable[[], None
     return wrapper
 
 
+def env_error_line(exc: Exception) -> str:
+    """invoke casts an environment variable to its setting default's type and fails with a bare
+    ValueError: name the variable and the setting, and say what the variable may hold."""
+    for dotted, default in settings.leaves():
+        if isinstance(default, (bool, str)) or default is None:
+            continue
+        for var in settings.env_vars(dotted):
+            value = os.environ.get(var)
+            if value is None:
+                continue
+            try:
+                type(default)(value)
+            except (TypeError, ValueError):
+                kind = "a whole number" if isinstance(default, int) else "a plain number"
+                return (f"error: environment variable {var}={value[:60]!r}: not {kind} (setting {dotted}, "
+                        f"default {default}); set {kind} or unset it (units such as 5m or 64MiB work in "
+                        "invoke.yaml and on the command line)")
+    return f"error: an environment variable does not fit its setting ({exc}); fix or unset it"
+
+
+def _env_checked(step: Callable[[], None]) -> Callable[[], None]:
+    @functools.wraps(step)
+    def wrapper() -> None:
+        try:
+            step()
+        except (ValueError, UncastableEnvVar) as exc:
+            # invoke's executor loads INVOKE_* / SCHEDULER_BUILD_* before the first task runs;
+            # a ValueError from anywhere else (a task) is not ours to rephrase.
+            frames = [f.f_code.co_name for f, _ in traceback.walk_tb(exc.__traceback__)]
+            if "load_shell_env" not in frames:
+                raise
+            raise Exit(env_error_line(exc), code=2) from None
+
+    return wrapper
+
+
 def add_suggestions(program: Program) -> None:
-    """Parse errors become one `error:` line with a "did you mean", exit 2 (usage).
+    """Parse errors become one `error:` line with a "did you mean", exit 2 (usage); so does an
+    environment variable invoke cannot cast to its setting's type.
 
     `inv` runs invoke's own Program (a tasks.py cannot choose another), and it loads
     tasks.py before parsing the task arguments: tasks.py calls this on that program."""
@@ -76,6 +114,7 @@ def add_suggestions(program: Program) -> None:
         return
     for name in ("parse_tasks", "parse_cleanup"):
         setattr(program, name, _suggesting(program, getattr(program, name)))
+    program.execute = _env_checked(program.execute)  # type: ignore[method-assign]
     program._suggestions = True  # type: ignore[attr-defined]
 
 

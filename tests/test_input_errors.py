@@ -144,6 +144,22 @@ def test_bad_flags_are_refused_before_anything_runs(tmp_path, argv, substring):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
+# Numeric settings from the environment: invoke casts them before any task runs (was a ValueError traceback).
+ENV = [
+    ("inv", "INVOKE_EXTENDER_PORT", "abc", ["extender.serve"], "INVOKE_EXTENDER_PORT='abc': not a whole number"),
+    ("inv", "INVOKE_EXTENDER_ASSUME_TTL", "30s", ["extender.serve"], "(setting extender.assume_ttl, default 30.0)"),
+    ("scheduler-build", "SCHEDULER_BUILD_DEPLOY_TIMEOUT", "5m", ["deploy"],
+     "SCHEDULER_BUILD_DEPLOY_TIMEOUT='5m': not a whole number (setting deploy.timeout"),
+    ("scheduler-build", "SCHEDULER_BUILD_PUSH_RETRIES", "many", ["k8s.versions"], "(setting push.retries"),
+]
+
+
+@pytest.mark.parametrize("entry, var, value, argv, substring", ENV, ids=[f"{e[0]}: {e[1]}={e[2]}" for e in ENV])
+def test_bad_numeric_environment_variable_is_one_line(entry, var, value, argv, substring):
+    proc = run((INV if entry == "inv" else SB) + argv, **{var: value})
+    assert_one_line(proc, 2, substring)
+
+
 def test_version_warning_in_spec_the_error_names_the_spec_field(tmp_path):
     (tmp_path / "s.yaml").write_text(SPEC_OK.replace('version: "1.36" ', 'version: "v1.36.99" '))
     proc = run(INV + ["config.render", "--spec", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "out")])
