@@ -8,12 +8,14 @@ import os
 import re
 import sys
 import traceback
-from typing import Callable
+from pathlib import Path
+from typing import Any, Callable
 
+import yaml
 from invoke import Config, Program
 from invoke.exceptions import Exit, ParseError, UncastableEnvVar
 
-from scheduler_build import __version__, settings
+from scheduler_build import __version__, safeyaml, settings
 from scheduler_build.tasks import namespace
 
 
@@ -24,10 +26,32 @@ class SchedulerBuildConfig(Config):
     env_prefix = "SCHEDULER_BUILD"
 
     def __init__(self, *args, **kwargs):
-        # With a built-in namespace invoke has no project location: use the cwd so a
-        # project's invoke.yaml still applies.
+        # With a built-in namespace invoke has no project location and never loads a
+        # project file: use the cwd, and load its invoke.yaml here (`inv` loads the one
+        # beside tasks.py itself).
         kwargs.setdefault("project_location", os.getcwd())
         super().__init__(*args, **kwargs)
+        if not kwargs.get("lazy"):
+            self.load_project()
+
+    def _load_yaml(self, path: str) -> Any:
+        """invoke.yaml (and the system/user files) through the bounded loader: a broken or
+        hostile file is one line, not a traceback."""
+        try:
+            data = safeyaml.load_yaml(safeyaml.read_text(Path(path)))
+        except FileNotFoundError:
+            raise  # invoke: no such file at this level
+        except (OSError, ValueError, yaml.YAMLError) as exc:  # ValueError: InputLimitError, UnicodeDecodeError
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            mark = getattr(exc, "problem_mark", None)
+            if mark is not None:
+                reason = f"line {mark.line + 1}, column {mark.column + 1}: {getattr(exc, 'problem', None) or reason}"
+            raise Exit(f"error: {path}: not a readable invoke.yaml ({reason[:200]}); fix or remove the file",
+                       code=2) from None
+        if data is not None and not isinstance(data, dict):
+            raise Exit(f"error: {path}: not a mapping of settings (got {type(data).__name__}); "
+                       "e.g. `k8s: {version: \"1.36\"}`", code=2)
+        return data or {}
 
 
 _UNKNOWN = re.compile(r"^No idea what '(.+)' is!$")

@@ -160,6 +160,31 @@ def test_bad_numeric_environment_variable_is_one_line(entry, var, value, argv, s
     assert_one_line(proc, 2, substring)
 
 
+SCAFFOLD_PLAN = ["scaffold.plugin", "--name", "A", "--points", "filter", "--module", "example.com/a", "--out", "x",
+                 "--dry-run"]
+
+
+def test_scheduler_build_reads_the_project_invoke_yaml(tmp_path):
+    """README: `scheduler-build` reads a project's invoke.yaml from the current directory
+    (invoke itself never loads a project file for a program with a built-in namespace)."""
+    (tmp_path / "invoke.yaml").write_text('k8s:\n  version: "1.35"\n')
+    proc = run(SB + SCAFFOLD_PLAN, cwd=tmp_path)
+    assert proc.returncode == 0 and "for Kubernetes 1.35" in proc.stderr, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("text, substring", [
+    ('k8s:\n  version: "1.35"\n bad: [\n', "invoke.yaml: not a readable invoke.yaml (line 3, column 2"),
+    ("- a list\n", "invoke.yaml: not a mapping of settings (got list)"),
+    (BOMB, "aliases expand"),
+    ("k8s:\n  version: 1.10\n", "setting k8s.version (invoke.yaml, INVOKE_K8S_VERSION or SCHEDULER_BUILD_K8S_VERSION; "
+                                   "flag --k8s-version): the number 1.1"),
+], ids=["syntax", "a list", "billion laughs", "unquoted version"])
+def test_a_broken_project_invoke_yaml_is_one_line(tmp_path, text, substring):
+    (tmp_path / "invoke.yaml").write_text(text)
+    proc = run(SB + SCAFFOLD_PLAN, cwd=tmp_path)
+    assert_one_line(proc, 2, substring)
+
+
 def test_version_warning_in_spec_the_error_names_the_spec_field(tmp_path):
     (tmp_path / "s.yaml").write_text(SPEC_OK.replace('version: "1.36" ', 'version: "v1.36.99" '))
     proc = run(INV + ["config.render", "--spec", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "out")])
