@@ -41,6 +41,21 @@ def write_atomic(path: Path, data: bytes | str, mode: int | None = None) -> None
         raise
 
 
+def staging_dir(out: Path, prefix: str, flag: str = "--out") -> Path:
+    """A new temporary directory beside `out` (its parent created), for a publish in one rename.
+
+    An output path that cannot be written (under a file, on a read-only or virtual file system)
+    is one UserError naming the flag and the path."""
+    out = Path(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=prefix, dir=out.parent))
+    except OSError as exc:
+        blocker = next((p for p in (out.parent, *out.parent.parents) if p.exists() and not p.is_dir()), None)
+        reason = f"{blocker} is a file, not a directory" if blocker else f"cannot write there ({exc.strerror or exc})"
+        raise UserError(f"{flag} {out}: {reason}", "choose a directory you can write") from None
+
+
 def publish_dir(staging: Path, final: Path, version: str) -> Path:
     """Make the complete directory `staging` visible at `final` in one step.
 

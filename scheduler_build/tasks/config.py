@@ -29,6 +29,7 @@ from scheduler_build.tasks._common import describe, emit, emit_json, option, use
 @user_errors
 def render(c, spec=None, out=None, image=None, k8s_version=None, json=False):
     """Render the KubeSchedulerConfiguration, ConfigMap, RBAC, Deployment (and extender) with a kustomization."""
+    image = schedconfig.check_image_flag(image) if image else None
     loaded = spec_mod.load(option(c, "spec.path", spec))
     out_dir = Path(option(c, "config.out", out) or Path(option(c, "paths.dist_dir")) / "config" / loaded.name)
     ref = image or schedconfig.image_ref(loaded, target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config)))
