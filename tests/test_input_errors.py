@@ -161,6 +161,10 @@ EARLY = [
      "--timeout 'abc': not a duration"),
     ("build --arch xyz", ["build", "--no-spec", "--arch", "xyz", "--dist", "{d}/dist"],
      "--arch: unsupported platform 'linux/xyz'"),
+    ("build --name outside dist", ["build", "--no-spec", "--name", "../../evil", "--dist", "{d}/dist"],
+     "--name '../../evil': not a name for dist/<name>/"),
+    ("image.build --name with a space", ["image.build", "--no-spec", "--name", "a b", "--dist", "{d}/dist"],
+     "--name 'a b': not a name for dist/<name>/"),
     ("image.keygen --out under a file", ["image.keygen", "--out", "{d}/file/keys"], "--out {d}/file/keys: cannot write there"),
 ]
 

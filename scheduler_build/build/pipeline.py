@@ -136,6 +136,7 @@ def _plan(request: BuildRequest) -> _Plan:
     if request.goos != "linux":
         raise UserError(f"unsupported --os {request.goos!r}", "only linux binaries are built")
     platforms.arch_of(f"{platforms.OS}/{arch}", "--arch")  # before resolve, vendor and compile run
+    platforms.check_dist_name(request.name or request.component)
     phases: dict[str, float] = {}
     with _timed(phases, "resolve", request.k8s_version):
         resolution = k8s.resolve(request.k8s_version, request.cache_dir)

@@ -16,7 +16,7 @@ from scheduler_build.errors import UserError
 from scheduler_build.image import assemble as image_stage
 from scheduler_build.image import extender as extender_image
 from scheduler_build.image import request as image_request
-from scheduler_build.platforms import host_arch  # not `platforms`: the tasks' --platforms flag has that name
+from scheduler_build.platforms import check_dist_name, host_arch  # not `platforms`: the tasks' --platforms flag has that name
 from scheduler_build.progress import phase
 from scheduler_build.publish import archive as archive_stage
 from scheduler_build.publish import cosign as cosign_tool
@@ -35,7 +35,7 @@ def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repo
         k8s_version=k8s_version or "",
         k8s_default=option(c, "k8s.version"),
         platforms=option(c, "image.platforms", platforms) or "",
-        name=option(c, "build.name", name) or "",
+        name=check_dist_name(name) if name else (option(c, "build.name") or ""),
         spec_version=option(c, "image.version", version) or "",
         repository=option(c, "image.repository", repository) or "",
         dist_dir=Path(option(c, "paths.dist_dir", dist)),
