@@ -165,6 +165,8 @@ EARLY = [
      "--name '../../evil': not a name for dist/<name>/"),
     ("image.build --name with a space", ["image.build", "--no-spec", "--name", "a b", "--dist", "{d}/dist"],
      "--name 'a b': not a name for dist/<name>/"),
+    ("build --version-suffix with a space", ["build", "--k8s-version", "v1.36.3", "--version-suffix", "bad suffix",
+                                             "--dist", "{d}/dist"], "version suffix 'bad suffix' is not dot-separated"),
     ("image.keygen --out under a file", ["image.keygen", "--out", "{d}/file/keys"], "--out {d}/file/keys: cannot write there"),
 ]
 
