@@ -167,6 +167,8 @@ EARLY = [
      "--name 'a b': not a name for dist/<name>/"),
     ("build --version-suffix with a space", ["build", "--k8s-version", "v1.36.3", "--version-suffix", "bad suffix",
                                              "--dist", "{d}/dist"], "version suffix 'bad suffix' is not dot-separated"),
+    ("image.build --repository upper case", ["image.build", "--k8s-version", "v1.36.3", "--repository", "Bad Repo",
+                                             "--dist", "{d}/dist"], "--repository 'Bad Repo': not an image repository"),
     ("image.keygen --out under a file", ["image.keygen", "--out", "{d}/file/keys"], "--out {d}/file/keys: cannot write there"),
 ]
 

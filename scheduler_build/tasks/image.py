@@ -18,6 +18,7 @@ from scheduler_build.image import extender as extender_image
 from scheduler_build.image import request as image_request
 from scheduler_build.platforms import check_dist_name, host_arch  # not `platforms`: the tasks' --platforms flag has that name
 from scheduler_build.progress import phase
+from scheduler_build.spec.formats import IMAGE_REPO
 from scheduler_build.publish import archive as archive_stage
 from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import daemon as daemon_stage
@@ -25,6 +26,14 @@ from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish import sign as sign_stage
 from scheduler_build.publish import verify as verify_stage
 from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
+
+
+def _repository(repository: str) -> str:
+    """--repository / image.repository: checked before binaries are built for it."""
+    if repository and not IMAGE_REPO.match(repository):
+        raise UserError(f"--repository {repository!r}: not an image repository",
+                        "lower-case, e.g. scheduler-build/kube-scheduler or registry.example.com/acme/kube-scheduler (no tag)")
+    return repository
 
 
 def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force) -> image_request.Options:
@@ -37,7 +46,7 @@ def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repo
         platforms=option(c, "image.platforms", platforms) or "",
         name=check_dist_name(name) if name else (option(c, "build.name") or ""),
         spec_version=option(c, "image.version", version) or "",
-        repository=option(c, "image.repository", repository) or "",
+        repository=_repository(option(c, "image.repository", repository) or ""),
         dist_dir=Path(option(c, "paths.dist_dir", dist)),
         cache_dir=settings.cache_dir(c.config),
         source_date_epoch=str(option(c, "build.source_date_epoch", source_date_epoch) or ""),
