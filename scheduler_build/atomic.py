@@ -11,11 +11,19 @@ from scheduler_build.errors import UserError
 
 
 def write_atomic(path: Path, data: bytes | str, mode: int | None = None) -> None:
-    """Write via a temporary file in the same directory, fsync, then rename."""
+    """Write via a temporary file in the same directory, fsync, then rename.
+
+    A path that cannot be written (a directory, a missing or read-only parent, a full
+    disk) is one UserError naming it; nothing is left behind."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir():
+        raise UserError(f"{path} is a directory", "name a file to write, e.g. " + str(path / "out.yaml"))
     raw = data.encode() if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}", "pass a path you can write") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(raw)
@@ -24,9 +32,28 @@ def write_atomic(path: Path, data: bytes | str, mode: int | None = None) -> None
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
+    except OSError as exc:
+        _unlink_quietly(tmp)
+        raise UserError(f"cannot write {path}: {exc.strerror or exc}", "check free space and permissions; "
+                        "the previous file, if any, is unchanged") from None
     except BaseException:
         _unlink_quietly(tmp)
         raise
+
+
+def staging_dir(out: Path, prefix: str, flag: str = "--out") -> Path:
+    """A new temporary directory beside `out` (its parent created), for a publish in one rename.
+
+    An output path that cannot be written (under a file, on a read-only or virtual file system)
+    is one UserError naming the flag and the path."""
+    out = Path(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=prefix, dir=out.parent))
+    except OSError as exc:
+        blocker = next((p for p in (out.parent, *out.parent.parents) if p.exists() and not p.is_dir()), None)
+        reason = f"{blocker} is a file, not a directory" if blocker else f"cannot write there ({exc.strerror or exc})"
+        raise UserError(f"{flag} {out}: {reason}", "choose a directory you can write") from None
 
 
 def publish_dir(staging: Path, final: Path, version: str) -> Path:

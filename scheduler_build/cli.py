@@ -7,12 +7,15 @@ import functools
 import os
 import re
 import sys
-from typing import Callable
+import traceback
+from pathlib import Path
+from typing import Any, Callable
 
+import yaml
 from invoke import Config, Program
-from invoke.exceptions import Exit, ParseError
+from invoke.exceptions import Exit, ParseError, UncastableEnvVar
 
-from scheduler_build import __version__
+from scheduler_build import __version__, safeyaml, settings
 from scheduler_build.tasks import namespace
 
 
@@ -23,10 +26,32 @@ class SchedulerBuildConfig(Config):
     env_prefix = "SCHEDULER_BUILD"
 
     def __init__(self, *args, **kwargs):
-        # With a built-in namespace invoke has no project location: use the cwd so a
-        # project's invoke.yaml still applies.
+        # With a built-in namespace invoke has no project location and never loads a
+        # project file: use the cwd, and load its invoke.yaml here (`inv` loads the one
+        # beside tasks.py itself).
         kwargs.setdefault("project_location", os.getcwd())
         super().__init__(*args, **kwargs)
+        if not kwargs.get("lazy"):
+            self.load_project()
+
+    def _load_yaml(self, path: str) -> Any:
+        """invoke.yaml (and the system/user files) through the bounded loader: a broken or
+        hostile file is one line, not a traceback."""
+        try:
+            data = safeyaml.load_yaml(safeyaml.read_text(Path(path)))
+        except FileNotFoundError:
+            raise  # invoke: no such file at this level
+        except (OSError, ValueError, yaml.YAMLError) as exc:  # ValueError: InputLimitError, UnicodeDecodeError
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            mark = getattr(exc, "problem_mark", None)
+            if mark is not None:
+                reason = f"line {mark.line + 1}, column {mark.column + 1}: {getattr(exc, 'problem', None) or reason}"
+            raise Exit(f"error: {path}: not a readable invoke.yaml ({reason[:200]}); fix or remove the file",
+                       code=2) from None
+        if data is not None and not isinstance(data, dict):
+            raise Exit(f"error: {path}: not a mapping of settings (got {type(data).__name__}); "
+                       "e.g. `k8s: {version: \"1.36\"}`", code=2)
+        return data or {}
 
 
 _UNKNOWN = re.compile(r"^No idea what '(.+)' is!$")
@@ -67,8 +92,45 @@ def _suggesting(program: Program, step: Callable[[], None]) -> Callable[[], None
     return wrapper
 
 
+def env_error_line(exc: Exception) -> str:
+    """invoke casts an environment variable to its setting default's type and fails with a bare
+    ValueError: name the variable and the setting, and say what the variable may hold."""
+    for dotted, default in settings.leaves():
+        if isinstance(default, (bool, str)) or default is None:
+            continue
+        for var in settings.env_vars(dotted):
+            value = os.environ.get(var)
+            if value is None:
+                continue
+            try:
+                type(default)(value)
+            except (TypeError, ValueError):
+                kind = "a whole number" if isinstance(default, int) else "a plain number"
+                return (f"error: environment variable {var}={value[:60]!r}: not {kind} (setting {dotted}, "
+                        f"default {default}); set {kind} or unset it (units such as 5m or 64MiB work in "
+                        "invoke.yaml and on the command line)")
+    return f"error: an environment variable does not fit its setting ({exc}); fix or unset it"
+
+
+def _env_checked(step: Callable[[], None]) -> Callable[[], None]:
+    @functools.wraps(step)
+    def wrapper() -> None:
+        try:
+            step()
+        except (ValueError, UncastableEnvVar) as exc:
+            # invoke's executor loads INVOKE_* / SCHEDULER_BUILD_* before the first task runs;
+            # a ValueError from anywhere else (a task) is not ours to rephrase.
+            frames = [f.f_code.co_name for f, _ in traceback.walk_tb(exc.__traceback__)]
+            if "load_shell_env" not in frames:
+                raise
+            raise Exit(env_error_line(exc), code=2) from None
+
+    return wrapper
+
+
 def add_suggestions(program: Program) -> None:
-    """Parse errors become one `error:` line with a "did you mean", exit 2 (usage).
+    """Parse errors become one `error:` line with a "did you mean", exit 2 (usage); so does an
+    environment variable invoke cannot cast to its setting's type.
 
     `inv` runs invoke's own Program (a tasks.py cannot choose another), and it loads
     tasks.py before parsing the task arguments: tasks.py calls this on that program."""
@@ -76,6 +138,7 @@ def add_suggestions(program: Program) -> None:
         return
     for name in ("parse_tasks", "parse_cleanup"):
         setattr(program, name, _suggesting(program, getattr(program, name)))
+    program.execute = _env_checked(program.execute)  # type: ignore[method-assign]
     program._suggestions = True  # type: ignore[attr-defined]
 
 

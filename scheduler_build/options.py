@@ -47,9 +47,14 @@ _EXAMPLES = {"duration": "e.g. 300 (seconds), 90s, 5m or 1h30m", "size": "e.g. 6
              "int": "a whole number", "float": "a number", "port": "0..65535 (0 picks a free port)"}
 
 
+# Settings whose flag is not named after the key's last part.
+_FLAGS = {"k8s.version": "--k8s-version", "spec.path": "--spec", "paths.dist_dir": "--dist",
+          "sign.public_key": "--key"}
+
+
 def source(key: str, from_flag: bool) -> str:
     """How an error names where a value came from: the flag, or the setting (invoke.yaml / env)."""
-    flag = "--" + key.rsplit(".", 1)[-1].replace("_", "-")
+    flag = _FLAGS.get(key) or "--" + key.rsplit(".", 1)[-1].replace("_", "-")
     if from_flag:
         return flag
     env = key.upper().replace(".", "_")

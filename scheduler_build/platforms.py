@@ -7,6 +7,7 @@ dist/ layout all come from here, so a platform one stage accepts no other refuse
 from __future__ import annotations
 
 import platform as _platform
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +75,17 @@ def qemu_for(arch: str) -> str | None:
     return shutil.which(ARCHES[arch].qemu)
 
 
+_DIST_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def check_dist_name(name: str, origin: str = "--name") -> str:
+    """A name that stays one directory under dist/ (no '/', '..', spaces): `--name ../x` wrote outside it."""
+    if not _DIST_NAME.match(str(name)) or ".." in str(name):
+        raise UserError(f"{origin} {name!r}: not a name for dist/<name>/", "use letters, digits, '.', '_' and '-', "
+                        "e.g. acme-scheduler")
+    return name
+
+
 def dist_dir_for(dist_dir: Path | str, name: str, version: str, arch: str, os_name: str = OS) -> Path:
     """dist/<name>/<version>/<os>-<arch>/: where a build puts a binary and the image stage reads it."""
-    return Path(dist_dir) / name / version / f"{os_name}-{arch}"
+    return Path(dist_dir) / check_dist_name(name) / version / f"{os_name}-{arch}"

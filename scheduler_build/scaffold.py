@@ -20,16 +20,17 @@ import keyword
 import os
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
+from scheduler_build.resolve import intree
 from scheduler_build.resolve import versions as k8s
 from scheduler_build.errors import UserError
 from scheduler_build import gotool
 from scheduler_build import scaffold_out
+from scheduler_build.atomic import staging_dir
 from scheduler_build.progress import log
 from scheduler_build.templating import render
 
@@ -185,6 +186,15 @@ def check_out_dir(out: Path, force: bool) -> None:
     if out.is_dir() and any(out.iterdir()) and not force:
         raise UserError(f"--out {out} is not empty",
                         "choose a new directory, or pass --force to replace the files an earlier scaffold wrote")
+
+
+def check_name_free(name: str, version: str, cache_dir: Path, fetch: bool) -> None:
+    """A plugin named like an in-tree one makes the scheduler refuse to start. The names come from
+    the cache, or (`fetch`) from the Kubernetes source that `go mod tidy` downloads anyway."""
+    names = intree.in_tree_plugins(version, cache_dir) if fetch else intree.cached_in_tree_plugins(version, cache_dir)
+    if names and name in names:
+        raise UserError(f"--name {name!r} is an in-tree plugin of Kubernetes {version}",
+                        f"choose another name, e.g. Acme{name}")
 
 
 @dataclass
@@ -353,14 +363,14 @@ def scaffold(request: ScaffoldRequest) -> ScaffoldResult:
     check_out_dir(out, request.force)
     resolution = k8s.resolve(request.k8s_version, request.cache_dir)
     framework_api(resolution.minor)  # refuses minors older than the templates know
+    check_name_free(name, resolution.version, request.cache_dir, fetch=request.tidy and not request.dry_run)
     files, import_path = render_files(name, points, module, resolution)
     expected = sorted(files) + (["go.sum"] if request.tidy else [])
     steps = scaffold_out.plan(out, expected, request.force)  # refuses clashes before the slow tidy
     if request.dry_run:
         return ScaffoldResult(out=out, k8s_version=resolution.version, package=import_path, files=expected,
                               plan=steps)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.scaffold-", dir=out.parent))
+    tmp = staging_dir(out, f".{out.name}.scaffold-")
     try:
         for rel, text in sorted(files.items()):
             target = tmp / rel

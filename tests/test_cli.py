@@ -67,3 +67,23 @@ def test_settings_flag_then_config_then_default(tmp_path, monkeypatch):
     assert settings.get(config, "build.arch", "amd64") == "amd64"  # flag over everything
     assert settings.get(config, "build.component") == "kube-scheduler"  # default
     assert settings.get(Config(), "build.gocache_volume") == "scheduler-build-gocache"
+
+
+def _tasks(collection, prefix=""):
+    for name, task in collection.tasks.items():
+        yield prefix + name, task
+    for name, sub in collection.collections.items():
+        yield from _tasks(sub, f"{prefix}{name}.")
+
+
+def test_every_flag_and_summary_reads_cleanly_in_help():
+    """No flag gets invoke's accidental short flag `--` (a `no_x` parameter whose letters are all
+    taken), and every task's `--list` summary (the docstring's first line) is a whole sentence."""
+    from scheduler_build.tasks import namespace
+
+    for name, task in _tasks(namespace()):
+        context = task.get_arguments()
+        shorts = {flag for arg in context for flag in arg.names if len(flag) == 1}
+        assert "-" not in shorts and "_" not in shorts, (name, sorted(shorts))
+        summary = (task.__doc__ or "").strip().splitlines()[0]
+        assert summary.endswith((".", ")")), (name, summary)

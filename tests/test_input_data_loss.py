@@ -1,5 +1,6 @@
-"""`inv scaffold.plugin --force` into a directory the user owns, through the real entry point:
-only files an earlier scaffold wrote are replaced; .git and the user's files survive."""
+"""Writing into a directory the user owns, through the real entry point: `inv scaffold.plugin
+--force` replaces only files an earlier scaffold wrote (.git and the user's files survive);
+`inv config.render --out` never drops a file the user added to a rendered directory."""
 
 from __future__ import annotations
 
@@ -35,3 +36,15 @@ def test_force_keeps_git_and_user_files(tmp_path):
     clash = run(INV + ARGS + ["--out", str(out), "--force"])
     assert_one_line(clash, 2, "go.mod (edited since it was generated)")
     assert (out / "go.mod").read_text() == "module mine\n"
+
+
+def test_render_keeps_a_file_the_user_added_to_a_rendered_directory(tmp_path):
+    out = tmp_path / "rendered"
+    first = run(INV + ["config.render", "--out", str(out)])
+    assert first.returncode == 0, first.stderr[-2000:]
+    (out / "my-patch.yaml").write_text("mine: 1\n")  # e.g. a kustomize patch beside the rendered files
+    # Different content (another image): the published tree would be swapped and the old one removed.
+    again = run(INV + ["config.render", "--out", str(out), "--image", "example.com/other/kube-scheduler:1"])
+    assert_one_line(again, 2, "holds files this task did not write (my-patch.yaml)")
+    assert (out / "my-patch.yaml").read_text() == "mine: 1\n"
+    assert "example.com/other" not in (out / "deployment.yaml").read_text()  # nothing was changed

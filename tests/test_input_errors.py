@@ -35,8 +35,8 @@ def _limits() -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (20, 20))
 
 
-def run(argv: list[str], cwd: Path = REPO) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PATH": "/usr/local/go/bin:" + os.environ.get("PATH", "")}
+def run(argv: list[str], cwd: Path = REPO, **extra_env: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PATH": "/usr/local/go/bin:" + os.environ.get("PATH", ""), **extra_env}
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=120, env=env, preexec_fn=_limits)
 
 
@@ -72,6 +72,52 @@ CASES = [
     ("extender --max-body-bytes lots", {}, ["extender.serve", "--max-body-bytes", "lots"], 2, "not a size"),
     ("extender --log-level loud", {}, ["extender.serve", "--log-level", "loud"], 2, "not one of debug, info"),
     ("extender --log-level infoo", {}, ["extender.serve", "--log-level", "infoo"], 2, "did you mean 'info'"),
+    ("extender --url-prefix with a space", {}, ["extender.serve", "--url-prefix", "/a b"], 2,
+     "extender.url_prefix: '/a b' is not a URL path"),
+    ("extender --kubeconfig not a kubeconfig", {"k": "just text\n"}, ["extender.serve", "--kubeconfig", "{d}/k"], 2,
+     "extender.kubeconfig {d}/k: not a kubeconfig"),
+    ("extender --kubeconfig billion laughs", {"k": BOMB}, ["extender.serve", "--kubeconfig", "{d}/k"], 2, "aliases expand"),
+    ("extender --kubeconfig 20000 deep", {"k": DEEP_FLOW}, ["extender.serve", "--kubeconfig", "{d}/k"], 2,
+     "nested too deeply"),
+    ("extender --kubeconfig without contexts", {"k": KUBECONFIG_OK}, ["extender.serve", "--kubeconfig", "{d}/k"], 2,
+     "not a usable kubeconfig"),
+    ("registration clashing with an in-tree plugin",
+     {"s.yaml": SPEC_OK + f"plugins:\n- path: {REPO}/tests/data/collection\n  register:\n"
+                          "  - {name: NodeResourcesFit, factory: New, package: example.com/collection/pkg/gang}\n"},
+     ["config.validate", "--fields-only", "--spec", "{d}/s.yaml"], 2,
+     "plugins[0].register[0].name: plugin name 'NodeResourcesFit' clashes with the in-tree plugin"),
+    ("push --from-archive not a tar", {"a.tar": "not a tar\n"},
+     ["image.push", "--from-archive", "{d}/a.tar", "--registry", "127.0.0.1:5000/x"], 2,
+     "is not a readable tar (file could not be opened successfully)"),
+    ("push --from-archive a directory", {"dir/x": "x"},
+     ["image.push", "--from-archive", "{d}/dir", "--registry", "127.0.0.1:5000/x"], 2, "a directory, not the archive file"),
+    ("verify a malformed digest", {"k.pub": "x"}, ["image.verify", "127.0.0.1:1/x@sha256:abc", "--key", "{d}/k.pub"], 2,
+     "'sha256:abc' is not a sha256 digest"),
+    ("verify a tag with a space", {"k.pub": "x"}, ["image.verify", "127.0.0.1:1/x:a b", "--key", "{d}/k.pub"], 2,
+     "'a b' is not a tag"),
+    ("render --out under a file", {"f": "x"}, ["config.render", "--out", "{d}/f/sub"], 2,
+     "--out {d}/f/sub: {d}/f is a file, not a directory"),
+    ("scaffold --out under a file", {"f": "x"}, ["scaffold.plugin", "--name", "Demo", "--points", "filter", "--module",
+                                                "example.com/demo", "--out", "{d}/f/sub", "--no-tidy"], 2,
+     "--out {d}/f/sub: {d}/f is a file, not a directory"),
+    ("render --image malformed", {}, ["config.render", "--image", "bad image", "--out", "{d}/out"], 2,
+     "--image 'bad image': not an image reference"),
+    ("deploy --image malformed", {"k": KUBECONFIG_OK.replace("[]", "[{name: x, cluster: {server: 'https://127.0.0.1:1'}}]")},
+     ["deploy", "--kubeconfig", "{d}/k", "--image", "Acme/Scheduler:1"], 2, "--image 'Acme/Scheduler:1': not an image"),
+    ("scaffold a plugin named like an in-tree one", {}, ["scaffold.plugin", "--name", "NodeResourcesFit", "--points", "filter",
+                                                        "--module", "example.com/demo", "--k8s-version", "v1.36.3",
+                                                        "--out", "{d}/p"], 2,
+     "--name 'NodeResourcesFit' is an in-tree plugin of Kubernetes v1.36.3"),
+    ("migrate-policy --configmap-key on a plain Policy", {"p.json": '{"kind": "Policy", "apiVersion": "v1"}'},
+     ["config.migrate-policy", "{d}/p.json", "--configmap-key", "policy.cfg"], 2,
+     "--configmap-key 'policy.cfg' given, but the file is a Policy, not a ConfigMap"),
+    ("validate --write-config-to with --fields-only", {},
+     ["config.validate", "--fields-only", "--write-config-to", "{d}/defaulted.yaml"], 2,
+     "--write-config-to needs the real kube-scheduler's check, which --fields-only skips"),
+    ("validate --write-config-to a directory", {"dir/x": "x"}, ["config.validate", "--write-config-to", "{d}/dir"], 2,
+     "--write-config-to {d}/dir is a directory"),
+    ("migrate-policy --out a directory", {"p.json": '{"kind": "Policy", "apiVersion": "v1"}', "outdir/keep": "x"},
+     ["config.migrate-policy", "{d}/p.json", "--out", "{d}/outdir"], 2, "{d}/outdir is a directory"),
     ("spec version: 1.10", {"s.yaml": SPEC_OK.replace('version: "0.1.0" ', "version: 1.10 ")},
      ["config.validate", "--fields-only", "--spec", "{d}/s.yaml"], 2, "got the number 1.1"),
     ("kubernetes.version unquoted", {"s.yaml": SPEC_OK.replace('version: "1.36" ', "version: 1.30 ")},
@@ -100,11 +146,81 @@ RUNS = [("inv", c) for c in CASES] + [("scheduler-build", c) for c in CASES
 def test_bad_input_is_one_line(tmp_path, entry, case):
     name, files, argv, code, substring = case
     for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
-    before = sorted(p.name for p in tmp_path.iterdir())
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     proc = run((INV if entry == "inv" else SB) + [a.format(d=tmp_path) for a in argv])
-    assert_one_line(proc, code, substring)
-    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+    assert_one_line(proc, code, substring.format(d=tmp_path))
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # nothing written
+
+
+# Flags refused before anything expensive runs: no Docker engine and no module proxy here, so a
+# task that started building first would fail with another error (or not at all).
+EARLY = [
+    ("cluster.up --timeout abc", ["cluster.up", "--timeout", "abc", "--state-dir", "{d}/state"],
+     "--timeout 'abc': not a duration"),
+    ("build --arch xyz", ["build", "--no-spec", "--arch", "xyz", "--dist", "{d}/dist"],
+     "--arch: unsupported platform 'linux/xyz'"),
+    ("build --name outside dist", ["build", "--no-spec", "--name", "../../evil", "--dist", "{d}/dist"],
+     "--name '../../evil': not a name for dist/<name>/"),
+    ("image.build --name with a space", ["image.build", "--no-spec", "--name", "a b", "--dist", "{d}/dist"],
+     "--name 'a b': not a name for dist/<name>/"),
+    ("build --version-suffix with a space", ["build", "--k8s-version", "v1.36.3", "--version-suffix", "bad suffix",
+                                             "--dist", "{d}/dist"], "version suffix 'bad suffix' is not dot-separated"),
+    ("image.build --repository upper case", ["image.build", "--k8s-version", "v1.36.3", "--repository", "Bad Repo",
+                                             "--dist", "{d}/dist"], "--repository 'Bad Repo': not an image repository"),
+    ("image.keygen --out under a file", ["image.keygen", "--out", "{d}/file/keys"], "--out {d}/file/keys: cannot write there"),
+]
+
+
+@pytest.mark.parametrize("argv, substring", [c[1:] for c in EARLY], ids=[c[0] for c in EARLY])
+def test_bad_flags_are_refused_before_anything_runs(tmp_path, argv, substring):
+    (tmp_path / "file").write_text("a file, not a directory\n")
+    proc = run(INV + [a.format(d=tmp_path) for a in argv], DOCKER_HOST="unix:///nonexistent.sock", GOPROXY="off",
+               GOFLAGS="-mod=mod")
+    assert_one_line(proc, 2, substring.format(d=tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+# Numeric settings from the environment: invoke casts them before any task runs (was a ValueError traceback).
+ENV = [
+    ("inv", "INVOKE_EXTENDER_PORT", "abc", ["extender.serve"], "INVOKE_EXTENDER_PORT='abc': not a whole number"),
+    ("inv", "INVOKE_EXTENDER_ASSUME_TTL", "30s", ["extender.serve"], "(setting extender.assume_ttl, default 30.0)"),
+    ("scheduler-build", "SCHEDULER_BUILD_DEPLOY_TIMEOUT", "5m", ["deploy"],
+     "SCHEDULER_BUILD_DEPLOY_TIMEOUT='5m': not a whole number (setting deploy.timeout"),
+    ("scheduler-build", "SCHEDULER_BUILD_PUSH_RETRIES", "many", ["k8s.versions"], "(setting push.retries"),
+]
+
+
+@pytest.mark.parametrize("entry, var, value, argv, substring", ENV, ids=[f"{e[0]}: {e[1]}={e[2]}" for e in ENV])
+def test_bad_numeric_environment_variable_is_one_line(entry, var, value, argv, substring):
+    proc = run((INV if entry == "inv" else SB) + argv, **{var: value})
+    assert_one_line(proc, 2, substring)
+
+
+SCAFFOLD_PLAN = ["scaffold.plugin", "--name", "A", "--points", "filter", "--module", "example.com/a", "--out", "x",
+                 "--dry-run"]
+
+
+def test_scheduler_build_reads_the_project_invoke_yaml(tmp_path):
+    """README: `scheduler-build` reads a project's invoke.yaml from the current directory
+    (invoke itself never loads a project file for a program with a built-in namespace)."""
+    (tmp_path / "invoke.yaml").write_text('k8s:\n  version: "1.35"\n')
+    proc = run(SB + SCAFFOLD_PLAN, cwd=tmp_path)
+    assert proc.returncode == 0 and "for Kubernetes 1.35" in proc.stderr, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("text, substring", [
+    ('k8s:\n  version: "1.35"\n bad: [\n', "invoke.yaml: not a readable invoke.yaml (line 3, column 2"),
+    ("- a list\n", "invoke.yaml: not a mapping of settings (got list)"),
+    (BOMB, "aliases expand"),
+    ("k8s:\n  version: 1.10\n", "setting k8s.version (invoke.yaml, INVOKE_K8S_VERSION or SCHEDULER_BUILD_K8S_VERSION; "
+                                   "flag --k8s-version): the number 1.1"),
+], ids=["syntax", "a list", "billion laughs", "unquoted version"])
+def test_a_broken_project_invoke_yaml_is_one_line(tmp_path, text, substring):
+    (tmp_path / "invoke.yaml").write_text(text)
+    proc = run(SB + SCAFFOLD_PLAN, cwd=tmp_path)
+    assert_one_line(proc, 2, substring)
 
 
 def test_version_warning_in_spec_the_error_names_the_spec_field(tmp_path):

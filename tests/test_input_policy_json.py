@@ -89,7 +89,8 @@ def test_strict_passes_with_notes_and_fails_on_warnings_writing_nothing(tmp_path
 @pytest.mark.integration
 @pytest.mark.parametrize("argv, code, substring", [
     (["--scheduler-name", "Bad Name"], 2, "scheduler name 'Bad Name' (--scheduler-name, config.scheduler_name): not a DNS"),
-    (["--configmap-key", "x"], 0, ""),  # not a ConfigMap: the key is unused
+    # Not a ConfigMap: a key that would select nothing is refused rather than silently ignored.
+    (["--configmap-key", "x"], 2, "--configmap-key 'x' given, but the file is a Policy, not a ConfigMap"),
 ])
 def test_migrate_policy_flags(tmp_path, argv, code, substring):
     proc = run(INV + ["config.migrate-policy", str(_write(tmp_path, EXACT)), "--out", str(tmp_path / "o.yaml"), *argv])

@@ -70,6 +70,9 @@ def test_register_and_imports_are_loaded_with_defaults_and_fields(tmp_path):
     ({"register": [{"name": "NodeFree"}]}, "plugins[0].register[0].factory", "is required"),
     ({"register": [{"name": "CollectionGang", "factory": "New", "package": NODERES}]},
      "plugins[0].register[0].name", "already registered by plugins[0].names[0]"),
+    ({"register": [{"name": "NodeFree", "factory": "NewFree", "package": "example.com/collection/pkg/../../x"}]},
+     "plugins[0].register[0].package", "an element begins or ends with '.'"),
+    ({"imports": ["example.com/collection/./apis"]}, "plugins[0].imports[0]", "an element begins or ends with '.'"),
     ({"imports": ["example.com/elsewhere/scheme"]}, "plugins[0].imports[0]", "not inside module"),
     ({"imports": [SCHEME, SCHEME]}, "plugins[0].imports[1]", "listed twice"),
     ({"names": ["A", "B"], "register": None}, "plugins[0].names", "list several under register"),
@@ -99,6 +102,16 @@ def test_a_name_clashing_with_an_in_tree_plugin_names_both(tmp_path):
         in_tree_clashes(loaded.plugins, frozenset({"NodeResourcesFit"}), "v1.36.3")
     with pytest.raises(UserError, match=r"plugins\[0\].names\[0\]: plugin name 'CollectionGang'"):
         in_tree_clashes(loaded.plugins, frozenset({"CollectionGang"}), "v1.36.3")
+
+
+def test_config_validate_fields_refuses_an_in_tree_clash_with_its_field(tmp_path):
+    """`inv config.validate --fields-only` (check_plugin_names) refuses it too, before any build."""
+    loaded = load(tmp_path, entry(register=[{"name": "NodeResourcesFit", "factory": "NewFree", "package": NODERES}]))
+    with pytest.raises(SpecError) as info:
+        spec_mod.check_plugin_names(loaded, frozenset({"NodeResourcesFit", "CollectionGang"}), "v1.36.3")
+    assert info.value.paths == ["plugins[0].names[0]", "plugins[0].register[0].name"]
+    assert "'NodeResourcesFit' clashes with the in-tree plugin 'NodeResourcesFit' of Kubernetes v1.36.3" in str(info.value)
+    spec_mod.check_plugin_names(loaded, frozenset({"NodeResourcesBalancedAllocation"}), "v1.36.3")  # no clash
 
 
 def prepared(tmp_path: Path, loaded: spec_mod.Spec) -> plugins.Customization:

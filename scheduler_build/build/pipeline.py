@@ -88,12 +88,18 @@ def resolve_epoch(explicit: str, release_time: str) -> int:
 
 def stamped_version(version: str, suffix: str) -> str:
     """v1.36.3 + 'acme.1' -> v1.36.3-acme.1 (SemVer pre-release form, no '+')."""
-    suffix = suffix.strip().lstrip("-")
+    suffix = check_suffix(suffix)
     if not suffix:
         return version
-    if not all(part and all(ch.isalnum() or ch == "-" for ch in part) for part in suffix.split(".")):
-        raise UserError(f"version suffix {suffix!r} is not dot-separated alphanumerics", "e.g. acme.1")
     return f"{version}-{suffix}" if "-" not in version else f"{version}.{suffix}"
+
+
+def check_suffix(suffix: str) -> str:
+    """The version suffix without a leading '-', or a UserError (checked before anything runs)."""
+    suffix = suffix.strip().lstrip("-")
+    if suffix and not all(part and all(ch.isalnum() or ch == "-" for ch in part) for part in suffix.split(".")):
+        raise UserError(f"version suffix {suffix!r} is not dot-separated alphanumerics", "e.g. acme.1")
+    return suffix
 
 
 def validate_component(component: str) -> None:
@@ -135,6 +141,9 @@ def _plan(request: BuildRequest) -> _Plan:
     arch = request.arch or platforms.host_arch()
     if request.goos != "linux":
         raise UserError(f"unsupported --os {request.goos!r}", "only linux binaries are built")
+    platforms.arch_of(f"{platforms.OS}/{arch}", "--arch")  # before resolve, vendor and compile run
+    platforms.check_dist_name(request.name or request.component)
+    check_suffix(request.version_suffix)
     phases: dict[str, float] = {}
     with _timed(phases, "resolve", request.k8s_version):
         resolution = k8s.resolve(request.k8s_version, request.cache_dir)

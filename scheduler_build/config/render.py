@@ -16,8 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,10 +26,11 @@ import yaml
 
 from scheduler_build import extender_tls
 from scheduler_build import spec as spec_mod
-from scheduler_build.atomic import publish_dir, write_atomic
+from scheduler_build.atomic import publish_dir, staging_dir, write_atomic
 from scheduler_build.config import schedulerconfig
 from scheduler_build.errors import UserError
 from scheduler_build.spec import Spec
+from scheduler_build.spec.formats import IMAGE_REPO, IMAGE_TAG
 from scheduler_build.templating import render as render_template
 
 CONFIG_FILE = "kube-scheduler-config.yaml"
@@ -87,6 +88,21 @@ def names_for(spec: Spec) -> Names:
         lease_role=f"{spec.name}-leader-election",
         extender=spec_mod.reference_extender_name(spec),
     )
+
+
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+def check_image_flag(ref: str, flag: str = "--image") -> str:
+    """An image reference given on the command line: REPOSITORY[:TAG][@sha256:DIGEST], or one UserError."""
+    name, at, digest = ref.partition("@")
+    head, _, last = name.rpartition("/")
+    base, colon, tag = last.partition(":")
+    repo = f"{head}/{base}" if head else base
+    if not (IMAGE_REPO.match(repo) and (not colon or IMAGE_TAG.match(tag)) and (not at or _DIGEST.match(digest))):
+        raise UserError(f"{flag} {ref!r}: not an image reference",
+                        "use REPOSITORY[:TAG][@sha256:DIGEST], e.g. registry.example.com/acme/kube-scheduler:v1.36.3-0.1.0")
+    return ref
 
 
 def image_ref(spec: Spec, k8s_version: str) -> str:
@@ -166,16 +182,15 @@ def render(spec: Spec, out: Path, image: str) -> dict[str, str]:
     """
     out = Path(out)
     files = render_files(spec, image)
-    if out.exists() and not out.is_symlink():
+    if out.exists():  # a real directory, or the symlink an earlier render published (its files too)
         if not out.is_dir():
             raise UserError(f"--out {out} exists and is not a directory", "choose a new directory")
         foreign = sorted(p.name for p in out.iterdir() if p.name not in RENDERED_NAMES)
         if foreign:
             raise UserError(f"--out {out} holds files this task did not write ({', '.join(foreign[:3])})",
-                            "render into a new or previously rendered directory")
-    out.parent.mkdir(parents=True, exist_ok=True)
+                            "move them away or render into a new directory; nothing was changed")
     digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16]
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    staging = staging_dir(out, f".{out.name}.tmp-")
     try:
         for name, text in files.items():
             write_atomic(staging / name, text, mode=0o644)

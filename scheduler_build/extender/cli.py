@@ -96,6 +96,9 @@ def validate(cfg: ServeConfig) -> ServeConfig:
         except (ssl.SSLError, OSError) as exc:
             raise UserError(f"extender.tls_cert/tls_key: cannot load {tls.cert_file}: {exc}",
                             "give a PEM certificate and its matching private key") from None
+    prefix = cfg.url_prefix
+    if not prefix.startswith("/") or any(ch.isspace() or ch in "?#" for ch in prefix):
+        raise UserError(f"extender.url_prefix: {prefix!r} is not a URL path", "e.g. / or /scheduler (the urlPrefix's path)")
     for verb, path in cfg.verbs.items():
         if path and (path.startswith("http") or " " in path):
             raise UserError(f"extender.{verb}_verb: {path!r} is not a URL path segment", "e.g. filter or v1/filter")

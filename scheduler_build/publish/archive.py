@@ -56,14 +56,17 @@ def extracted(archive: Path) -> Iterator[Path]:
     """The archive unpacked into a temporary layout (removed afterwards); every blob's digest checked."""
     archive = Path(archive)
     if not archive.is_file():
-        raise UserError(f"--from-archive {archive}: no such file", "write one with `inv image.build --oci-archive FILE`")
+        what = "a directory, not the archive file" if archive.is_dir() else "no such file"
+        raise UserError(f"--from-archive {archive}: {what}", "write one with `inv image.build --oci-archive FILE`")
     directory = Path(tempfile.mkdtemp(prefix="scheduler-build-archive-"))
     try:
         try:
             with tarfile.open(archive) as tar:
                 tar.extractall(directory, filter="data")
         except (tarfile.TarError, OSError) as exc:
-            raise UserError(f"--from-archive {archive} is not a readable tar: {exc}", "copy it again") from None
+            # tarfile's "could not be opened" lists every compression it tried, one per line.
+            reason = str(exc).strip().splitlines()[0].rstrip(":") if str(exc).strip() else type(exc).__name__
+            raise UserError(f"--from-archive {archive} is not a readable tar ({reason})", "copy it again") from None
         layout = oci.Layout(directory)
         layout.read()  # one clear error if it holds no tagged index
         for blob in layout.blobs.iterdir() if layout.blobs.is_dir() else []:

@@ -45,13 +45,24 @@ def key_ref(text: str, what: str = "--key") -> str:
     return str(path.resolve())
 
 
-def keygen(cosign: Cosign, out_dir: Path) -> tuple[Path, Path]:
-    """DIR/cosign.key and DIR/cosign.pub; an existing pair is never overwritten."""
+def keygen_out_dir(out_dir: Path | str) -> Path:
+    """--out checked (and created) before cosign is built: no existing pair, a writable directory."""
     out_dir = Path(out_dir)
     existing = [out_dir / name for name in (KEY_FILE, PUB_FILE) if (out_dir / name).exists()]
     if existing:
         raise UserError(f"{existing[0]} already exists", "keys are never overwritten: choose another --out or move the old pair away")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=out_dir).close()
+    except OSError as exc:
+        raise UserError(f"--out {out_dir}: cannot write there ({exc.strerror or exc})",
+                        "pick a directory you can write, e.g. --out keys") from None
+    return out_dir
+
+
+def keygen(cosign: Cosign, out_dir: Path) -> tuple[Path, Path]:
+    """DIR/cosign.key and DIR/cosign.pub; an existing pair is never overwritten."""
+    out_dir = keygen_out_dir(out_dir)
     staging = Path(tempfile.mkdtemp(prefix=".keygen-", dir=out_dir))
     try:
         cosign.run(["generate-key-pair", "--output-key-prefix", str(staging / "cosign")], "cosign generate-key-pair")

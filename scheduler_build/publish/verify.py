@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +53,10 @@ class Report:
         return {"reference": self.reference, "digest": self.digest, "ok": self.ok, "checks": self.checks}
 
 
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")  # the distribution spec's tag grammar
+
+
 def split_reference(ref: str) -> tuple[registry_stage.Target, str]:
     """HOST[:PORT]/REPO@sha256:... or HOST[:PORT]/REPO:TAG -> (target, digest or tag)."""
     if "@" in ref:
@@ -62,6 +67,9 @@ def split_reference(ref: str) -> tuple[registry_stage.Target, str]:
         if not head or not sep:
             raise UserError(f"{ref!r} names no tag or digest", "pass HOST[:PORT]/REPO@sha256:... or HOST[:PORT]/REPO:TAG")
         repo, reference = f"{head}/{name}", tag
+    if not (_DIGEST.match(reference) if "@" in ref else _TAG.match(reference)):
+        raise UserError(f"{ref!r}: {reference!r} is not a {'sha256 digest' if '@' in ref else 'tag'}",
+                        "pass HOST[:PORT]/REPO@sha256:<64 hex digits> or HOST[:PORT]/REPO:TAG")
     return registry_stage.parse_target(repo), reference
 
 

@@ -28,11 +28,18 @@ def kubernetes_source(version: str) -> Path:
     return gotool.module_dir("k8s.io/kubernetes", version)
 
 
+def cached_in_tree_plugins(version: str, cache_root: Path) -> frozenset[str] | None:
+    """The names when an earlier run cached them, else None (nothing is downloaded)."""
+    cached = Path(cache_root) / "intree-plugins" / f"{version}.json"
+    return frozenset(json.loads(cached.read_text())) if cached.is_file() else None
+
+
 def in_tree_plugins(version: str, cache_root: Path) -> frozenset[str]:
     """In-tree plugin names of an exact version (v1.36.3), cached per version."""
+    known = cached_in_tree_plugins(version, cache_root)
+    if known is not None:
+        return known
     cached = cache_root / "intree-plugins" / f"{version}.json"
-    if cached.is_file():
-        return frozenset(json.loads(cached.read_text()))
     source = kubernetes_source(version) / NAMES_GO
     if not source.is_file():
         raise UserError(f"k8s.io/kubernetes@{version} has no {NAMES_GO}",

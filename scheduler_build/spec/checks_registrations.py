@@ -25,6 +25,10 @@ def inside(package: str, module: str) -> bool:
 def import_path(f: Fields, path: str, value: Any, module: str) -> str:
     """An import path inside `module` ("" when invalid; the error is recorded)."""
     package = f.string(path, value, GO_IMPORT_PATH, IMPORT_WHAT) or ""
+    if any(part.startswith(".") or part.endswith(".") for part in package.split("/")):
+        # Go refuses such elements ("malformed import path"); `..` would also leave the module.
+        f.err(path, f"{package!r}: an element begins or ends with '.'; write the full import path, e.g. {module or 'example.com/acme/collection'}/pkg/gang")
+        return ""
     if package and module and not inside(package, module):
         f.err(path, f"{package!r} is not inside module {module!r}")
         return ""

@@ -64,8 +64,9 @@ def component_binary(c, component: str, k8s_version=None) -> Path:
 def up(c, k8s_version=None, apiserver=None, etcd=None, state_dir=None, timeout=None, json=False, node=False):
     """Start etcd and kube-apiserver (127.0.0.1, or the node address with --node) with certificates and RBAC."""
     directory = resolve_state_dir(c, state_dir)
-    binary = apiserver_binary(c, apiserver, k8s_version)
+    # Every flag is parsed before anything is built: a bad --timeout must not cost a kube-apiserver build.
     etcd, wait = option(c, "cluster.etcd", etcd), float(option(c, "cluster.timeout", timeout))
+    binary = apiserver_binary(c, apiserver, k8s_version)
     if node:
         binaries = {name: component_binary(c, name, k8s_version) for name in node_mod.COMPONENTS}
         binaries["coredns"] = dns_mod.binary(settings.cache_dir(c.config))

@@ -29,6 +29,7 @@ from scheduler_build.tasks._common import describe, emit, emit_json, option, use
 @user_errors
 def render(c, spec=None, out=None, image=None, k8s_version=None, json=False):
     """Render the KubeSchedulerConfiguration, ConfigMap, RBAC, Deployment (and extender) with a kustomization."""
+    image = schedconfig.check_image_flag(image) if image else None
     loaded = spec_mod.load(option(c, "spec.path", spec))
     out_dir = Path(option(c, "config.out", out) or Path(option(c, "paths.dist_dir")) / "config" / loaded.name)
     ref = image or schedconfig.image_ref(loaded, target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config)))
@@ -79,12 +80,18 @@ def validation_failure(exc: UserError, spec_path: str) -> dict:
 
 
 def _validate(c, spec_path, binary, k8s_version, fields_only, write_config_to) -> dict:
+    fields_only = option(c, "config.fields_only", fields_only)
+    if write_config_to and fields_only:  # the binary writes that file: with --fields-only nothing would
+        raise UserError("--write-config-to needs the real kube-scheduler's check, which --fields-only skips",
+                        "drop one of the two flags")
+    if write_config_to and Path(write_config_to).is_dir():
+        raise UserError(f"--write-config-to {write_config_to} is a directory", "name a file, e.g. defaulted.yaml")
     with phase("spec", str(spec_path)):
         loaded = spec_mod.load(spec_path)
     version = target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config))
     config_validate.check_fields(loaded, version, settings.cache_dir(c.config))
     config = schedconfig.config_text(loaded)
-    if option(c, "config.fields_only", fields_only):
+    if fields_only:
         return {"kubernetes_version": version, "binary": ""}
     binary_path = Path(binary) if binary else config_validate.default_binary(
         loaded, version, Path(option(c, "paths.dist_dir")))

@@ -39,6 +39,7 @@ def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None,
     if not kubeconfig:
         raise UserError("no kubeconfig given", "pass --kubeconfig K (or set deploy.kubeconfig / $KUBECONFIG)")
     kubeclient.check_kubeconfig(kubeconfig)
+    image = schedconfig.check_image_flag(image) if image else None
     if dir:
         objects = deploy_mod.load_dir(Path(dir))
     else:

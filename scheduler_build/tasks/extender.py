@@ -32,8 +32,9 @@ from scheduler_build.tasks._common import describe, option, user_errors
 def serve(c, host=None, port=None, kubeconfig=None, policy=None, url_prefix=None, filter_verb=None,
           prioritize_verb=None, preempt_verb=None, bind_verb=None, max_body_bytes=None, assume_ttl=None,
           tls_cert=None, tls_key=None, tls_client_ca=None, log_level=None):
-    """Serve the extender in the foreground until Ctrl-C: filter, prioritize, preempt, bind,
-    /healthz, /readyz and /metrics. JSON logs on stderr."""
+    """Serve the extender in the foreground until Ctrl-C: its verbs, probes and metrics.
+
+    Verbs filter, prioritize, preempt and bind; /healthz, /readyz and /metrics. JSON logs on stderr."""
     def opt(key, flag):
         return option(c, f"extender.{key}", flag)
 

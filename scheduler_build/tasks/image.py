@@ -16,8 +16,9 @@ from scheduler_build.errors import UserError
 from scheduler_build.image import assemble as image_stage
 from scheduler_build.image import extender as extender_image
 from scheduler_build.image import request as image_request
-from scheduler_build.platforms import host_arch  # not `platforms`: the tasks' --platforms flag has that name
+from scheduler_build.platforms import check_dist_name, host_arch  # not `platforms`: the tasks' --platforms flag has that name
 from scheduler_build.progress import phase
+from scheduler_build.spec.formats import IMAGE_REPO
 from scheduler_build.publish import archive as archive_stage
 from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import daemon as daemon_stage
@@ -25,6 +26,14 @@ from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish import sign as sign_stage
 from scheduler_build.publish import verify as verify_stage
 from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
+
+
+def _repository(repository: str) -> str:
+    """--repository / image.repository: checked before binaries are built for it."""
+    if repository and not IMAGE_REPO.match(repository):
+        raise UserError(f"--repository {repository!r}: not an image repository",
+                        "lower-case, e.g. scheduler-build/kube-scheduler or registry.example.com/acme/kube-scheduler (no tag)")
+    return repository
 
 
 def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force) -> image_request.Options:
@@ -35,9 +44,9 @@ def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repo
         k8s_version=k8s_version or "",
         k8s_default=option(c, "k8s.version"),
         platforms=option(c, "image.platforms", platforms) or "",
-        name=option(c, "build.name", name) or "",
+        name=check_dist_name(name) if name else (option(c, "build.name") or ""),
         spec_version=option(c, "image.version", version) or "",
-        repository=option(c, "image.repository", repository) or "",
+        repository=_repository(option(c, "image.repository", repository) or ""),
         dist_dir=Path(option(c, "paths.dist_dir", dist)),
         cache_dir=settings.cache_dir(c.config),
         source_date_epoch=str(option(c, "build.source_date_epoch", source_date_epoch) or ""),
@@ -208,6 +217,7 @@ def _cosign(c) -> cosign_tool.Cosign:
 @user_errors
 def keygen(c, out):
     """A cosign key pair for image.push --sign and image.verify; an existing pair is never overwritten."""
+    sign_stage.keygen_out_dir(out)  # a bad --out is refused before cosign is built
     with phase("image.keygen", out):
         private, public = sign_stage.keygen(_cosign(c), Path(out))
     emit(f"{private}\n{public}")

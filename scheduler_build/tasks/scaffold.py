@@ -21,11 +21,12 @@ from scheduler_build.tasks._common import describe, emit, emit_json, option, use
     "force": "in a non-empty --out, replace the files an earlier scaffold wrote (never others, never .git) "
              f"({describe('scaffold.force')})",
     "dry-run": "print what would be created, replaced, removed and kept, write nothing",
-    "no-tidy": "do not run `go mod tidy` (no go.sum; offline use)",
+    # `tidy` rather than `no_tidy`: invoke would give `no_tidy` the short flag `--` (n and o are taken).
+    "tidy": "run `go mod tidy` (the default); --no-tidy skips it (no go.sum; offline use)",
     "json": "print the result (directory, version, package, files) as JSON",
 })
 @user_errors
-def plugin(c, name="", points="", module="", k8s_version=None, out="", force=False, no_tidy=False, json=False,
+def plugin(c, name="", points="", module="", k8s_version=None, out="", force=False, tidy=True, json=False,
            dry_run=False):
     """Generate a complete Go module for a scheduling-framework plugin (plugin, args, tests, main, config)."""
     version = option(c, "scaffold.k8s_version", k8s_version) or option(c, "k8s.version")
@@ -39,7 +40,7 @@ def plugin(c, name="", points="", module="", k8s_version=None, out="", force=Fal
         out=Path(out),
         cache_dir=settings.cache_dir(c.config),
         force=option(c, "scaffold.force", force),
-        tidy=not no_tidy,
+        tidy=tidy,
         dry_run=dry_run,
     )
     with phase("scaffold", f"{name} ({points}) for Kubernetes {version}"):

@@ -81,6 +81,9 @@ def load(path: Path, configmap_key: str = "") -> tuple[dict, str]:
         policy = parse_text(data[key], f"{path}: data[{key!r}]")
         kind = "ConfigMap"
     else:
+        if configmap_key:  # silently ignoring it would migrate what the user did not point at
+            raise UserError(f"{path}: --configmap-key {configmap_key!r} given, but the file is a Policy, not a ConfigMap",
+                            "drop --configmap-key, or pass the ConfigMap that holds the Policy")
         policy, kind = doc, "Policy"
     if not isinstance(policy, dict):
         raise UserError(f"{path}: a Policy must be a mapping, got {type(policy).__name__}", POLICY_HINT)
