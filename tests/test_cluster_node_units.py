@@ -74,3 +74,18 @@ def test_apiserver_flags_with_a_node(tmp_path):
     assert not any(a.startswith("--disable-admission-plugins") for a in argv)
     plain = controlplane._apiserver_argv("kube-apiserver", tmp_path, "http://e", 1)
     assert "--bind-address=127.0.0.1" in plain and "--endpoint-reconciler-type=none" in plain
+
+
+def test_down_removes_the_cgroups_runc_mirrors_under_the_unified_hierarchy(tmp_path, monkeypatch):
+    # Hybrid cgroup layout (v1 controllers + v2 `unified`): up creates only the v1 roots, but runc
+    # mirrors pod cgroups under unified/ too; a leftover there was seen after down on a fresh machine.
+    from scheduler_build.cluster import hosttraces
+
+    monkeypatch.setattr(hosttraces, "CGROUP_FS", tmp_path)
+    for hierarchy in ("cpu", "memory", "unified"):
+        (tmp_path / hierarchy / "scheduler-build" / "kubepods" / "besteffort" / "pod-1").mkdir(parents=True)
+    (tmp_path / "unified" / "other").mkdir()
+    assert [p.name for p in hosttraces.hierarchies()] == ["cpu", "memory"]
+    removed = hosttraces.remove_cgroups("scheduler-build", pause=0)
+    assert sorted(removed) == sorted(str(tmp_path / h / "scheduler-build") for h in ("cpu", "memory", "unified"))
+    assert sorted(p.name for p in (tmp_path / "unified").iterdir()) == ["other"]

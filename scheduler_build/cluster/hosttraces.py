@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from scheduler_build.errors import UserError
@@ -30,11 +31,15 @@ OUTSIDE_PATHS = (
 )
 
 
-def hierarchies() -> list[Path]:
-    """The mounted cgroup v1 hierarchies (the empty v2 `unified` mount is skipped)."""
+def hierarchies(with_unified: bool = False) -> list[Path]:
+    """The mounted cgroup v1 hierarchies; with_unified adds the hybrid v2 `unified` mount.
+
+    `up` creates nothing under `unified`, but runc mirrors the pods' cgroups there in a
+    hybrid layout (seen: unified/scheduler-build/kubepods/...), so `down` removes it too."""
     if not CGROUP_FS.is_dir():
         return []
-    return sorted(p for p in CGROUP_FS.iterdir() if p.is_dir() and not p.is_symlink() and p.name != "unified")
+    return sorted(p for p in CGROUP_FS.iterdir()
+                  if p.is_dir() and not p.is_symlink() and (with_unified or p.name != "unified"))
 
 
 def make_cgroups(name: str) -> None:
@@ -46,20 +51,24 @@ def make_cgroups(name: str) -> None:
                 (target / knob).write_text((root / knob).read_text())
 
 
-def remove_cgroups(name: str) -> list[str]:
-    """rmdir depth-first (cgroup directories hold only kernel files; rmtree would fail on them)."""
+def remove_cgroups(name: str, attempts: int = 10, pause: float = 0.5) -> list[str]:
+    """rmdir depth-first (cgroup directories hold only kernel files; rmtree would fail on them).
+
+    A cgroup whose last process is still exiting answers EBUSY: try again a few times."""
     removed = []
-    for root in hierarchies():
-        top = root / name
-        if not top.is_dir():
-            continue
-        for dirpath, _dirs, _files in sorted(os.walk(top), key=lambda entry: -entry[0].count("/")):
-            try:
-                os.rmdir(dirpath)
-            except OSError:
-                pass
-        if not top.exists():
-            removed.append(str(top))
+    tops = [root / name for root in hierarchies(with_unified=True) if (root / name).is_dir()]
+    for attempt in range(attempts):
+        for top in tops:
+            for dirpath, _dirs, _files in sorted(os.walk(top), key=lambda entry: -entry[0].count("/")):
+                try:
+                    os.rmdir(dirpath)
+                except OSError:
+                    pass
+        removed += [str(top) for top in tops if not top.exists()]
+        tops = [top for top in tops if top.exists()]
+        if not tops:
+            break
+        time.sleep(pause)
     return removed
 
 
