@@ -39,7 +39,7 @@ from scheduler_build.progress import log, phase
 DOCKERFILE_NAME = "scheduler.Dockerfile"  # what the layer assembly reproduces (dockerfiles/)
 INFO_FILE = "image-info.json"
 # Bumped when the assembly changes, so an older image with the same inputs is rebuilt.
-ASSEMBLY_VERSION = "3"
+ASSEMBLY_VERSION = "4"
 
 
 @dataclass
