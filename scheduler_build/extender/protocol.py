@@ -198,8 +198,9 @@ class ExtenderArgs:
         return [n.name for n in self.nodes or ()]
 
 
-class HostPriority(msgspec.Struct):
-    """extenderv1.HostPriority; a Struct encodes ~3x faster than a dict per host."""
+class HostPriority(msgspec.Struct, gc=False):
+    """extenderv1.HostPriority; a Struct encodes ~3x faster than a dict per host. gc=False: a str and
+    an int cannot form a cycle, and 5000 of them per prioritize would otherwise trigger collections."""
 
     Host: str
     Score: int
