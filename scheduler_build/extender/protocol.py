@@ -199,8 +199,7 @@ class ExtenderArgs:
 
 
 class HostPriority(msgspec.Struct, gc=False):
-    """extenderv1.HostPriority; a Struct encodes ~3x faster than a dict per host. gc=False: a str and
-    an int cannot form a cycle, and 5000 of them per prioritize would otherwise trigger collections."""
+    """extenderv1.HostPriority (a Struct encodes ~3x faster than a dict); gc=False: no cycles, no GC runs."""
 
     Host: str
     Score: int
