@@ -164,10 +164,13 @@ class Extender:
                 nodes.append(view)
         return nodes, unknown
 
-    def _cluster_wide(self, verb: str, pod: protocol.PodView) -> Any:
+    def _cluster_wide(self, verb: str, pod: protocol.PodView, requested: int) -> Any:
         """The policy's verdict for every cached node (FilterVerdicts, or clamped scores),
         reused while the cache does not change (caller holds the cache lock).
-        None if the policy has no key."""
+        None if the policy has no key, or when a stale one would cost more than the request:
+        every bind changes the cache, and at 5000 nodes kube-scheduler asks about ~10% of
+        them, so recomputing all 5000 (15 to 20 ms) per request was 10x the request's own
+        nodes (BENCHMARKS.md, issue 15)."""
         key = self.policy.decision_key(pod)
         if key is None:
             return None
@@ -175,6 +178,8 @@ class Extender:
         hit = self._memo.get((verb, key))
         if hit is not None and hit[0] == generation:
             return hit[1]
+        if 2 * requested < len(self.cache.nodes):
+            return None
         nodes = list(self.cache.nodes.values())
         usage = self.cache.usage_map()
         if verb == "filter":
@@ -199,7 +204,7 @@ class Extender:
         self._remember(args.pod)
         self.cache.expire_assumed()
         with self.cache.lock:
-            memo = self._cluster_wide("filter", args.pod) if args.node_names is not None else None
+            memo = self._cluster_wide("filter", args.pod, len(args.node_names)) if args.node_names is not None else None
             if memo is not None:
                 answer = filter_answer(memo, args.node_names, self.cache.nodes)
             else:
@@ -247,7 +252,7 @@ class Extender:
         self.cache.expire_assumed()
         host = protocol.HostPriority
         with self.cache.lock:
-            memo = self._cluster_wide("prioritize", args.pod) if args.node_names is not None else None
+            memo = self._cluster_wide("prioritize", args.pod, len(args.node_names)) if args.node_names is not None else None
             if memo is not None:
                 out = scores_answer(memo, args.node_names)  # already clamped; unknown nodes score 0
             else:
