@@ -46,3 +46,38 @@ def test_scores_answer_encodes_as_before():
     expected = protocol.dumps([protocol.HostPriority(n, scores.get(n, 0)) for n in names])
     assert protocol.dumps(scores_answer(scores, names)) == expected
     assert b'{"Host":"zz","Score":0}' in expected
+
+
+def test_partial_requests_after_a_cache_change_agree_with_the_cluster_wide_verdicts():
+    """A request naming under half the cached nodes, with stale verdicts, is judged on its own
+    nodes (Extender._cluster_wide returns None); the answer must be the one the verdicts give."""
+    import msgspec
+
+    from scheduler_build.extender import ServeConfig, create
+    from tests.support import samples
+
+    ext, _ = create(ServeConfig(), connect=False)
+    nodes, pods = samples.cluster(40, pods_per_node=7, capacity=6)
+    ext.cache.replace("nodes", msgspec.json.decode(msgspec.json.encode(nodes)), "1")
+    ext.cache.replace("pods", msgspec.json.decode(msgspec.json.encode(pods)), "1")
+    for kind in ("nodes", "pods"):
+        ext.cache.mark_synced(kind)
+    names = [n["metadata"]["name"] for n in nodes]
+    pod = samples.pod("p")
+
+    def ask(verb: str, subset: list[str]) -> dict | list:
+        body = msgspec.json.encode(samples.filter_args(pod, [], True) | {"NodeNames": subset})
+        return msgspec.json.decode(getattr(ext, verb)(body).body)
+
+    for verb in ("filter", "prioritize"):
+        full = ask(verb, names + ["ghost"])  # every node: the cluster-wide verdicts, memoised
+        ext.cache.generation += 1  # as a watch event does
+        part = ask(verb, names[:7] + ["ghost"])  # under half, stale: judged directly
+        if verb == "filter":
+            assert part["NodeNames"] == [n for n in full["NodeNames"] if n in names[:7]]
+            assert part["FailedNodes"] == {k: v for k, v in full["FailedNodes"].items() if k in names[:7]}
+            assert part["FailedAndUnresolvableNodes"] == {k: v for k, v in full["FailedAndUnresolvableNodes"].items()
+                                                          if k in names[:7] or k == "ghost"}
+            assert full["FailedNodes"] or full["FailedAndUnresolvableNodes"]  # the sample rejects some
+        else:
+            assert part == [h for h in full if h["Host"] in names[:7] or h["Host"] == "ghost"]
