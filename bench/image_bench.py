@@ -38,7 +38,7 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 3) ->
     from scheduler_build.image import assemble
     from scheduler_build.image import oci
     from scheduler_build.image import request as image_request
-    from scheduler_build.publish import daemon
+    from scheduler_build.tasks import image as image_tasks
     from scheduler_build.publish import registry
     from scheduler_build import platforms
 
@@ -55,9 +55,7 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 3) ->
             """What `inv image.build` does once dist/ holds the binary: assemble, then load."""
             request = image_request.prepare(opts, arch)
             request.force = force
-            built_image = assemble.build(request, arch)
-            daemon.publish(built_image)
-            return built_image
+            return image_tasks.build_and_load(request, arch)
 
         def drop_engine_images() -> None:
             for img in client.images.list(name=repository):

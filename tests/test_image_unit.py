@@ -310,3 +310,28 @@ def test_reporting_reader_has_length_and_reports():
     assert len(reader) == 10
     assert reader.read(4) == b"xxxx" and reader.read() == b"xxxxxx" and reader.read() == b""
     assert seen == [4, 10]
+
+
+def test_streamed_archive_holds_the_layer_the_config_names(tmp_path):
+    """What the Preloader streams to `docker load`: the uncompressed layer (the same bytes the
+    layout's gzip holds, so the engine's diff_id check passes), the config and manifest.json."""
+    from scheduler_build.image.assemble import EarlyImage
+    from scheduler_build.publish import daemon
+
+    entries = _entries(tmp_path)
+    diff_id, size = layer.plain_layer(entries, 1700000000)
+    _, _, _ = layer.write_compressed_layer(tmp_path / "l.tar.gz", entries, 1700000000)
+    config = b'{"rootfs":{"diff_ids":["' + diff_id.encode() + b'"]}}'
+    image_ = EarlyImage("linux/amd64", config, oci.digest_of(config), entries, 1700000000, size, ["r/x:1", "r/x:1-amd64"])
+    out = io.BytesIO()
+    daemon.streamed_archive(out, image_)
+    out.seek(0)
+    with tarfile.open(fileobj=out) as tar:
+        names = tar.getnames()
+        layer_bytes = tar.extractfile("layer.tar").read()
+        manifest = json.loads(tar.extractfile("manifest.json").read())
+        stored_config = tar.extractfile(manifest[0]["Config"]).read()
+    assert names == ["layer.tar", oci.digest_of(config).split(":")[1] + ".json", "manifest.json"]
+    assert layer_bytes == gzip.decompress((tmp_path / "l.tar.gz").read_bytes())
+    assert "sha256:" + hashlib.sha256(layer_bytes).hexdigest() == diff_id and len(layer_bytes) == size
+    assert stored_config == config and manifest[0]["RepoTags"] == ["r/x:1", "r/x:1-amd64"]

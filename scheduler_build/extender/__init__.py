@@ -10,7 +10,7 @@ from typing import Any
 from scheduler_build.extender.app import VERBS, Extender, Options
 from scheduler_build.extender.cache import ClusterCache
 from scheduler_build.extender.kube import kube_client
-from scheduler_build.extender.reflector import Reflector, start_reflectors
+from scheduler_build.extender.reflector import Reflector, settle_heap, start_reflectors
 from scheduler_build.extender.policy import POLICIES, Policy, UnderlayIPPolicy, get_policy
 from scheduler_build.extender.server import Server, TLSOptions, setup_logging, start_health_server
 
@@ -51,9 +51,12 @@ def settings_defaults() -> dict[str, Any]:
     }
 
 
-def create(cfg: ServeConfig, api_client: Any = None, connect: bool = True) -> tuple[Extender, list[Reflector]]:
+def create(cfg: ServeConfig, api_client: Any = None, connect: bool = True,
+           freeze_after_list: bool = False) -> tuple[Extender, list[Reflector]]:
     """The extender and its running reflectors. Without an API configuration it
-    still serves: /readyz stays 503 and filter answers carry an Error."""
+    still serves: /readyz stays 503 and filter answers carry an Error.
+    freeze_after_list: the process is the extender alone (serve), so the cache may be
+    moved out of the GC's reach after each list (reflector.settle_heap)."""
     policy = get_policy(cfg.policy)
     cache = ClusterCache(policy.pod_usage, assume_ttl=cfg.assume_ttl)
     reflectors: list[Reflector] = []
@@ -62,7 +65,7 @@ def create(cfg: ServeConfig, api_client: Any = None, connect: bool = True) -> tu
         if api_client is None:
             log.warning("no kubeconfig and not in a cluster: serving without an API server (never ready)")
     if api_client is not None and connect:
-        reflectors = start_reflectors(cache, api_client)
+        reflectors = start_reflectors(cache, api_client, after_list=settle_heap if freeze_after_list else None)
     options = Options(url_prefix=cfg.url_prefix, verbs=dict(cfg.verbs), max_body_bytes=cfg.max_body_bytes)
     return Extender(policy, cache, api_client, options), reflectors
 
@@ -70,7 +73,7 @@ def create(cfg: ServeConfig, api_client: Any = None, connect: bool = True) -> tu
 def serve(cfg: ServeConfig) -> None:
     """Run the extender in the foreground until SIGINT/SIGTERM."""
     setup_logging(cfg.log_level)
-    extender, reflectors = create(cfg)
+    extender, reflectors = create(cfg, freeze_after_list=True)
     server = Server(extender, cfg.host, cfg.port, cfg.tls)
     log.info("extender serving on %s (policy %s, prefix %s)", server.url, cfg.policy, cfg.url_prefix)
     if cfg.health_port:

@@ -31,6 +31,7 @@ from scheduler_build.extender import protocol
 from scheduler_build.extender.cache import ClusterCache
 from scheduler_build.extender.policy import Policy, Unresolvable
 from scheduler_build.extender.protocol import NodeView, ProtocolError
+from scheduler_build.extender.verdicts import FilterVerdicts, filter_answer, scores_answer
 
 log = logging.getLogger("scheduler_build.extender")
 
@@ -69,7 +70,7 @@ class Extender:
             if verb:
                 self.routes[f"{prefix}/{verb.lstrip('/')}"] = kind
         self._recent: dict[str, int] = {}
-        self._memo: dict[tuple[str, object], tuple[int, dict]] = {}
+        self._memo: dict[tuple[str, object], tuple[int, Any]] = {}
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="bind")
         self.registry = CollectorRegistry()
         self.m_requests = Counter("extender_requests", "HTTP requests by verb and status code",
@@ -163,9 +164,13 @@ class Extender:
                 nodes.append(view)
         return nodes, unknown
 
-    def _cluster_wide(self, verb: str, pod: protocol.PodView) -> dict | None:
-        """The policy's verdict for every cached node, reused while the cache does
-        not change (caller holds the cache lock). None if the policy has no key."""
+    def _cluster_wide(self, verb: str, pod: protocol.PodView, requested: int) -> Any:
+        """The policy's verdict for every cached node (FilterVerdicts, or clamped scores),
+        reused while the cache does not change (caller holds the cache lock).
+        None if the policy has no key, or when a stale one would cost more than the request:
+        every bind changes the cache, and at 5000 nodes kube-scheduler asks about ~10% of
+        them, so recomputing all 5000 (15 to 20 ms) per request was 10x the request's own
+        nodes (BENCHMARKS.md, issue 15)."""
         key = self.policy.decision_key(pod)
         if key is None:
             return None
@@ -173,10 +178,12 @@ class Extender:
         hit = self._memo.get((verb, key))
         if hit is not None and hit[0] == generation:
             return hit[1]
+        if 2 * requested < len(self.cache.nodes):
+            return None
         nodes = list(self.cache.nodes.values())
         usage = self.cache.usage_map()
         if verb == "filter":
-            result = self.policy.filter(pod, nodes, usage)
+            result: Any = FilterVerdicts.of(self.policy.filter(pod, nodes, usage))
         else:
             result = {name: 0 if score < 0 else 10 if score > 10 else int(score)
                       for name, score in self.policy.prioritize(pod, nodes, usage)}
@@ -197,14 +204,14 @@ class Extender:
         self._remember(args.pod)
         self.cache.expire_assumed()
         with self.cache.lock:
-            memo = self._cluster_wide("filter", args.pod) if args.node_names is not None else None
+            memo = self._cluster_wide("filter", args.pod, len(args.node_names)) if args.node_names is not None else None
             if memo is not None:
-                known = self.cache.nodes
-                failed_all = {n: memo[n] for n in args.node_names if n in memo}
-                unknown = [n for n in args.node_names if n not in known]
+                answer = filter_answer(memo, args.node_names, self.cache.nodes)
             else:
                 nodes, unknown = self._nodes(args)
                 failed_all = self.policy.filter(args.pod, nodes, self.cache.usage_map())
+        if memo is not None:  # NodeNames with a cluster-wide verdict: the common, hot case
+            return self._names_reply(answer)
         failed: dict[str, str] = {}
         unresolvable: dict[str, str] = {}
         for name, reason in failed_all.items():
@@ -226,6 +233,14 @@ class Extender:
                      "FailedNodes": failed, "FailedAndUnresolvableNodes": unresolvable, "Error": ""}
         return Response(200, protocol.dumps(reply))
 
+    def _names_reply(self, answer) -> Response:
+        rejected = len(answer.failed) + len(answer.unresolvable)
+        if rejected:
+            self.m_decisions.labels("filter", "node_failed").inc(rejected)
+        self.m_decisions.labels("filter", "node_passed").inc(len(answer.passed))
+        return Response(200, protocol.dumps({"Nodes": None, "NodeNames": answer.passed, "FailedNodes": answer.failed,
+                                             "FailedAndUnresolvableNodes": answer.unresolvable, "Error": ""}))
+
     def prioritize(self, body: bytes) -> Response:
         try:
             args = protocol.decode_extender_args(body)
@@ -237,10 +252,9 @@ class Extender:
         self.cache.expire_assumed()
         host = protocol.HostPriority
         with self.cache.lock:
-            memo = self._cluster_wide("prioritize", args.pod) if args.node_names is not None else None
+            memo = self._cluster_wide("prioritize", args.pod, len(args.node_names)) if args.node_names is not None else None
             if memo is not None:
-                get = memo.get  # already clamped; unknown nodes score 0
-                out = [host(name, get(name, 0)) for name in args.node_names]
+                out = scores_answer(memo, args.node_names)  # already clamped; unknown nodes score 0
             else:
                 nodes, unknown = self._nodes(args)
                 scored = self.policy.prioritize(args.pod, nodes, self.cache.usage_map())

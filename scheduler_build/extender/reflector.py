@@ -7,6 +7,7 @@ reconnect with capped exponential backoff from the last resourceVersion seen.
 
 from __future__ import annotations
 
+import gc
 import logging
 import random
 import socket
@@ -52,8 +53,9 @@ class Reflector:
 
     def __init__(self, cache: ClusterCache, kind: str, list_func: Callable[..., Any],
                  watch_timeout: int = 300, request_timeout: float = 10.0,
-                 backoff: Backoff | None = None):
+                 backoff: Backoff | None = None, after_list: Callable[[], None] | None = None):
         self.cache, self.kind, self.list_func = cache, kind, list_func
+        self.after_list = after_list  # e.g. settle_heap: once the cache holds a full list
         self.watch_timeout = watch_timeout
         self.request_timeout = request_timeout
         self.backoff = backoff or Backoff()
@@ -88,6 +90,8 @@ class Reflector:
                 if rv is None:
                     rv = self._list()
                     self.cache.mark_synced(self.kind)
+                    if self.after_list is not None:
+                        self.after_list()
                 rv = self._watch(rv)
                 self.backoff.reset()
             except Gone:
@@ -160,6 +164,21 @@ class Reflector:
 def _brief(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
+
+
+def settle_heap() -> None:
+    """Collect once, then move every surviving object to the GC's permanent generation.
+
+    After a list the cache is most of the heap (about 300,000 tracked objects at
+    5000 nodes and 17,500 pods). Left in generation 2, every full collection walks
+    all of them: measured in-process, up to 260 ms on the shared machine, a pause
+    that lands on whichever request is in flight. Frozen, they are still freed by
+    reference counting when the watch replaces them; only cycles among them would
+    stay, and the cache's views hold none. Runs in the reflector's thread, once
+    per list (start-up, or a relist after 410 Gone), not per request.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def start_reflectors(cache: ClusterCache, api_client: Any, **kwargs: Any) -> list[Reflector]:

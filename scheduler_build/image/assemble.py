@@ -26,12 +26,13 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from scheduler_build import __version__
 from scheduler_build import epoch as epoch_mod
 from scheduler_build import gotool
 from scheduler_build.atomic import publish_dir, write_atomic
+from scheduler_build.errors import UserError
 from scheduler_build.image import cyclonedx, layer, oci, provenance, sbom
 from scheduler_build.image.request import LABEL_PREFIX, ImageRequest, PlatformInput, labels_for, patch_digest, tags_for
 from scheduler_build.progress import log, phase
@@ -39,7 +40,7 @@ from scheduler_build.progress import log, phase
 DOCKERFILE_NAME = "scheduler.Dockerfile"  # what the layer assembly reproduces (dockerfiles/)
 INFO_FILE = "image-info.json"
 # Bumped when the assembly changes, so an older image with the same inputs is rebuilt.
-ASSEMBLY_VERSION = "3"
+ASSEMBLY_VERSION = "4"
 
 
 @dataclass
@@ -88,6 +89,20 @@ class ImageResult:
                 for p in self.platforms
             ],
         }
+
+
+@dataclass
+class EarlyImage:
+    """One platform's image as soon as its config is known, before its layer is compressed:
+    enough for the engine to load it (publish/daemon.Preloader) while the compression runs."""
+
+    platform: str
+    config: bytes
+    config_digest: str
+    entries: list[layer.Entry]
+    epoch: int
+    layer_size: int  # of the uncompressed tar
+    local_tags: list[str]
 
 
 # --- pure parts ---------------------------------------------------------------------------
@@ -209,8 +224,29 @@ def _sbom_artifact(lay: oci.Layout, subject: dict, sbom_bytes: bytes, sbom_path:
     return artifact
 
 
+def _layer(lay: oci.Layout, staging: Path, req: ImageRequest, item: PlatformInput, labels: dict[str, str],
+           engine_tags: list[str], early: Callable[[EarlyImage], None] | None) -> tuple[bytes, str, int]:
+    """The platform's layer into the layout and its config: (config, layer digest, layer size).
+
+    With `early`, the uncompressed layer is hashed first (cheap) so the config is known
+    and handed over before the compression, the one slow step, starts."""
+    epoch, binary_name = req.source_date_epoch, item.binary.name
+    entries = layer.rootfs_entries(item.binary, binary_name)
+    expected = None
+    if early is not None:
+        expected, plain_size = layer.plain_layer(entries, epoch)
+        config = image_config(item.arch, expected, epoch, labels, binary_name)
+        early(EarlyImage(item.platform, config, oci.digest_of(config), entries, epoch, plain_size, engine_tags))
+    tmp_layer = staging / f".layer-{item.arch}.tar.gz"
+    diff_id, layer_digest, layer_size = layer.write_compressed_layer(tmp_layer, entries, epoch)
+    if expected is not None and diff_id != expected:
+        raise UserError(f"{item.binary} changed while it was being packaged", "run the command again")
+    lay.adopt(tmp_layer, layer_digest)
+    return image_config(item.arch, diff_id, epoch, labels, binary_name), layer_digest, layer_size
+
+
 def _assemble_platform(lay: oci.Layout, staging: Path, req: ImageRequest, item: PlatformInput, tags: list[str],
-                       key: str, native_arch: str) -> dict:
+                       key: str, native_arch: str, early: Callable[[EarlyImage], None] | None = None) -> dict:
     """One platform's layer, config, manifest and SBOM artifact; returns its image-info entry."""
     sbom_bytes, sbom_path, go_version, cdx_bytes, cdx_path = _write_sbom(req, item)
     sbom_sha = hashlib.sha256(sbom_bytes).hexdigest()
@@ -219,11 +255,8 @@ def _assemble_platform(lay: oci.Layout, staging: Path, req: ImageRequest, item: 
     with phase("image.assemble", f"{item.platform}: {binary_name} on scratch"):
         labels = labels_for(req, item, go_version, sbom_sha, tags[0])
         labels[f"{LABEL_PREFIX}.inputs"] = key
-        tmp_layer = staging / f".layer-{item.arch}.tar.gz"
-        entries = layer.rootfs_entries(item.binary, binary_name)
-        diff_id, layer_digest, layer_size = layer.write_compressed_layer(tmp_layer, entries, req.source_date_epoch)
-        lay.adopt(tmp_layer, layer_digest)
-        config = image_config(item.arch, diff_id, req.source_date_epoch, labels, binary_name)
+        engine_tags = local_tags(req.repository, tags, item.arch, native_arch)
+        config, layer_digest, layer_size = _layer(lay, staging, req, item, labels, engine_tags, early)
         manifest = oci.canonical({
             "schemaVersion": 2,
             "mediaType": oci.MANIFEST,
@@ -254,7 +287,7 @@ def _assemble_platform(lay: oci.Layout, staging: Path, req: ImageRequest, item: 
         "cyclonedx_manifest_digest": oci.digest_of(cdx_artifact),
         "cyclonedx_manifest_size": len(cdx_artifact),
         "provenance_digest": lay.put(statement),
-        "local_tags": local_tags(req.repository, tags, item.arch, native_arch),
+        "local_tags": engine_tags,
     }
 
 
@@ -291,8 +324,11 @@ def _write_index(lay: oci.Layout, req: ImageRequest, tags: list[str], platforms_
     return index
 
 
-def build(req: ImageRequest, native_arch: str) -> ImageResult:
-    """Assemble (or reuse, when its inputs are unchanged) the layout: images, SBOMs and index."""
+def build(req: ImageRequest, native_arch: str, early: Callable[[EarlyImage], None] | None = None) -> ImageResult:
+    """Assemble (or reuse, when its inputs are unchanged) the layout: images, SBOMs and index.
+
+    `early` is called with each platform's EarlyImage as soon as its config is known
+    (not for a reused layout)."""
     tags = tags_for(req.k8s_version, req.spec_version, req.revision[:7] if req.revision else "", req.dirty, req.base_tag)
     layout = layout_dir(req.dist_dir, req.name, req.k8s_version)
     key = inputs_key(req, tags)
@@ -305,7 +341,7 @@ def build(req: ImageRequest, native_arch: str) -> ImageResult:
     staging = Path(tempfile.mkdtemp(prefix=".tmp-image-", dir=layout.parent))
     try:
         lay = oci.Layout(staging)
-        platforms_info = [_assemble_platform(lay, staging, req, item, tags, key, native_arch) for item in req.inputs]
+        platforms_info = [_assemble_platform(lay, staging, req, item, tags, key, native_arch, early) for item in req.inputs]
         index = _write_index(lay, req, tags, platforms_info)
         image_info = {
             "schema": 1,

@@ -4,24 +4,36 @@ Each platform's image goes in as a Docker archive holding the layout's own
 config and layer bytes, so the engine's image ID is the config digest and
 identical inputs give the identical ID. Reads the layout through image/oci.py
 only; the assembler's result says which tags each platform gets.
+
+A fresh build is loaded while it is assembled instead (Preloader): the engine
+needs the config and the uncompressed layer, not the layout, so the assembler
+hands over each config as soon as the layer's diff_id is known, and the archive
+is streamed to `docker load` from the layer's entries while the layer is
+compressed for the layout. Loading is ~1 s of engine work for the 73 MB binary
+and compressing ~1 s of ours: done side by side instead of one after the other.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
 import tarfile
 import tempfile
+import threading
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO, Iterator
 
 from scheduler_build import engine as docker_api
 from scheduler_build.errors import UserError
-from scheduler_build.image import oci
+from scheduler_build.image import layer, oci
 from scheduler_build.progress import log, phase
 
 if TYPE_CHECKING:  # the result type only: publishing never assembles
-    from scheduler_build.image.assemble import ImageResult, PlatformImage
+    from scheduler_build.image.assemble import EarlyImage, ImageResult, PlatformImage
+
+CHUNK = 1 << 20
 
 
 def engine_has(engine: docker_api.Engine, refs_to_ids: dict[str, str]) -> bool:
@@ -32,10 +44,11 @@ def engine_has(engine: docker_api.Engine, refs_to_ids: dict[str, str]) -> bool:
     return True
 
 
-def publish(result: ImageResult, engine: docker_api.Engine | None = None) -> bool:
+def publish(result: ImageResult, engine: docker_api.Engine | None = None, preloaded: frozenset[str] = frozenset()) -> bool:
     """Make the engine hold every platform's image under its local tags; returns whether it loaded any.
 
-    A freshly assembled layout is always loaded; a reused one only when the engine lacks it.
+    A freshly assembled layout is always loaded, except the platforms a Preloader
+    already loaded (`preloaded`); a reused one only when the engine lacks it.
     """
     engine = engine or docker_api.connect()
     if result.skipped:
@@ -44,7 +57,8 @@ def publish(result: ImageResult, engine: docker_api.Engine | None = None) -> boo
             return False
         log("    the layout is current but the engine lacks its images: loading them again")
     for p in result.platforms:
-        load(engine, oci.Layout(result.layout), p)
+        if result.skipped or p.platform not in preloaded:
+            load(engine, oci.Layout(result.layout), p)
     return True
 
 
@@ -77,3 +91,94 @@ def load(engine: docker_api.Engine, layout: oci.Layout | Path, image: PlatformIm
             ids = engine.load(buffer, f"the {image.platform} image")
         if image.config_digest not in ids:
             raise UserError(f"docker load produced {sorted(ids)}, expected {image.config_digest}", "the engine rewrote the image config; please report this")
+
+
+def _member(out: BinaryIO, name: str, size: int) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = size
+    out.write(info.tobuf(format=tarfile.USTAR_FORMAT))
+
+
+def _pad(out: BinaryIO, size: int) -> None:
+    out.write(b"\0" * (-size % tarfile.BLOCKSIZE))
+
+
+def streamed_archive(out: BinaryIO, image: EarlyImage) -> None:
+    """`docker load`'s archive for an image not yet in a layout: the layer tar written from its
+    entries (the same deterministic bytes as the layout's, which the engine checks against the
+    config's diff_id), then the config, then manifest.json (the engine reads it last)."""
+    _member(out, "layer.tar", image.layer_size)
+    counted = layer.HashingWriter(out)
+    layer.write_layer(counted, image.entries, image.epoch)
+    if counted.size != image.layer_size:
+        raise UserError(f"the {image.platform} layer changed while it was loaded", "run the command again")
+    _pad(out, counted.size)
+    config_name = image.config_digest.split(":", 1)[1] + ".json"
+    manifest = json.dumps([{"Config": config_name, "RepoTags": image.local_tags, "Layers": ["layer.tar"]}]).encode()
+    for name, data in ((config_name, image.config), ("manifest.json", manifest)):
+        _member(out, name, len(data))
+        out.write(data)
+        _pad(out, len(data))
+    out.write(b"\0" * (2 * tarfile.BLOCKSIZE))
+
+
+def _chunks(image: EarlyImage) -> Iterator[bytes]:
+    """The streamed archive as chunks for the engine's request body (a pipe fed by a writer thread)."""
+    read_fd, write_fd = os.pipe()
+    errors: list[BaseException] = []
+
+    def produce() -> None:
+        try:
+            with open(write_fd, "wb", buffering=CHUNK) as out:
+                streamed_archive(out, image)
+        except BaseException as exc:  # reported by the reader below; a closed reader ends it too
+            errors.append(exc)
+
+    writer = threading.Thread(target=produce, name=f"archive-{image.platform}", daemon=True)
+    writer.start()
+    with open(read_fd, "rb", buffering=0) as source:
+        while chunk := source.read(CHUNK):
+            yield chunk
+    writer.join()
+    if errors:
+        raise errors[0]
+
+
+class Preloader:
+    """`early` callback of assemble.build: loads each platform's image into the engine in a
+    thread while the assembler compresses that platform's layer. Use as a context manager;
+    `loaded` then names the platforms the engine holds (pass it to publish as `preloaded`)."""
+
+    def __init__(self, engine: docker_api.Engine | None = None):
+        self.engine = engine
+        self.loaded: set[str] = set()
+        self._threads: list[threading.Thread] = []
+        self._errors: list[BaseException] = []
+
+    def __call__(self, image: EarlyImage) -> None:
+        self.engine = self.engine or docker_api.connect()
+        thread = threading.Thread(target=self._load, args=(image,), name=f"load-{image.platform}", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def _load(self, image: EarlyImage) -> None:
+        start = time.monotonic()
+        try:
+            ids = self.engine.load(_chunks(image), f"the {image.platform} image")
+            if image.config_digest not in ids:
+                raise UserError(f"docker load produced {sorted(ids)}, expected {image.config_digest}",
+                                "the engine rewrote the image config; please report this")
+        except BaseException as exc:  # raised in the caller's thread by __exit__
+            self._errors.append(exc)
+            return
+        self.loaded.add(image.platform)
+        log(f"    loaded {image.platform} as {', '.join(image.local_tags)} beside the compression ({time.monotonic() - start:.1f}s)")
+
+    def __enter__(self) -> "Preloader":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        for thread in self._threads:
+            thread.join()
+        if exc_type is None and self._errors:
+            raise self._errors[0]

@@ -79,9 +79,16 @@ def _package(opts: image_request.Options) -> tuple[image_request.ImageRequest, i
     host = host_arch()
     _build_missing(opts, _plan(opts))
     request = image_request.prepare(opts, host)
-    result = image_stage.build(request, host)
-    daemon_stage.publish(result)
-    return request, result
+    return request, build_and_load(request, host)
+
+
+def build_and_load(request: image_request.ImageRequest, host: str) -> image_stage.ImageResult:
+    """Assemble the layout and have the engine hold its images: a fresh image is loaded while
+    its layer is compressed (daemon.Preloader), a reused one only when the engine lacks it."""
+    with daemon_stage.Preloader() as preload:
+        result = image_stage.build(request, host, early=preload)
+    daemon_stage.publish(result, preloaded=frozenset(preload.loaded))
+    return result
 
 
 COMMON_HELP = {

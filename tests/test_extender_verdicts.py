@@ -1,0 +1,83 @@
+"""NodeNames answers from cluster-wide verdicts (extender/verdicts.py) against the name-by-name reference."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from scheduler_build.extender import protocol
+from scheduler_build.extender.policy import Unresolvable
+from scheduler_build.extender.verdicts import FilterVerdicts, filter_answer, scores_answer
+
+KNOWN = {f"node-{i}": None for i in range(50)}
+VERDICTS = {"node-3": "full", "node-7": Unresolvable("no capacity label"), "node-9": "full", "node-40": Unresolvable("bad")}
+
+
+def reference(names: list[str]) -> tuple[list[str], dict, dict]:
+    """What the extender answered before, one name at a time."""
+    failed_all = {n: VERDICTS[n] for n in names if n in VERDICTS}
+    unknown = [n for n in names if n not in KNOWN]
+    failed, unresolvable = {}, {}
+    for name, reason in failed_all.items():
+        (unresolvable if isinstance(reason, Unresolvable) else failed)[name] = str(reason)
+    for name in unknown:
+        unresolvable[name] = f"node {name} is not in the extender's node cache"
+    return [n for n in names if n not in failed_all and n not in unresolvable], failed, unresolvable
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_filter_answer_is_the_reference(seed):
+    rng = random.Random(seed)
+    pool = list(KNOWN) + ["ghost-1", "ghost-2"]
+    names = rng.sample(pool, rng.randrange(0, len(pool))) + rng.choices(pool, k=rng.randrange(0, 3))  # duplicates too
+    if seed == 0:
+        names = list(KNOWN)  # every node: the shared dicts are returned as they are
+    answer = filter_answer(FilterVerdicts.of(VERDICTS), names, KNOWN)
+    passed, failed, unresolvable = reference(names)
+    assert answer.passed == passed
+    assert answer.failed == failed and answer.unresolvable == unresolvable
+    assert all(type(v) is str for v in answer.unresolvable.values())
+
+
+def test_scores_answer_encodes_as_before():
+    scores = {"a": 10, "b": 0, "c": 7}
+    names = ["c", "zz", "a", "b", "a"]
+    expected = protocol.dumps([protocol.HostPriority(n, scores.get(n, 0)) for n in names])
+    assert protocol.dumps(scores_answer(scores, names)) == expected
+    assert b'{"Host":"zz","Score":0}' in expected
+
+
+def test_partial_requests_after_a_cache_change_agree_with_the_cluster_wide_verdicts():
+    """A request naming under half the cached nodes, with stale verdicts, is judged on its own
+    nodes (Extender._cluster_wide returns None); the answer must be the one the verdicts give."""
+    import msgspec
+
+    from scheduler_build.extender import ServeConfig, create
+    from tests.support import samples
+
+    ext, _ = create(ServeConfig(), connect=False)
+    nodes, pods = samples.cluster(40, pods_per_node=7, capacity=6)
+    ext.cache.replace("nodes", msgspec.json.decode(msgspec.json.encode(nodes)), "1")
+    ext.cache.replace("pods", msgspec.json.decode(msgspec.json.encode(pods)), "1")
+    for kind in ("nodes", "pods"):
+        ext.cache.mark_synced(kind)
+    names = [n["metadata"]["name"] for n in nodes]
+    pod = samples.pod("p")
+
+    def ask(verb: str, subset: list[str]) -> dict | list:
+        body = msgspec.json.encode(samples.filter_args(pod, [], True) | {"NodeNames": subset})
+        return msgspec.json.decode(getattr(ext, verb)(body).body)
+
+    for verb in ("filter", "prioritize"):
+        full = ask(verb, names + ["ghost"])  # every node: the cluster-wide verdicts, memoised
+        ext.cache.generation += 1  # as a watch event does
+        part = ask(verb, names[:7] + ["ghost"])  # under half, stale: judged directly
+        if verb == "filter":
+            assert part["NodeNames"] == [n for n in full["NodeNames"] if n in names[:7]]
+            assert part["FailedNodes"] == {k: v for k, v in full["FailedNodes"].items() if k in names[:7]}
+            assert part["FailedAndUnresolvableNodes"] == {k: v for k, v in full["FailedAndUnresolvableNodes"].items()
+                                                          if k in names[:7] or k == "ghost"}
+            assert full["FailedNodes"] or full["FailedAndUnresolvableNodes"]  # the sample rejects some
+        else:
+            assert part == [h for h in full if h["Host"] in names[:7] or h["Host"] == "ghost"]
