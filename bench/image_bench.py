@@ -20,7 +20,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from scheduler_build import settings
+from scheduler_build import engine as docker_api
+from scheduler_build import platforms, settings
+from scheduler_build.build import pipeline as build
+from scheduler_build.image import assemble, oci
+from scheduler_build.image import request as image_request
+from scheduler_build.publish import registry
+from scheduler_build.tasks import image as image_tasks
+from tests.support import docker_sdk
+from tests.support.registry_server import Registry
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -30,24 +38,13 @@ def _median(values: list[float]) -> float:
 
 
 def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 3) -> dict:
-    from tests.support.registry_server import Registry
-
-    from tests.support import docker_sdk
-    from scheduler_build.build import pipeline as build
-    from scheduler_build import engine as docker_api
-    from scheduler_build.image import assemble
-    from scheduler_build.image import oci
-    from scheduler_build.image import request as image_request
-    from scheduler_build.tasks import image as image_tasks
-    from scheduler_build.publish import registry
-    from scheduler_build import platforms
-
     client = docker_sdk.client()
     arch = platforms.host_arch()
     work = Path(tempfile.mkdtemp(prefix="bench-image-"))
     repository = "scheduler-build-bench/kube-scheduler"
     try:
-        built = build.run(build.BuildRequest(k8s_version=k8s_version, dist_dir=work / "dist", cache_dir=settings.cache_dir(), pull=False))
+        built = build.run(build.BuildRequest(k8s_version=k8s_version, dist_dir=work / "dist",
+                                             cache_dir=settings.cache_dir(), pull=False))
         opts = image_request.Options(k8s_version=k8s_version, platforms=f"linux/{arch}", dist_dir=work / "dist",
                                      cache_dir=settings.cache_dir(), repository=repository)
 
@@ -57,47 +54,10 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 3) ->
             request.force = force
             return image_tasks.build_and_load(request, arch)
 
-        def drop_engine_images() -> None:
-            for img in client.images.list(name=repository):
-                client.images.remove(img.id, force=True)
-
-        cold, warm, forced, baseline = [], [], [], []
-        result = None
-        for _ in range(repeats):
-            drop_engine_images()
-            layout_link = work / "dist" / "kube-scheduler" / built.info["kubernetes"]["version"] / "image"
-            for old in layout_link.parent.glob(".image.*"):
-                shutil.rmtree(old)
-            layout_link.unlink(missing_ok=True)
-            start = time.monotonic()
-            result = package()
-            cold.append(time.monotonic() - start)
-            start = time.monotonic()
-            again = package()
-            warm.append(time.monotonic() - start)
-            assert again.skipped
-            start = time.monotonic()
-            package(force=True)
-            forced.append(time.monotonic() - start)
-
-        # Baseline: the classic builder on the same root file system, no cache.
+        layout_link = work / "dist" / "kube-scheduler" / built.info["kubernetes"]["version"] / "image"
+        result, ours = _measure_builds(client, repository, package, layout_link, repeats)
         native = result.platforms[0]
-        context = work / "context"
-        shutil.rmtree(context, ignore_errors=True)
-        (context / "rootfs").mkdir(parents=True)
-        layout = oci.Layout(result.layout)
-        manifest = layout.json_blob(native.manifest_digest)
-        with tarfile.open(layout.blob_path(manifest["layers"][0]["digest"])) as tar:
-            tar.extractall(context / "rootfs", filter="fully_trusted")
-        shutil.copy2(REPO / "dockerfiles" / "scheduler.Dockerfile", context / "Dockerfile")
-        for i in range(repeats):
-            start = time.monotonic()
-            docker_api.connect().build(context, f"{repository}:dockerfile-{i}", on_line=lambda line: None)
-            baseline.append(time.monotonic() - start)
-            client.api.build  # noqa: B018 - keep the client warm between runs
-        for i in range(repeats):
-            client.images.remove(f"{repository}:dockerfile-{i}", force=True)
-
+        baseline = _docker_build_baseline(client, result, work / "context", repository, repeats)
         engine_image = client.images.get(native.config_digest)
         size = {
             "binary_bytes": native.binary_size,
@@ -105,45 +65,96 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 3) ->
             "overhead_bytes": engine_image.attrs["Size"] - native.binary_size,
             "compressed_layer_bytes": native.layer_size,
         }
-
-        push_cold, push_warm, push_engine = [], [], []
-        for i in range(repeats):
-            reg = Registry(work / f"reg-{i}").start()
-            try:
-                target = registry.Target(reg.host, "bench/kube-scheduler")
-                start = time.monotonic()
-                registry.push(result.layout, registry.Client(target))
-                push_cold.append(time.monotonic() - start)
-                start = time.monotonic()
-                registry.push(result.layout, registry.Client(target))
-                push_warm.append(time.monotonic() - start)
-            finally:
-                reg.stop()
-            reg = Registry(work / f"engine-reg-{i}").start()
-            try:
-                ref = f"{reg.host}/bench/kube-scheduler"
-                engine_image.tag(ref, tag="bench")
-                start = time.monotonic()
-                for chunk in client.api.push(ref, tag="bench", stream=True, decode=True):
-                    # docker-py reports a failed push inside the stream, not as an exception.
-                    if "error" in chunk or "errorDetail" in chunk:
-                        raise RuntimeError(f"docker push failed: {chunk.get('error')}")
-                push_engine.append(time.monotonic() - start)
-                client.images.remove(f"{ref}:bench")
-            finally:
-                reg.stop()
-        drop_engine_images()
+        push = _measure_pushes(client, result, engine_image, work, repeats)
+        _drop_engine_images(client, repository)
         return {
             "k8s_version": built.info["kubernetes"]["version"],
             "platform": f"linux/{arch}",
             "repeats": repeats,
             "size": size,
-            "build_seconds": {"cold": _median(cold), "warm": _median(warm), "forced": _median(forced), "docker_build_baseline": _median(baseline)},
-            "push_seconds": {"cold": _median(push_cold), "warm": _median(push_warm), "docker_push_baseline": _median(push_engine)},
-            "raw": {"cold": cold, "warm": warm, "forced": forced, "docker_build": baseline, "push_cold": push_cold, "push_warm": push_warm, "docker_push": push_engine},
+            "build_seconds": {"cold": _median(ours["cold"]), "warm": _median(ours["warm"]),
+                              "forced": _median(ours["forced"]), "docker_build_baseline": _median(baseline)},
+            "push_seconds": {"cold": _median(push["push_cold"]), "warm": _median(push["push_warm"]),
+                             "docker_push_baseline": _median(push["docker_push"])},
+            "raw": {**ours, "docker_build": baseline, **push},
         }
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _drop_engine_images(client, repository: str) -> None:
+    for img in client.images.list(name=repository):
+        client.images.remove(img.id, force=True)
+
+
+def _measure_builds(client, repository: str, package, layout_link: Path, repeats: int):
+    """Our assembly: cold (no layout, no engine image), warm (skipped) and forced, per round."""
+    times: dict[str, list[float]] = {"cold": [], "warm": [], "forced": []}
+    result = None
+    for _ in range(repeats):
+        _drop_engine_images(client, repository)
+        for old in layout_link.parent.glob(".image.*"):
+            shutil.rmtree(old)
+        layout_link.unlink(missing_ok=True)
+        start = time.monotonic()
+        result = package()
+        times["cold"].append(time.monotonic() - start)
+        start = time.monotonic()
+        again = package()
+        times["warm"].append(time.monotonic() - start)
+        assert again.skipped
+        start = time.monotonic()
+        package(force=True)
+        times["forced"].append(time.monotonic() - start)
+    return result, times
+
+
+def _docker_build_baseline(client, result, context: Path, repository: str, repeats: int) -> list[float]:
+    """The classic builder on the same root file system, no cache."""
+    shutil.rmtree(context, ignore_errors=True)
+    (context / "rootfs").mkdir(parents=True)
+    layout = oci.Layout(result.layout)
+    manifest = layout.json_blob(result.platforms[0].manifest_digest)
+    with tarfile.open(layout.blob_path(manifest["layers"][0]["digest"])) as tar:
+        tar.extractall(context / "rootfs", filter="fully_trusted")
+    shutil.copy2(REPO / "dockerfiles" / "scheduler.Dockerfile", context / "Dockerfile")
+    baseline = []
+    for i in range(repeats):
+        start = time.monotonic()
+        docker_api.connect().build(context, f"{repository}:dockerfile-{i}", on_line=lambda line: None)
+        baseline.append(time.monotonic() - start)
+    for i in range(repeats):
+        client.images.remove(f"{repository}:dockerfile-{i}", force=True)
+    return baseline
+
+
+def _measure_pushes(client, result, engine_image, work: Path, repeats: int) -> dict[str, list[float]]:
+    """Our distribution-API push (cold, then warm) and `docker push`, each to a fresh registry."""
+    times: dict[str, list[float]] = {"push_cold": [], "push_warm": [], "docker_push": []}
+    for i in range(repeats):
+        reg = Registry(work / f"reg-{i}").start()
+        try:
+            target = registry.Target(reg.host, "bench/kube-scheduler")
+            for key in ("push_cold", "push_warm"):
+                start = time.monotonic()
+                registry.push(result.layout, registry.Client(target))
+                times[key].append(time.monotonic() - start)
+        finally:
+            reg.stop()
+        reg = Registry(work / f"engine-reg-{i}").start()
+        try:
+            ref = f"{reg.host}/bench/kube-scheduler"
+            engine_image.tag(ref, tag="bench")
+            start = time.monotonic()
+            for chunk in client.api.push(ref, tag="bench", stream=True, decode=True):
+                # docker-py reports a failed push inside the stream, not as an exception.
+                if "error" in chunk or "errorDetail" in chunk:
+                    raise RuntimeError(f"docker push failed: {chunk.get('error')}")
+            times["docker_push"].append(time.monotonic() - start)
+            client.images.remove(f"{ref}:bench")
+        finally:
+            reg.stop()
+    return times
 
 
 def markdown(r: dict) -> str:
