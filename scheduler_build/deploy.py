@@ -219,7 +219,7 @@ def previous_logs(core: Any, namespace: str, pods: list[dict], lines: int = LOG_
     return logs
 
 
-def one_line(text: str, lines: int = LOG_LINES, width: int = 300) -> str:
+def one_line(text: str, lines: int = LOG_LINES, width: int = 400) -> str:
     """The last non-empty lines of a log, each cut to `width`, joined into one line with ' | '."""
     kept = [line.strip() for line in (text or "").splitlines() if line.strip()][-lines:]
     return " | ".join(line if len(line) <= width else line[:width] + "…" for line in kept)

@@ -81,7 +81,7 @@ def test_diagnose_crash_loop_quotes_the_last_log_lines_on_one_line():
     log = "I0 starting\n\nE1 first\nE2 " + "x" * 400 + "\nE3 strict decoding error: unknown field \"foo\"\n"
     (reason,) = deploy.diagnose(DEP, [pod("s-1", containerStatuses=[status])], [], [], {"s-1/kube-scheduler": log})
     assert "\n" not in reason and "starting" not in reason
-    assert reason.endswith('last log lines: E1 first | E2 ' + "x" * 297 + '… | E3 strict decoding error: unknown field "foo"')
+    assert reason.endswith('last log lines: E1 first | E2 ' + "x" * 397 + '… | E3 strict decoding error: unknown field "foo"')
 
 
 def test_diagnose_rbac_denial_from_replicaset_and_events():
