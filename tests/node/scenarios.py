@@ -213,3 +213,73 @@ def kubelet_restarted(kubeconfig: str, state_dir: Path) -> None:
     after = _containers(core)
     assert {k: v for k, v in after.items() if k in before} == before
     assert apps.read_namespaced_deployment(SCHEDULER, NS).status.available_replicas == 1
+
+
+EXTENDER = "underlay-scheduler-extender"
+
+
+def extender_replica_killed(kubeconfig: str) -> None:
+    """Two extender replicas behind the Service, one killed: pods created right then are all bound
+    (the filter is not ignorable, so a pod the extender did not answer for would stay Pending)."""
+    apps, core, _ = apis(kubeconfig)
+    apps.patch_namespaced_deployment_scale(EXTENDER, NS, {"spec": {"replicas": 2}})
+    wait(lambda: (apps.read_namespaced_deployment(EXTENDER, NS).status.available_replicas or 0) == 2,
+         what="two extender replicas available")
+    selector = f"app.kubernetes.io/name={EXTENDER}"
+    victim = core.list_namespaced_pod(NS, label_selector=selector).items[0].metadata.name
+    have = len(core.list_namespaced_pod(FAULTS).items)
+    core.delete_namespaced_pod(victim, NS, grace_period_seconds=0)
+    create_pods(core, [f"extender-down-{i}" for i in range(4)])
+    wait(lambda: all_bound(core, have + 4), timeout=240, what="every pod bound while one extender replica was gone")
+    wait(lambda: (apps.read_namespaced_deployment(EXTENDER, NS).status.available_replicas or 0) == 2,
+         what="the killed extender replica replaced")
+    apps.patch_namespaced_deployment_scale(EXTENDER, NS, {"spec": {"replicas": 1}})
+
+
+QUOTA_NS = "node-quota"
+CAPACITY_LABEL = "underlay.acme.example.com/capacity"  # the example spec's pluginConfig
+NEEDS_IP = {"underlay.acme.example.com/needs-ip": "true"}
+
+
+def _reporter(ev) -> str:
+    return ev.reporting_component or (ev.source.component if ev.source else "") or ""
+
+
+def _bound(core) -> list[str]:
+    return sorted(p.metadata.name for p in core.list_namespaced_pod(QUOTA_NS).items
+                  if p.spec.node_name and p.spec.scheduler_name == SCHEDULER)
+
+
+def underlay_quota(kubeconfig: str) -> None:
+    """The node's quota label says 2: of 4 pods needing an underlay IP, ours binds 2 and reports the
+    others unschedulable with the plugin's reason; a pod of the default scheduler with the same label
+    is bound by the default scheduler and never touched by ours; a freed slot is taken by one Pending pod."""
+    _, core, _ = apis(kubeconfig)
+    core.patch_node("scheduler-build-node", {"metadata": {"labels": {CAPACITY_LABEL: "2"}}})
+    ensure_namespace(core, QUOTA_NS)
+    try:
+        for i in range(4):
+            core.create_namespaced_pod(QUOTA_NS, pause_pod(f"q{i}", labels=NEEDS_IP))
+        core.create_namespaced_pod(QUOTA_NS, pause_pod("default-sched", "default-scheduler", NEEDS_IP))
+        wait(lambda: len(_bound(core)) == 2, what="2 pods bound on the node of quota 2")
+
+        def reported():
+            events = core.list_namespaced_event(QUOTA_NS).items
+            return {ev.involved_object.name for ev in events if ev.reason == "FailedScheduling"
+                    and _reporter(ev) == SCHEDULER and "no free underlay IP" in (ev.message or "")} >= (
+                {f"q{i}" for i in range(4)} - set(_bound(core)))
+        wait(reported, what="FailedScheduling with the plugin's reason for the 2 pods beyond the quota")
+        assert len(_bound(core)) == 2
+        wait(lambda: core.read_namespaced_pod("default-sched", QUOTA_NS).status.phase == "Running",
+             what="the default scheduler's pod Running")
+        by = {_reporter(ev) for ev in core.list_namespaced_event(QUOTA_NS).items
+              if ev.involved_object.name == "default-sched"}
+        assert "default-scheduler" in by and SCHEDULER not in by, by
+        core.delete_namespaced_pod(_bound(core)[0], QUOTA_NS, grace_period_seconds=0)
+        wait(lambda: len(_bound(core)) == 2 and len(core.list_namespaced_pod(QUOTA_NS).items) == 4,
+             what="a Pending pod bound in the freed slot")
+        pending = [p.metadata.name for p in core.list_namespaced_pod(QUOTA_NS).items if not p.spec.node_name]
+        assert len(pending) == 1, pending
+    finally:
+        core.delete_namespace(QUOTA_NS)
+        core.patch_node("scheduler-build-node", {"metadata": {"labels": {CAPACITY_LABEL: None}}})

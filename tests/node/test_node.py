@@ -266,3 +266,11 @@ def test_scheduler_pod_deleted_replacement_takes_the_lease_no_pod_bound_twice(no
 
 def test_kubelet_restarted_pods_keep_running(node):
     scenarios.kubelet_restarted(node[1], node[0])
+
+
+def test_extender_replica_killed_the_service_keeps_answering_no_pod_lost(node):
+    scenarios.extender_replica_killed(node[1])
+
+
+def test_pods_of_ours_keep_the_underlay_quota_default_schedulers_left_alone(node):
+    scenarios.underlay_quota(node[1])
