@@ -202,20 +202,24 @@ def gather_and_diagnose(client: Any, apps: Any, core: Any, namespace: str, name:
 
 
 def previous_logs(core: Any, namespace: str, pods: list[dict], lines: int = LOG_LINES) -> dict[str, str]:
-    """The last log lines of each container that has exited at least once ("pod/container" -> text)."""
+    """The last log lines of each container that has exited ("pod/container" -> text): the current
+    instance when it is the one that exited, else the previous one (restarting or backing off)."""
     from kubernetes.client.rest import ApiException
 
     logs: dict[str, str] = {}
     for pod in pods:
         pname = (pod.get("metadata") or {}).get("name", "")
         for cs in (pod.get("status") or {}).get("containerStatuses") or []:
-            if not (cs.get("lastState") or {}).get("terminated"):
+            exited_now = "terminated" in (cs.get("state") or {})
+            if not exited_now and not (cs.get("lastState") or {}).get("terminated"):
                 continue
             try:
-                logs[f"{pname}/{cs.get('name')}"] = core.read_namespaced_pod_log(
-                    pname, namespace, container=cs.get("name"), previous=True, tail_lines=lines)
+                text = core.read_namespaced_pod_log(pname, namespace, container=cs.get("name"),
+                                                    previous=not exited_now, tail_lines=lines)
             except ApiException:
                 continue  # the kubelet no longer has it: the exit code and message still say something
+            if text and not text.startswith("unable to retrieve container logs"):
+                logs[f"{pname}/{cs.get('name')}"] = text
     return logs
 
 
