@@ -89,6 +89,7 @@ def image_missing(kubeconfig: str, directory: Path) -> None:
         stderr = failed_deploy(out, "diag-image/diag-image")
         why = [line for line in stderr.splitlines() if "ErrImageNeverPull" in line and "container kube-scheduler" in line]
         assert why and "localhost/node-test/absent:0" in why[0] and "inv cluster.load" in why[0], stderr[-3000:]
+        print(why[0])  # shown by pytest -rA: the diagnosis as the user sees it
     finally:
         delete_namespace(kubeconfig, "diag-image")
 
@@ -109,6 +110,7 @@ def crash_loop(kubeconfig: str, directory: Path) -> None:
         why = [line for line in stderr.splitlines() if "container kube-scheduler" in line and "last log lines:" in line]
         assert why and "leaderElekt" in why[0].split("last log lines:")[1], stderr[-3000:]
         assert "CrashLoopBackOff" in why[0] or "restarted" in why[0] or "exited" in why[0], why[0]
+        print(why[0])
     finally:
         delete_namespace(kubeconfig, "diag-crash")
 
