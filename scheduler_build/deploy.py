@@ -29,6 +29,7 @@ from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 
 FIELD_MANAGER = "scheduler-build"
+LOG_LINES = 3  # a crashed container's last log lines, quoted in its reason
 # Apply order: what others depend on first.
 KIND_ORDER = ("Namespace", "ServiceAccount", "ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding",
               "ConfigMap", "Secret", "Service", "NetworkPolicy", "Deployment")
@@ -197,21 +198,54 @@ def gather_and_diagnose(client: Any, apps: Any, core: Any, namespace: str, name:
     replica_sets = client.sanitize_for_serialization(
         apps.list_namespaced_replica_set(namespace, label_selector=selector)).get("items", [])
     events = client.sanitize_for_serialization(core.list_namespaced_event(namespace)).get("items", [])
-    return diagnose(dep, pods, replica_sets, events)
+    return diagnose(dep, pods, replica_sets, events, previous_logs(core, namespace, pods))
+
+
+def previous_logs(core: Any, namespace: str, pods: list[dict], lines: int = LOG_LINES) -> dict[str, str]:
+    """The last log lines of each container that has exited ("pod/container" -> text): the current
+    instance when it is the one that exited, else the previous one (restarting or backing off)."""
+    from kubernetes.client.rest import ApiException
+
+    logs: dict[str, str] = {}
+    for pod in pods:
+        pname = (pod.get("metadata") or {}).get("name", "")
+        for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+            exited_now = "terminated" in (cs.get("state") or {})
+            if not exited_now and not (cs.get("lastState") or {}).get("terminated"):
+                continue
+            try:
+                text = core.read_namespaced_pod_log(pname, namespace, container=cs.get("name"),
+                                                    previous=not exited_now, tail_lines=lines)
+            except ApiException:
+                continue  # the kubelet no longer has it: the exit code and message still say something
+            if text and not text.startswith("unable to retrieve container logs"):
+                logs[f"{pname}/{cs.get('name')}"] = text
+    return logs
+
+
+def one_line(text: str, lines: int = LOG_LINES, width: int = 400) -> str:
+    """The last non-empty lines of a log, each cut to `width`, joined into one line with ' | '."""
+    kept = [line.strip() for line in (text or "").splitlines() if line.strip()][-lines:]
+    return " | ".join(line if len(line) <= width else line[:width] + "…" for line in kept)
 
 
 WAITING_HINTS = {
+    "ErrImageNeverPull": "the image is not on the node and imagePullPolicy is Never: load it there "
+                         "(inv cluster.load REF, or --spec S) or allow pulls from a registry that has it",
     "ErrImagePull": "the image cannot be pulled: check image.repository/tag and that it was pushed (inv image.push)",
     "ImagePullBackOff": "the image cannot be pulled: check image.repository/tag and that it was pushed (inv image.push)",
     "InvalidImageName": "the image reference is malformed: check image.repository/tag in the spec",
-    "CrashLoopBackOff": "the scheduler keeps exiting: its last output is above; often a configuration the binary refuses (run inv config.validate)",
+    "CrashLoopBackOff": "the container keeps exiting: its last log lines follow; for the scheduler often a "
+                        "configuration the binary refuses (run inv config.validate)",
     "CreateContainerConfigError": "a referenced ConfigMap/Secret or security setting is wrong",
     "RunContainerError": "the runtime could not start the container (entrypoint, user, or mounts)",
 }
 
 
-def diagnose(dep: dict, pods: list[dict], replica_sets: list[dict], events: list[dict]) -> list[str]:
-    """Why a Deployment is not available, from the objects the API server returned (plain dicts)."""
+def diagnose(dep: dict, pods: list[dict], replica_sets: list[dict], events: list[dict],
+             logs: dict[str, str] | None = None) -> list[str]:
+    """Why a Deployment is not available, from the objects the API server returned (plain dicts)
+    and the last log lines of containers that exited (`logs`: "pod/container" -> text), one line per cause."""
     meta = dep.get("metadata") or {}
     ident = f"Deployment {meta.get('namespace')}/{meta.get('name')}"
     reasons: list[str] = []
@@ -236,26 +270,7 @@ def diagnose(dep: dict, pods: list[dict], replica_sets: list[dict], events: list
         if not pstatus.get("conditions") and not (pod.get("spec") or {}).get("nodeName"):
             reasons.append(f"pod {pname}: not scheduled yet (no node assigned; is a scheduler running?)")
         for cs in pstatus.get("containerStatuses") or []:
-            state = cs.get("state") or {}
-            waiting = state.get("waiting")
-            if waiting:
-                reason = waiting.get("reason", "")
-                text = f"pod {pname} container {cs.get('name')}: {reason}"
-                if waiting.get("message"):
-                    text += f": {waiting['message']}"
-                if reason in WAITING_HINTS:
-                    text += f" -> {WAITING_HINTS[reason]}"
-                last = (cs.get("lastState") or {}).get("terminated")
-                if last:
-                    text += f" (last exit code {last.get('exitCode')}: {(last.get('message') or last.get('reason') or '').strip()})"
-                reasons.append(text)
-            elif "running" in state and not cs.get("ready"):
-                reasons.append(f"pod {pname} container {cs.get('name')}: running but not ready "
-                               "(readiness probe /readyz on 10259 failing; look at its log)")
-            elif "terminated" in state:
-                term = state["terminated"]
-                reasons.append(f"pod {pname} container {cs.get('name')}: exited {term.get('exitCode')}: "
-                               f"{(term.get('message') or term.get('reason') or '').strip()}")
+            reasons += _container_reasons(pname, cs, (logs or {}).get(f"{pname}/{cs.get('name')}", ""))
     names = {meta.get("name")} | {(rs.get("metadata") or {}).get("name") for rs in replica_sets} | {
         (p.get("metadata") or {}).get("name") for p in pods}
     warnings = [e for e in events if e.get("type") == "Warning"
@@ -270,6 +285,31 @@ def diagnose(dep: dict, pods: list[dict], replica_sets: list[dict], events: list
         reasons.append(f"{ident}: {status.get('availableReplicas') or 0}/{(dep.get('spec') or {}).get('replicas', 1)} "
                        "replicas available and no error reported yet; give it longer (--timeout)")
     return reasons
+
+
+def _container_reasons(pname: str, cs: dict, log_text: str) -> list[str]:
+    """One line for a container that keeps the pod from being ready, with its last log lines if it exited."""
+    state, prefix = cs.get("state") or {}, f"pod {pname} container {cs.get('name')}"
+    last = (cs.get("lastState") or {}).get("terminated")
+    tail = f"; last log lines: {one_line(log_text)}" if one_line(log_text) else ""
+    waiting = state.get("waiting")
+    if waiting:
+        reason = waiting.get("reason", "")
+        text = f"{prefix}: {reason}" + (f": {waiting['message']}" if waiting.get("message") else "")
+        if reason in WAITING_HINTS:
+            text += f" -> {WAITING_HINTS[reason]}"
+        if last:
+            text += f" (last exit code {last.get('exitCode')}: {(last.get('message') or last.get('reason') or '').strip()})"
+        return [text + tail]
+    if "running" in state and not cs.get("ready"):
+        return [f"{prefix}: running but not ready "
+                "(readiness probe /readyz on 10259 failing; look at its log)"
+                + (f"; restarted {cs.get('restartCount')} times" if last else "") + tail]
+    if "terminated" in state:
+        term = state["terminated"]
+        return [f"{prefix}: exited {term.get('exitCode')}: {(term.get('message') or term.get('reason') or '').strip()}"
+                + tail]
+    return []
 
 
 def deploy(objects: list[dict], kubeconfig: Path, context: str | None = None, dry_run: bool = False,

@@ -89,3 +89,11 @@ def test_down_removes_the_cgroups_runc_mirrors_under_the_unified_hierarchy(tmp_p
     removed = hosttraces.remove_cgroups("scheduler-build", pause=0)
     assert sorted(removed) == sorted(str(tmp_path / h / "scheduler-build") for h in ("cpu", "memory", "unified"))
     assert sorted(p.name for p in (tmp_path / "unified").iterdir()) == ["other"]
+
+
+def test_restarting_a_component_of_no_node_is_one_clear_error(tmp_path):
+    from scheduler_build.cluster import node
+
+    with pytest.raises(UserError, match="has no node component kubelet") as exc:
+        node.restart(tmp_path, "kubelet")
+    assert "inv cluster.up --node" in exc.value.hint

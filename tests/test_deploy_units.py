@@ -68,6 +68,22 @@ def test_diagnose_crash_loop_shows_last_exit():
     assert "exit code 1" in reason and "couldn't build extenders" in reason
 
 
+def test_diagnose_image_not_on_the_node():
+    p = pod("s-1", containerStatuses=[{"name": "kube-scheduler", "ready": False, "state": {"waiting": {
+        "reason": "ErrImageNeverPull", "message": "Container image \"r/x:1\" is not present with pull policy of Never"}}}])
+    (reason,) = deploy.diagnose(DEP, [p], [], [])
+    assert "r/x:1" in reason and "inv cluster.load" in reason
+
+
+def test_diagnose_crash_loop_quotes_the_last_log_lines_on_one_line():
+    status = {"name": "kube-scheduler", "ready": False, "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+              "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}
+    log = "I0 starting\n\nE1 first\nE2 " + "x" * 400 + "\nE3 strict decoding error: unknown field \"foo\"\n"
+    (reason,) = deploy.diagnose(DEP, [pod("s-1", containerStatuses=[status])], [], [], {"s-1/kube-scheduler": log})
+    assert "\n" not in reason and "starting" not in reason
+    assert reason.endswith('last log lines: E1 first | E2 ' + "x" * 397 + '… | E3 strict decoding error: unknown field "foo"')
+
+
 def test_diagnose_rbac_denial_from_replicaset_and_events():
     rs = {"metadata": {"name": "s-abc"}, "status": {"conditions": [{"type": "ReplicaFailure", "status": "True",
           "reason": "FailedCreate", "message": "pods \"s-abc-\" is forbidden: error looking up service account n/s"}]}}

@@ -240,6 +240,18 @@ def down(state_dir: Path) -> list[str]:
     return stopped + controlplane.down(state_dir)
 
 
+def restart(state_dir: Path, name: str) -> ProcessRecord:
+    """Stop one node component by its PID and start it again with the same command line and log
+    (a kubelet restart: the pods keep running under containerd meanwhile); `down` stops the new one."""
+    state_dir = Path(state_dir).resolve()
+    state = load(state_dir)
+    if state is None or name not in state.processes:
+        raise UserError(f"{state_dir} has no node component {name}", "start the node first: inv cluster.up --node")
+    old = state.processes[name]
+    stop(old)
+    return _start(state, state_dir, name, old.argv)
+
+
 def status(state_dir: Path) -> dict:
     state = load(state_dir)
     if state is None:

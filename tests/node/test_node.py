@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from scheduler_build.cluster import containerd, network
+from tests.node import scenarios
 
 # Also e2e: the unit selection (`not integration and not e2e`) must never start a node.
 pytestmark = [pytest.mark.node, pytest.mark.e2e]
@@ -248,3 +249,28 @@ attempt("filter", True)
 attempt("bind", True)
 attempt("filter", False)
 """
+
+
+# After the example is deployed (above): the same node, the same Deployments.
+def test_deploy_diagnoses_an_image_missing_on_the_node(node, tmp_path):
+    scenarios.image_missing(node[1], tmp_path)
+
+
+def test_deploy_diagnoses_a_crash_loop_with_its_last_log_lines(node, tmp_path):
+    scenarios.crash_loop(node[1], tmp_path)
+
+
+def test_scheduler_pod_deleted_replacement_takes_the_lease_no_pod_bound_twice(node):
+    scenarios.scheduler_pod_deleted(node[1])
+
+
+def test_kubelet_restarted_pods_keep_running(node):
+    scenarios.kubelet_restarted(node[1], node[0])
+
+
+def test_extender_replica_killed_the_service_keeps_answering_no_pod_lost(node):
+    scenarios.extender_replica_killed(node[1])
+
+
+def test_pods_of_ours_keep_the_underlay_quota_default_schedulers_left_alone(node):
+    scenarios.underlay_quota(node[1])
