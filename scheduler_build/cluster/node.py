@@ -155,7 +155,13 @@ def up(apiserver: Path, binaries: dict[str, Path], state_dir: Path, cache_dir: P
     state = NodeState(name=cfg.NODE_NAME, ip=network.NODE_IP, binaries={k: str(v) for k, v in binaries.items()},
                       iptables_before=network.snapshot(), outside_before=hosttraces.existing_outside())
     try:
+        # Before anything of ours exists: a failed check must not tear down what another
+        # node (or a crashed one) left, which `inv cluster.down` for that node removes.
         network.create_dummy()
+    except BaseException:
+        hosttraces.release_lock(state_dir)
+        raise
+    try:
         cp = controlplane.up(apiserver, state_dir, etcd=etcd, timeout=timeout, node=(cfg.NODE_NAME, network.NODE_IP))
         state.save(state_dir)
         _start_components(state, cp, cache_dir, timeout)

@@ -81,6 +81,27 @@ def machine() -> dict:
             "cgroups": sorted(str(p) for p in Path("/sys/fs/cgroup").glob("*/scheduler-build"))}
 
 
+def test_a_leftover_node_interface_refuses_up_and_is_left_alone(tmp_path):
+    """Runs before the node fixture (file order). A crashed node's interface makes `up` fail
+    at once with one line, and the failed `up` removes nothing it did not create: not the
+    interface (its owner's `cluster.down` does), and not its own lock."""
+    if os.geteuid() != 0:
+        pytest.skip("a node needs root")
+    from scheduler_build.cluster import hosttraces
+
+    assert not network.link_exists(network.DUMMY), "a node runs on this machine: stop it first"
+    subprocess.run(["ip", "link", "add", network.DUMMY, "type", "bridge"], check=True)
+    try:
+        out = inv("cluster.up", "--node", "--state-dir", str(tmp_path / "cluster"), check=False)
+        assert out.returncode != 0
+        assert f"interface {network.DUMMY} already exists" in out.stderr
+        assert "Traceback" not in out.stderr
+        assert network.link_exists(network.DUMMY)
+        assert not hosttraces.LOCK.exists()
+    finally:
+        subprocess.run(["ip", "link", "del", network.DUMMY], check=False)
+
+
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
     if os.geteuid() != 0:
