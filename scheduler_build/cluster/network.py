@@ -80,7 +80,9 @@ def link_exists(name: str) -> bool:
 def create_dummy() -> None:
     """The node's own interface: NODE_IP/32 on a port-less bridge (no route leaves the machine)."""
     if link_exists(DUMMY):
-        raise UserError(f"interface {DUMMY} already exists", "run `inv cluster.down` for the running node first")
+        raise UserError(f"interface {DUMMY} already exists (another node, or one that crashed, left it)",
+                        f"run `inv cluster.down --state-dir DIR` for that node; if its state dir is gone, "
+                        f"`ip link del {DUMMY}`")
     _run(["ip", "link", "add", DUMMY, "type", "bridge"])
     _run(["ip", "addr", "add", f"{NODE_IP}/32", "dev", DUMMY])
     _run(["ip", "link", "set", DUMMY, "up"])
