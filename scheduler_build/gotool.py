@@ -66,12 +66,14 @@ def looks_like_network(detail: str) -> bool:
 
 
 def run(args: list[str], cwd: Path | str | None = None, timeout: float | None = None,
-        stream: bool = False) -> subprocess.CompletedProcess:
-    """Run `go ARGS`; output is captured (and, with stream, echoed to stderr line by line)."""
+        stream: bool = False, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run `go ARGS`; output is captured (and, with stream, echoed to stderr line by line).
+    `env` adds variables for this run only (the process environment is never changed)."""
     argv = [binary(), *args]
+    full_env = environment(**(env or {}))
     if stream:
         stream_line("+ go " + " ".join(args))
-        proc = subprocess.Popen(argv, cwd=cwd or tempfile.gettempdir(), env=environment(), text=True,
+        proc = subprocess.Popen(argv, cwd=cwd or tempfile.gettempdir(), env=full_env, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         lines = []
         assert proc.stdout is not None
@@ -80,16 +82,17 @@ def run(args: list[str], cwd: Path | str | None = None, timeout: float | None = 
             lines.append(line)
         return subprocess.CompletedProcess(argv, proc.wait(), "".join(lines), "")
     try:
-        return subprocess.run(argv, cwd=cwd or tempfile.gettempdir(), env=environment(), capture_output=True,
+        return subprocess.run(argv, cwd=cwd or tempfile.gettempdir(), env=full_env, capture_output=True,
                               text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise UserError(f"`go {' '.join(args)}` did not finish within {timeout:.0f}s", NETWORK_HINT) from None
 
 
 def check(args: list[str], cwd: Path | str | None = None, what: str = "", stream: bool = False,
-          hint: str = "Go's own error is above", timeout: float | None = None) -> str:
+          hint: str = "Go's own error is above", timeout: float | None = None,
+          env: dict[str, str] | None = None) -> str:
     """Run `go ARGS` and return its output; a failure is one UserError with Go's last line."""
-    proc = run(args, cwd=cwd, stream=stream, timeout=timeout)
+    proc = run(args, cwd=cwd, stream=stream, timeout=timeout, env=env)
     if proc.returncode != 0:
         lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
         detail = lines[-1] if lines else "no output"

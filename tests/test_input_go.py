@@ -59,6 +59,16 @@ def test_go_calls_run_without_path(monkeypatch):
     assert gotool.proxy_setting().startswith("http")
 
 
+def test_extra_environment_is_for_one_run_only(monkeypatch):
+    """CoreDNS is built with GOBIN and CGO_ENABLED for that run: the process environment stays as it was."""
+    monkeypatch.setenv("GOBIN", "/from/the/caller")
+    before = dict(os.environ)
+    out = gotool.check(["env", "GOBIN", "CGO_ENABLED"], env={"GOBIN": "/tmp/one-run", "CGO_ENABLED": "0"})
+    assert out.split() == ["/tmp/one-run", "0"]
+    assert dict(os.environ) == before
+    assert gotool.check(["env", "GOBIN"]).strip() == "/from/the/caller"
+
+
 def test_proxy_setting_without_go(monkeypatch):
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     monkeypatch.setattr(gotool, "FALLBACKS", ())

@@ -9,7 +9,6 @@ forwarded to the machine's own resolver.
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -29,13 +28,10 @@ def binary(cache_dir: Path) -> Path:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="coredns-") as tmp:
-        os.environ.setdefault("CGO_ENABLED", "0")
-        os.environ["GOBIN"] = tmp
-        try:
-            gotool.check(["install", "-trimpath", "-ldflags", "-s -w", f"{COREDNS_MODULE}@{COREDNS_VERSION}"],
-                         what=f"building CoreDNS {COREDNS_VERSION}", timeout=1800)
-        finally:
-            os.environ.pop("GOBIN", None)
+        # Static (CGO off) whatever the caller's environment says: it runs on the node.
+        gotool.check(["install", "-trimpath", "-ldflags", "-s -w", f"{COREDNS_MODULE}@{COREDNS_VERSION}"],
+                     what=f"building CoreDNS {COREDNS_VERSION}", timeout=1800,
+                     env={"CGO_ENABLED": "0", "GOBIN": tmp})
         shutil.move(str(Path(tmp) / "coredns"), target)
     return target
 
