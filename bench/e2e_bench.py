@@ -78,7 +78,8 @@ def _binaries(k8s_version: str, cache: Path, dist: Path, want_plugin: bool) -> d
     return out
 
 
-def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "abcd", k8s_version: str = settings.default("k8s.version")) -> dict:
+def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "abcd", k8s_version: str = settings.default("k8s.version"),
+        trace: bool = False) -> dict:
     from kubernetes import client as k
 
     from scheduler_build.cluster import controlplane as cluster
@@ -118,15 +119,18 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
                 started = time.monotonic()
                 sched = e2e.start_scheduler(binary, config, work, name,
                                             extra_args=e2e.EXTENDER_RETRY_ARGS if extenders else ())
+                tracer = _Tracer(state, sched, extender if v in "cd" else None, work / f"{name}.pyspy") if trace else None
                 try:
                     kobj.wait_bound(api, name, pods, 900)
                     wall = time.monotonic() - started
                 finally:
+                    traced = tracer.stop() if tracer else None
                     sched.stop()
                 times = bind_times(sched.log_text(), name)
                 rate = throughput(times)
                 results["runs"][v].append({"pods_per_second": round(rate, 1), "binds": len(times),
-                                           "wall_seconds_from_start": round(wall, 2)})
+                                           "wall_seconds_from_start": round(wall, 2),
+                                           **({"trace": traced} if traced else {})})
                 log(f"        {rate:.1f} pods/s ({len(times)} binds over {times[-1] - times[0]:.2f}s)")
                 core.delete_collection_namespaced_pod(name, grace_period_seconds=0)
     finally:
@@ -140,6 +144,39 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
     if "a" in med:
         results["ratio_to_a"] = {v: round(x / med["a"], 3) for v, x in med.items()}
     return results
+
+
+class _Tracer:
+    """CPU of each process, load average, the extender's metrics and py-spy, for one variant (--trace)."""
+
+    def __init__(self, state, sched, extender, spy_out: Path):
+        from bench import e2e_trace
+
+        self.mod = e2e_trace
+        pids = {name: rec.pid for name, rec in state.processes.items()}
+        pids["scheduler"] = sched.record.pid
+        self.extender = extender
+        if extender is not None:
+            pids["extender"] = extender.record.pid
+            self.metrics = e2e_trace.parse_metrics(extender.get("/metrics")[1])
+            self.spy = e2e_trace.PySpy(extender.record.pid, spy_out)
+        self.load_before = e2e_trace.loadavg()
+        self.cpu = e2e_trace.CpuMeter(pids).start()
+        self.started = time.monotonic()
+
+    def stop(self) -> dict:
+        out = {"seconds": round(time.monotonic() - self.started, 2), "cpu_seconds": self.cpu.stop(),
+               "loadavg_before": self.load_before, "loadavg_after": self.mod.loadavg()}
+        if self.extender is not None:
+            after = self.mod.parse_metrics(self.extender.get("/metrics")[1])
+            out["extender"] = self.mod.extender_summary(self.metrics, after)
+            raw = self.spy.stop()
+            if raw is not None:
+                out["pyspy"] = self.mod.top_frames(raw)
+        from scheduler_build.progress import log
+
+        log(f"        trace: {json.dumps({k: v for k, v in out.items() if k != 'pyspy'})}")
+        return out
 
 
 def markdown(results: dict) -> str:

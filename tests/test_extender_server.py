@@ -298,3 +298,66 @@ def test_hundreds_of_keep_alive_clients_get_correct_answers(tmp_path):
         proc.terminate()
         proc.communicate(timeout=20)
         stub.stop()
+
+
+def test_one_write_sends_head_and_body_together_and_never_loses_or_reorders():
+    from scheduler_build.extender.server import OneWrite
+
+    class Transport:
+        def __init__(self):
+            self.sent, self.closed = [], False
+
+        def write(self, data):
+            self.sent.append(data)
+
+        def is_closing(self):
+            return self.closed
+
+        def close(self):
+            self.closed = True
+
+        def get_extra_info(self, name):
+            return "peer" if name == "peername" else None
+
+    class Loop:
+        def __init__(self):
+            self.soon = []
+
+        def call_soon(self, fn):
+            self.soon.append(fn)
+
+    head = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n"
+    t, loop = Transport(), Loop()
+    w = OneWrite(t, loop)
+    w.write(head)
+    assert t.sent == []  # held
+    w.write(b"{}")
+    assert t.sent == [head + b"{}"]  # one send
+    for fn in loop.soon:
+        fn()  # the safety flush finds nothing held
+    assert t.sent == [head + b"{}"]
+    w.write(head)  # a HEAD answer: no body follows; the loop's next turn sends it
+    loop.soon[-1]()
+    assert t.sent[-1] == head
+    w.write(b"plain bytes")  # not a head: straight through
+    assert t.sent[-1] == b"plain bytes"
+    w.write(head)
+    w.close()  # close flushes first
+    assert t.sent[-1] == head and t.closed
+    assert w.get_extra_info("peername") == "peer"  # everything else is the transport's
+
+
+def test_responses_through_one_write_are_whole_on_a_keep_alive_connection(server):
+    """The served protocol writes through OneWrite; each answer arrives whole, head and body."""
+    assert server.config.http.__name__ == "OneWriteHttpToolsProtocol"
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    body = msgspec.json.encode(samples.filter_args(WANTS, NODES, True))
+    for _ in range(3):  # keep-alive: every response on the connection
+        sock.sendall(b"POST /prioritize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        data = sock.recv(65536)
+        head, _, rest = data.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200")
+        length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+        assert len(rest) == length and msgspec.json.decode(rest)
+    sock.close()

@@ -50,7 +50,7 @@ def test_scores_answer_encodes_as_before():
 
 def test_partial_requests_after_a_cache_change_agree_with_the_cluster_wide_verdicts():
     """A request naming under half the cached nodes, with stale verdicts, is judged on its own
-    nodes (Extender._cluster_wide returns None); the answer must be the one the verdicts give."""
+    nodes (VerdictMemo.get returns None); the answer must be the one the verdicts give."""
     import msgspec
 
     from scheduler_build.extender import ServeConfig, create
@@ -81,3 +81,84 @@ def test_partial_requests_after_a_cache_change_agree_with_the_cluster_wide_verdi
             assert full["FailedNodes"] or full["FailedAndUnresolvableNodes"]  # the sample rejects some
         else:
             assert part == [h for h in full if h["Host"] in names[:7] or h["Host"] == "ghost"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_verdicts_patched_after_cache_changes_agree_with_judging_afresh(seed):
+    """After binds, deletions, assumed pods and node changes, the memoised verdicts (only the
+    touched nodes judged again, ClusterCache.changed_since) answer exactly as a direct
+    judgement of the requested nodes does, for small and whole-cluster requests alike."""
+    import msgspec
+
+    from scheduler_build.extender import ServeConfig, create
+    from scheduler_build.extender.cache import ClusterCache
+    from tests.support import samples
+
+    rng = random.Random(seed)
+    ext, _ = create(ServeConfig(), connect=False)
+    nodes, pods = samples.cluster(60, pods_per_node=5, capacity=4)
+    plain = lambda obj: msgspec.json.decode(msgspec.json.encode(obj))  # noqa: E731
+    ext.cache.replace("nodes", plain(nodes), "1")
+    ext.cache.replace("pods", plain(pods), "1")
+    for kind in ("nodes", "pods"):
+        ext.cache.mark_synced(kind)
+    names = [n["metadata"]["name"] for n in nodes]
+    pod = samples.pod("p")
+    live = list(pods)
+
+    def ask(verb: str, subset: list[str]):
+        body = msgspec.json.encode(samples.filter_args(pod, [], True) | {"NodeNames": subset})
+        return msgspec.json.decode(getattr(ext, verb)(body).body)
+
+    def direct(verb: str, subset: list[str]):
+        """The same request on a memo-less path: the policy over the requested nodes."""
+        saved, ext.policy.decision_key = ext.policy.decision_key, lambda _pod: None
+        try:
+            return ask(verb, subset)
+        finally:
+            del ext.policy.decision_key
+            assert ext.policy.decision_key == saved
+
+    for verb in ("filter", "prioritize"):
+        ask(verb, names)  # builds the cluster-wide verdicts
+    for step in range(40):
+        change = rng.randrange(5)
+        if change == 0:  # a bind confirmed by the watch
+            new = samples.pod(f"new-{step}", node_name=rng.choice(names), phase="Running")
+            live.append(new)
+            ext.cache.apply("pods", "MODIFIED", plain(new))
+        elif change == 1 and live:  # a pod deleted
+            ext.cache.apply("pods", "DELETED", plain(live.pop(rng.randrange(len(live)))))
+        elif change == 2:  # the extender's own bind, not yet confirmed
+            ext.cache.assume(f"assumed-{step}", rng.choice(names), 1)
+        elif change == 3:  # a node relabelled (capacity), or removed
+            name = rng.choice(names)
+            event = "DELETED" if rng.random() < 0.3 else "MODIFIED"
+            ext.cache.apply("nodes", event, plain(samples.node(name, capacity=rng.choice([0, 2, 9, "bad"]))))
+        else:
+            ext.cache.forget(next(iter(ext.cache.assumed), ""))
+        subset = rng.sample(names, rng.randrange(1, 12)) + ["ghost"]
+        for verb in ("filter", "prioritize"):
+            for request in (subset, names):
+                got, want = ask(verb, request), direct(verb, request)
+                if verb == "prioritize":  # the direct path lists unknown nodes last; order is not meaningful
+                    got, want = sorted(got, key=lambda h: h["Host"]), sorted(want, key=lambda h: h["Host"])
+                assert got == want, (step, verb)
+    assert ext.verdicts._memo  # the memo was used, not bypassed
+    assert isinstance(ext.cache, ClusterCache) and ext.cache.changed_since(-1) is None
+
+
+def test_changed_since_names_the_touched_nodes_and_forgets_past_a_full_list():
+    from scheduler_build.extender.cache import ClusterCache
+    from tests.support import samples
+
+    cache = ClusterCache(pod_usage=lambda pod: 1)
+    cache.replace("nodes", [samples.node("a"), samples.node("b")], "1")
+    start = cache.generation
+    assert cache.changed_since(start) == set()
+    cache.apply("pods", "ADDED", samples.pod("x", node_name="b", phase="Running"))
+    cache.assume("u1", "a", 1)
+    assert cache.changed_since(start) == {"a", "b"}
+    assert cache.changed_since(cache.generation) == set()
+    cache.replace("pods", [], "2")
+    assert cache.changed_since(start) is None  # before the full list: unknown

@@ -120,6 +120,62 @@ async def _lifespan(receive: Any, send: Any) -> None:
             return
 
 
+class OneWrite:
+    """A transport wrapper that sends a response's head and body in one write.
+
+    uvicorn writes the status line and headers as soon as the app starts the
+    response, then the body: two sends, so kube-scheduler's Go client wakes for
+    the head, parses it and parks again until the body arrives, twice the
+    wake-ups per call on a machine whose 2 cores the API server, etcd and the
+    scheduler share. py-spy of the extender during `inv bench.e2e --trace` at
+    5000 nodes had it inside those two transport.write calls for ~1 ms per request
+    (BENCHMARKS.md, issue 15). The head is held until the next write (the body,
+    which the app sends without yielding to the loop), or at the latest until the
+    loop's next turn, so nothing can be left behind or reordered.
+    """
+
+    __slots__ = ("transport", "loop", "held")
+
+    def __init__(self, transport: Any, loop: Any):
+        self.transport, self.loop, self.held = transport, loop, None
+
+    def write(self, data: bytes) -> None:
+        held = self.held
+        if held is not None:
+            self.held = None
+            self.transport.write(held + data)
+        elif data.startswith(b"HTTP/") and data.endswith(b"\r\n\r\n"):
+            self.held = data
+            self.loop.call_soon(self.flush)
+        else:
+            self.transport.write(data)
+
+    def flush(self) -> None:
+        held = self.held
+        if held is not None:
+            self.held = None
+            if not self.transport.is_closing():
+                self.transport.write(held)
+
+    def close(self) -> None:
+        self.flush()
+        self.transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
+
+
+def http_protocol() -> type:
+    """uvicorn's httptools protocol, writing each response through OneWrite."""
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    class OneWriteHttpToolsProtocol(HttpToolsProtocol):
+        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+            super().connection_made(OneWrite(transport, self.loop))
+
+    return OneWriteHttpToolsProtocol
+
+
 @dataclass
 class TLSOptions:
     cert_file: str = ""
@@ -156,7 +212,7 @@ def uvicorn_config(extender: Extender, host: str, port: int, tls: TLSOptions | N
         if tls.client_ca_file:
             kwargs.update(ssl_ca_certs=tls.client_ca_file, ssl_cert_reqs=ssl.CERT_REQUIRED)
     return uvicorn.Config(
-        AsgiApp(extender), host=host, port=port, fd=fd, loop="uvloop", http="httptools",
+        AsgiApp(extender), host=host, port=port, fd=fd, loop="uvloop", http=http_protocol(),
         lifespan="off", access_log=False, log_config=None, server_header=False, date_header=False,
         timeout_keep_alive=KEEP_ALIVE_SECONDS, backlog=2048, **kwargs)
 
