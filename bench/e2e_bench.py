@@ -9,6 +9,8 @@ repeated round-robin so machine noise hits each alike:
   (b) + the example plugin            (`inv build --spec examples/underlay/scheduler.yaml`)
   (c) + the Python extender, NodeNames (nodeCacheCapable: true)
   (d) + the Python extender, NodeList  (nodeCacheCapable: false)
+  (e) as (c), the extender serving without OneWrite (head and body in two writes), to
+      measure OneWrite side by side (a second extender process, started only for e)
 Every pod opts in to the underlay policy and every node has room for 10, so the
 plugin and the extender do their real work and never run out of capacity.
 """
@@ -27,6 +29,7 @@ import time
 from pathlib import Path
 
 from scheduler_build import settings
+from scheduler_build.extender.server import ONE_WRITE_ENV
 
 REPO = Path(__file__).resolve().parent.parent
 CAPACITY_LABEL = "underlay.example.com/capacity"
@@ -36,6 +39,7 @@ VARIANTS = {
     "b": "example plugin",
     "c": "extender NodeNames",
     "d": "extender NodeList",
+    "e": "extender NodeNames, OneWrite off",
 }
 _BOUND = re.compile(r'^I(\d{4}) (\d\d:\d\d:\d\d\.\d+) .*"Successfully bound pod to node" pod="([^"]+)"')
 
@@ -95,7 +99,7 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
     results: dict = {"pods": pods, "nodes": nodes, "repeats": repeats, "runs": {v: [] for v in variants}}
     state = cluster.up(bins["apiserver"], state_dir, timeout=300)
     results["kubernetes"] = state.version
-    extender = None
+    extender = plain_writes = None
     try:
         api = kobj.api_client(state.admin_kubeconfig)
         core = k.CoreV1Api(api)
@@ -103,15 +107,19 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
         kobj.create_nodes(api, [kobj.node_body(f"bench-{i}", labels={CAPACITY_LABEL: "10"}) for i in range(nodes)])
         if "c" in variants or "d" in variants:
             extender = extender_process.start_extender(work, state.admin_kubeconfig, "extender")
+        if "e" in variants:
+            plain_writes = extender_process.start_extender(work, state.admin_kubeconfig, "extender-two-writes",
+                                                           env={ONE_WRITE_ENV: "0"})
         for rep in range(repeats):
             for v in variants:
                 name = f"bench-{v}-{rep}"
                 kobj.ensure_namespace(api, name)
                 log(f"    [{rep + 1}/{repeats}] ({v}) {VARIANTS[v]}: creating {pods} pods")
                 kobj.create_pods(api, name, [kobj.pod_body(f"p{i}", name, labels=dict(POD_LABEL)) for i in range(pods)])
+                serving = plain_writes if v == "e" else extender
                 extenders = []
-                if v in "cd":
-                    extenders = [schedulerconfig.extender_entry(extender.url, node_cache_capable=(v == "c"))]
+                if v in "cde":
+                    extenders = [schedulerconfig.extender_entry(serving.url, node_cache_capable=(v != "d"))]
                 plugins = {"multiPoint": {"enabled": [{"name": "UnderlayIPLimit", "weight": 3}]}} if v == "b" else None
                 config = e2e.scheduler_config(name, state.scheduler_kubeconfig, extenders=extenders, plugins=plugins,
                                               qps=5000, burst=5000)
@@ -119,7 +127,7 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
                 started = time.monotonic()
                 sched = e2e.start_scheduler(binary, config, work, name,
                                             extra_args=e2e.EXTENDER_RETRY_ARGS if extenders else ())
-                tracer = _Tracer(state, sched, extender if v in "cd" else None, work / f"{name}.pyspy") if trace else None
+                tracer = _Tracer(state, sched, serving if v in "cde" else None, work / f"{name}.pyspy") if trace else None
                 try:
                     kobj.wait_bound(api, name, pods, 900)
                     wall = time.monotonic() - started
@@ -134,8 +142,9 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
                 log(f"        {rate:.1f} pods/s ({len(times)} binds over {times[-1] - times[0]:.2f}s)")
                 core.delete_collection_namespaced_pod(name, grace_period_seconds=0)
     finally:
-        if extender is not None:
-            extender.stop()
+        for running in (extender, plain_writes):
+            if running is not None:
+                running.stop()
         cluster.down(state_dir)
         # Binaries, logs and configs of this run only (the build caches stay).
         shutil.rmtree(work, ignore_errors=True)
@@ -206,7 +215,7 @@ def chart(results: dict, out: Path) -> Path:
     keys = [v for v in VARIANTS if v in results["median_pods_per_second"]]
     values = [results["median_pods_per_second"][v] for v in keys]
     fig, ax = plt.subplots(figsize=(7, 3.6), dpi=100)
-    bars = ax.bar([f"({v}) {VARIANTS[v]}" for v in keys], values, color=["#4c72b0", "#55a868", "#dd8452", "#c44e52"][:len(keys)])
+    bars = ax.bar([f"({v}) {VARIANTS[v]}" for v in keys], values, color=["#4c72b0", "#55a868", "#dd8452", "#c44e52", "#8172b2"][:len(keys)])
     for bar, value in zip(bars, values):
         ax.annotate(f"{value:.0f}", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom", fontsize=9)
     ax.set_ylabel("pods scheduled per second")

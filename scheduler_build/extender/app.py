@@ -177,13 +177,12 @@ class Extender:
         self.cache.expire_assumed()
         with self.cache.lock:
             memo = self.verdicts.get("filter", args.pod, len(args.node_names)) if args.node_names is not None else None
-            if memo is not None:
-                answer = filter_answer(memo, args.node_names, self.cache.nodes)
-            else:
-                nodes, unknown = self._nodes(args)
-                failed_all = self.policy.filter(args.pod, nodes, self.cache.usage_map())
-        if memo is not None:  # NodeNames with a cluster-wide verdict: the common, hot case
-            return self._names_reply(answer)
+            if memo is not None:  # NodeNames with a cluster-wide verdict: the common, hot case
+                # Encoded under the lock: the answer may share the memo's dicts, which the
+                # next request patches in place (VerdictMemo).
+                return self._names_reply(filter_answer(memo, args.node_names, self.cache.nodes))
+            nodes, unknown = self._nodes(args)
+            failed_all = self.policy.filter(args.pod, nodes, self.cache.usage_map())
         failed: dict[str, str] = {}
         unresolvable: dict[str, str] = {}
         for name, reason in failed_all.items():

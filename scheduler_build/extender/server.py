@@ -13,7 +13,10 @@ body larger still gets its answer with `Connection: close`.
 from __future__ import annotations
 
 import asyncio
+import importlib
+import inspect
 import logging
+import os
 import socket
 import ssl
 import sys
@@ -35,6 +38,9 @@ KEEP_ALIVE_SECONDS = 120
 # An oversized body is read and discarded up to this many times the cap before
 # the answer; beyond that the connection is closed without reading the rest.
 DRAIN_FACTOR = 4
+# "0" serves with plain httptools instead of OneWrite (to measure one against the other).
+ONE_WRITE_ENV = "SCHEDULER_BUILD_EXTENDER_ONE_WRITE"
+HTTPTOOLS_IMPL = "uvicorn.protocols.http.httptools_impl"  # the module whose HttpToolsProtocol OneWrite hooks
 
 
 class AsgiApp:
@@ -165,13 +171,29 @@ class OneWrite:
         return getattr(self.transport, name)
 
 
-def http_protocol() -> type:
-    """uvicorn's httptools protocol, writing each response through OneWrite."""
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+def http_protocol(one_write: bool | None = None) -> Any:
+    """uvicorn's httptools protocol writing each response through OneWrite, or plain
+    "httptools" when OneWrite is off (ONE_WRITE_ENV=0, for side-by-side measurement)
+    or this uvicorn lacks what OneWrite hooks (uvicorn is not pinned): never a crash."""
+    if one_write is None:
+        one_write = os.environ.get(ONE_WRITE_ENV, "1") != "0"
+    if not one_write:
+        return "httptools"
+    try:
+        HttpToolsProtocol = importlib.import_module(HTTPTOOLS_IMPL).HttpToolsProtocol
+        params = list(inspect.signature(HttpToolsProtocol.connection_made).parameters)
+    except Exception as exc:  # ImportError, AttributeError, or anything a changed module raises
+        log.warning("OneWrite off: uvicorn's HttpToolsProtocol is not usable here (%s); plain httptools", exc)
+        return "httptools"
+    if len(params) != 2:  # (self, transport)
+        log.warning("OneWrite off: HttpToolsProtocol.connection_made%s is not (self, transport); plain httptools",
+                    tuple(params))
+        return "httptools"
 
-    class OneWriteHttpToolsProtocol(HttpToolsProtocol):
+    class OneWriteHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc, valid-type]
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
-            super().connection_made(OneWrite(transport, self.loop))
+            loop = getattr(self, "loop", None) or asyncio.get_running_loop()
+            super().connection_made(OneWrite(transport, loop))
 
     return OneWriteHttpToolsProtocol
 

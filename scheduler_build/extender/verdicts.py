@@ -33,7 +33,10 @@ MEMO_KEYS = 64  # (verb, decision key) pairs kept; all are dropped past this
 
 @dataclass(frozen=True)
 class FilterVerdicts:
-    """The policy's filter verdicts for every cached node, split as the reply needs them."""
+    """The policy's filter verdicts for every cached node, split as the reply needs them.
+
+    Frozen, but the two dicts are patched in place by VerdictMemo under the cache lock;
+    an answer sharing them (filter_answer) is encoded before the lock is released."""
 
     failed: dict[str, str]
     unresolvable: dict[str, str]
@@ -94,7 +97,8 @@ class VerdictMemo:
     A node's verdict depends only on the pod's decision key, the node and its
     usage (the same premise that lets a cluster-wide verdict answer a request
     for some of the nodes), so after a cache change only the nodes it touched
-    are judged again. Callers hold the cache lock.
+    are judged again. Callers hold the cache lock, and encode answers that share the
+    verdicts' dicts before releasing it.
     """
 
     def __init__(self, policy: Policy, cache: ClusterCache):
