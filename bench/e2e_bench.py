@@ -84,12 +84,8 @@ def _binaries(k8s_version: str, cache: Path, dist: Path, want_plugin: bool) -> d
 
 def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "abcd", k8s_version: str = settings.default("k8s.version"),
         trace: bool = False) -> dict:
-    from kubernetes import client as k
-
     from scheduler_build.cluster import controlplane as cluster
-    from scheduler_build.config import schedulerconfig
     from tests.support import extender_process
-    from tests.support import harness as e2e
     from tests.support import kubeobjects as kobj
     from scheduler_build.progress import log
 
@@ -99,52 +95,24 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
     results: dict = {"pods": pods, "nodes": nodes, "repeats": repeats, "runs": {v: [] for v in variants}}
     state = cluster.up(bins["apiserver"], state_dir, timeout=300)
     results["kubernetes"] = state.version
-    extender = plain_writes = None
+    extenders: dict = {}
     try:
         api = kobj.api_client(state.admin_kubeconfig)
-        core = k.CoreV1Api(api)
         log(f"    creating {nodes} nodes")
         kobj.create_nodes(api, [kobj.node_body(f"bench-{i}", labels={CAPACITY_LABEL: "10"}) for i in range(nodes)])
         if "c" in variants or "d" in variants:
-            extender = extender_process.start_extender(work, state.admin_kubeconfig, "extender")
+            extenders["c"] = extenders["d"] = extender_process.start_extender(work, state.admin_kubeconfig, "extender")
         if "e" in variants:
-            plain_writes = extender_process.start_extender(work, state.admin_kubeconfig, "extender-two-writes",
-                                                           env={ONE_WRITE_ENV: "0"})
+            extenders["e"] = extender_process.start_extender(work, state.admin_kubeconfig, "extender-two-writes",
+                                                             env={ONE_WRITE_ENV: "0"})
         for rep in range(repeats):
             for v in variants:
-                name = f"bench-{v}-{rep}"
-                kobj.ensure_namespace(api, name)
                 log(f"    [{rep + 1}/{repeats}] ({v}) {VARIANTS[v]}: creating {pods} pods")
-                kobj.create_pods(api, name, [kobj.pod_body(f"p{i}", name, labels=dict(POD_LABEL)) for i in range(pods)])
-                serving = plain_writes if v == "e" else extender
-                extenders = []
-                if v in "cde":
-                    extenders = [schedulerconfig.extender_entry(serving.url, node_cache_capable=(v != "d"))]
-                plugins = {"multiPoint": {"enabled": [{"name": "UnderlayIPLimit", "weight": 3}]}} if v == "b" else None
-                config = e2e.scheduler_config(name, state.scheduler_kubeconfig, extenders=extenders, plugins=plugins,
-                                              qps=5000, burst=5000)
-                binary = bins["plugin"] if v == "b" else bins["plain"]
-                started = time.monotonic()
-                sched = e2e.start_scheduler(binary, config, work, name,
-                                            extra_args=e2e.EXTENDER_RETRY_ARGS if extenders else ())
-                tracer = _Tracer(state, sched, serving if v in "cde" else None, work / f"{name}.pyspy") if trace else None
-                try:
-                    kobj.wait_bound(api, name, pods, 900)
-                    wall = time.monotonic() - started
-                finally:
-                    traced = tracer.stop() if tracer else None
-                    sched.stop()
-                times = bind_times(sched.log_text(), name)
-                rate = throughput(times)
-                results["runs"][v].append({"pods_per_second": round(rate, 1), "binds": len(times),
-                                           "wall_seconds_from_start": round(wall, 2),
-                                           **({"trace": traced} if traced else {})})
-                log(f"        {rate:.1f} pods/s ({len(times)} binds over {times[-1] - times[0]:.2f}s)")
-                core.delete_collection_namespaced_pod(name, grace_period_seconds=0)
+                results["runs"][v].append(_variant(v, f"bench-{v}-{rep}", pods, api, state, bins, extenders.get(v),
+                                                   work, trace))
     finally:
-        for running in (extender, plain_writes):
-            if running is not None:
-                running.stop()
+        for running in {id(x): x for x in extenders.values()}.values():  # c and d share one
+            running.stop()
         cluster.down(state_dir)
         # Binaries, logs and configs of this run only (the build caches stay).
         shutil.rmtree(work, ignore_errors=True)
@@ -153,6 +121,41 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
     if "a" in med:
         results["ratio_to_a"] = {v: round(x / med["a"], 3) for v, x in med.items()}
     return results
+
+
+def _variant(v: str, name: str, pods: int, api, state, bins: dict, serving, work: Path, trace: bool) -> dict:
+    """One variant once: its pods, its scheduler (and extender entry), until every pod is bound."""
+    from kubernetes import client as k
+
+    from scheduler_build.config import schedulerconfig
+    from tests.support import harness as e2e
+    from tests.support import kubeobjects as kobj
+    from scheduler_build.progress import log
+
+    kobj.ensure_namespace(api, name)
+    kobj.create_pods(api, name, [kobj.pod_body(f"p{i}", name, labels=dict(POD_LABEL)) for i in range(pods)])
+    extenders = []
+    if serving is not None:
+        extenders = [schedulerconfig.extender_entry(serving.url, node_cache_capable=(v != "d"))]
+    plugins = {"multiPoint": {"enabled": [{"name": "UnderlayIPLimit", "weight": 3}]}} if v == "b" else None
+    config = e2e.scheduler_config(name, state.scheduler_kubeconfig, extenders=extenders, plugins=plugins,
+                                  qps=5000, burst=5000)
+    binary = bins["plugin"] if v == "b" else bins["plain"]
+    started = time.monotonic()
+    sched = e2e.start_scheduler(binary, config, work, name, extra_args=e2e.EXTENDER_RETRY_ARGS if extenders else ())
+    tracer = _Tracer(state, sched, serving, work / f"{name}.pyspy") if trace else None
+    try:
+        kobj.wait_bound(api, name, pods, 900)
+        wall = time.monotonic() - started
+    finally:
+        traced = tracer.stop() if tracer else None
+        sched.stop()
+    times = bind_times(sched.log_text(), name)
+    rate = throughput(times)
+    log(f"        {rate:.1f} pods/s ({len(times)} binds over {times[-1] - times[0]:.2f}s)")
+    k.CoreV1Api(api).delete_collection_namespaced_pod(name, grace_period_seconds=0)
+    return {"pods_per_second": round(rate, 1), "binds": len(times), "wall_seconds_from_start": round(wall, 2),
+            **({"trace": traced} if traced else {})}
 
 
 class _Tracer:

@@ -83,6 +83,40 @@ def test_partial_requests_after_a_cache_change_agree_with_the_cluster_wide_verdi
             assert part == [h for h in full if h["Host"] in names[:7] or h["Host"] == "ghost"]
 
 
+def _plain(obj):
+    import msgspec
+
+    return msgspec.json.decode(msgspec.json.encode(obj))
+
+
+def _change_the_cache(cache, rng: random.Random, step: int, names: list[str], live: list, now: list[float]) -> None:
+    """One random change of the kinds the reflectors and the bind verb make."""
+    from tests.support import samples
+
+    change = rng.randrange(7)
+    if change == 0:  # a bind confirmed by the watch
+        new = samples.pod(f"new-{step}", node_name=rng.choice(names), phase="Running")
+        live.append(new)
+        cache.apply("pods", "MODIFIED", _plain(new))
+    elif change == 1 and live:  # a pod deleted
+        cache.apply("pods", "DELETED", _plain(live.pop(rng.randrange(len(live)))))
+    elif change == 2:  # the extender's own bind, not yet confirmed
+        cache.assume(f"assumed-{step}", rng.choice(names), 1)
+    elif change == 3:  # a node relabelled (capacity), or removed
+        name = rng.choice(names)
+        event = "DELETED" if rng.random() < 0.3 else "MODIFIED"
+        cache.apply("nodes", event, _plain(samples.node(name, capacity=rng.choice([0, 2, 9, "bad"]))))
+    elif change == 4:
+        cache.forget(next(iter(cache.assumed), ""))
+    elif change == 5:  # time passes: assumed pods past their TTL expire on the next request
+        now[0] += cache.assume_ttl * rng.choice([0.5, 1.5])
+    else:  # a relist (a watch expired): pods, sometimes nodes too, replaced wholesale
+        if rng.random() < 0.5:
+            kept = [samples.node(n, capacity=rng.choice([1, 4, 9])) for n in names if rng.random() < 0.9]
+            cache.replace("nodes", _plain(kept), f"r{step}")
+        cache.replace("pods", _plain(live), f"r{step}")
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_verdicts_patched_after_cache_changes_agree_with_judging_afresh(seed):
     """After binds, deletions, assumed pods (forgotten or expired), node changes and relists,
@@ -98,9 +132,8 @@ def test_verdicts_patched_after_cache_changes_agree_with_judging_afresh(seed):
     rng = random.Random(seed)
     ext, _ = create(ServeConfig(), connect=False)
     nodes, pods = samples.cluster(60, pods_per_node=5, capacity=4)
-    plain = lambda obj: msgspec.json.decode(msgspec.json.encode(obj))  # noqa: E731
-    ext.cache.replace("nodes", plain(nodes), "1")
-    ext.cache.replace("pods", plain(pods), "1")
+    ext.cache.replace("nodes", _plain(nodes), "1")
+    ext.cache.replace("pods", _plain(pods), "1")
     for kind in ("nodes", "pods"):
         ext.cache.mark_synced(kind)
     names = [n["metadata"]["name"] for n in nodes]
@@ -127,28 +160,7 @@ def test_verdicts_patched_after_cache_changes_agree_with_judging_afresh(seed):
     for verb in ("filter", "prioritize"):
         ask(verb, names)  # builds the cluster-wide verdicts
     for step in range(40):
-        change = rng.randrange(7)
-        if change == 0:  # a bind confirmed by the watch
-            new = samples.pod(f"new-{step}", node_name=rng.choice(names), phase="Running")
-            live.append(new)
-            ext.cache.apply("pods", "MODIFIED", plain(new))
-        elif change == 1 and live:  # a pod deleted
-            ext.cache.apply("pods", "DELETED", plain(live.pop(rng.randrange(len(live)))))
-        elif change == 2:  # the extender's own bind, not yet confirmed
-            ext.cache.assume(f"assumed-{step}", rng.choice(names), 1)
-        elif change == 3:  # a node relabelled (capacity), or removed
-            name = rng.choice(names)
-            event = "DELETED" if rng.random() < 0.3 else "MODIFIED"
-            ext.cache.apply("nodes", event, plain(samples.node(name, capacity=rng.choice([0, 2, 9, "bad"]))))
-        elif change == 4:
-            ext.cache.forget(next(iter(ext.cache.assumed), ""))
-        elif change == 5:  # time passes: assumed pods past their TTL expire on the next request
-            now[0] += ext.cache.assume_ttl * rng.choice([0.5, 1.5])
-        else:  # a relist (a watch expired): pods, sometimes nodes too, replaced wholesale
-            if rng.random() < 0.5:
-                kept = [samples.node(n, capacity=rng.choice([1, 4, 9])) for n in names if rng.random() < 0.9]
-                ext.cache.replace("nodes", plain(kept), f"r{step}")
-            ext.cache.replace("pods", plain(live), f"r{step}")
+        _change_the_cache(ext.cache, rng, step, names, live, now)
         subset = rng.sample(names, rng.randrange(1, 12)) + ["ghost"]
         for verb in ("filter", "prioritize"):
             for request in (subset, names):
