@@ -9,6 +9,8 @@ repeated round-robin so machine noise hits each alike:
   (b) + the example plugin            (`inv build --spec examples/underlay/scheduler.yaml`)
   (c) + the Python extender, NodeNames (nodeCacheCapable: true)
   (d) + the Python extender, NodeList  (nodeCacheCapable: false)
+  (e) as (c), the extender serving without OneWrite (head and body in two writes), to
+      measure OneWrite side by side (a second extender process, started only for e)
 Every pod opts in to the underlay policy and every node has room for 10, so the
 plugin and the extender do their real work and never run out of capacity.
 """
@@ -27,6 +29,7 @@ import time
 from pathlib import Path
 
 from scheduler_build import settings
+from scheduler_build.extender.server import ONE_WRITE_ENV
 
 REPO = Path(__file__).resolve().parent.parent
 CAPACITY_LABEL = "underlay.example.com/capacity"
@@ -36,6 +39,7 @@ VARIANTS = {
     "b": "example plugin",
     "c": "extender NodeNames",
     "d": "extender NodeList",
+    "e": "extender NodeNames, OneWrite off",
 }
 _BOUND = re.compile(r'^I(\d{4}) (\d\d:\d\d:\d\d\.\d+) .*"Successfully bound pod to node" pod="([^"]+)"')
 
@@ -78,13 +82,10 @@ def _binaries(k8s_version: str, cache: Path, dist: Path, want_plugin: bool) -> d
     return out
 
 
-def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "abcd", k8s_version: str = settings.default("k8s.version")) -> dict:
-    from kubernetes import client as k
-
+def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "abcd", k8s_version: str = settings.default("k8s.version"),
+        trace: bool = False) -> dict:
     from scheduler_build.cluster import controlplane as cluster
-    from scheduler_build.config import schedulerconfig
     from tests.support import extender_process
-    from tests.support import harness as e2e
     from tests.support import kubeobjects as kobj
     from scheduler_build.progress import log
 
@@ -94,44 +95,24 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
     results: dict = {"pods": pods, "nodes": nodes, "repeats": repeats, "runs": {v: [] for v in variants}}
     state = cluster.up(bins["apiserver"], state_dir, timeout=300)
     results["kubernetes"] = state.version
-    extender = None
+    extenders: dict = {}
     try:
         api = kobj.api_client(state.admin_kubeconfig)
-        core = k.CoreV1Api(api)
         log(f"    creating {nodes} nodes")
         kobj.create_nodes(api, [kobj.node_body(f"bench-{i}", labels={CAPACITY_LABEL: "10"}) for i in range(nodes)])
         if "c" in variants or "d" in variants:
-            extender = extender_process.start_extender(work, state.admin_kubeconfig, "extender")
+            extenders["c"] = extenders["d"] = extender_process.start_extender(work, state.admin_kubeconfig, "extender")
+        if "e" in variants:
+            extenders["e"] = extender_process.start_extender(work, state.admin_kubeconfig, "extender-two-writes",
+                                                             env={ONE_WRITE_ENV: "0"})
         for rep in range(repeats):
             for v in variants:
-                name = f"bench-{v}-{rep}"
-                kobj.ensure_namespace(api, name)
                 log(f"    [{rep + 1}/{repeats}] ({v}) {VARIANTS[v]}: creating {pods} pods")
-                kobj.create_pods(api, name, [kobj.pod_body(f"p{i}", name, labels=dict(POD_LABEL)) for i in range(pods)])
-                extenders = []
-                if v in "cd":
-                    extenders = [schedulerconfig.extender_entry(extender.url, node_cache_capable=(v == "c"))]
-                plugins = {"multiPoint": {"enabled": [{"name": "UnderlayIPLimit", "weight": 3}]}} if v == "b" else None
-                config = e2e.scheduler_config(name, state.scheduler_kubeconfig, extenders=extenders, plugins=plugins,
-                                              qps=5000, burst=5000)
-                binary = bins["plugin"] if v == "b" else bins["plain"]
-                started = time.monotonic()
-                sched = e2e.start_scheduler(binary, config, work, name,
-                                            extra_args=e2e.EXTENDER_RETRY_ARGS if extenders else ())
-                try:
-                    kobj.wait_bound(api, name, pods, 900)
-                    wall = time.monotonic() - started
-                finally:
-                    sched.stop()
-                times = bind_times(sched.log_text(), name)
-                rate = throughput(times)
-                results["runs"][v].append({"pods_per_second": round(rate, 1), "binds": len(times),
-                                           "wall_seconds_from_start": round(wall, 2)})
-                log(f"        {rate:.1f} pods/s ({len(times)} binds over {times[-1] - times[0]:.2f}s)")
-                core.delete_collection_namespaced_pod(name, grace_period_seconds=0)
+                results["runs"][v].append(_variant(v, f"bench-{v}-{rep}", pods, api, state, bins, extenders.get(v),
+                                                   work, trace))
     finally:
-        if extender is not None:
-            extender.stop()
+        for running in {id(x): x for x in extenders.values()}.values():  # c and d share one
+            running.stop()
         cluster.down(state_dir)
         # Binaries, logs and configs of this run only (the build caches stay).
         shutil.rmtree(work, ignore_errors=True)
@@ -140,6 +121,74 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
     if "a" in med:
         results["ratio_to_a"] = {v: round(x / med["a"], 3) for v, x in med.items()}
     return results
+
+
+def _variant(v: str, name: str, pods: int, api, state, bins: dict, serving, work: Path, trace: bool) -> dict:
+    """One variant once: its pods, its scheduler (and extender entry), until every pod is bound."""
+    from kubernetes import client as k
+
+    from scheduler_build.config import schedulerconfig
+    from tests.support import harness as e2e
+    from tests.support import kubeobjects as kobj
+    from scheduler_build.progress import log
+
+    kobj.ensure_namespace(api, name)
+    kobj.create_pods(api, name, [kobj.pod_body(f"p{i}", name, labels=dict(POD_LABEL)) for i in range(pods)])
+    extenders = []
+    if serving is not None:
+        extenders = [schedulerconfig.extender_entry(serving.url, node_cache_capable=(v != "d"))]
+    plugins = {"multiPoint": {"enabled": [{"name": "UnderlayIPLimit", "weight": 3}]}} if v == "b" else None
+    config = e2e.scheduler_config(name, state.scheduler_kubeconfig, extenders=extenders, plugins=plugins,
+                                  qps=5000, burst=5000)
+    binary = bins["plugin"] if v == "b" else bins["plain"]
+    started = time.monotonic()
+    sched = e2e.start_scheduler(binary, config, work, name, extra_args=e2e.EXTENDER_RETRY_ARGS if extenders else ())
+    tracer = _Tracer(state, sched, serving, work / f"{name}.pyspy") if trace else None
+    try:
+        kobj.wait_bound(api, name, pods, 900)
+        wall = time.monotonic() - started
+    finally:
+        traced = tracer.stop() if tracer else None
+        sched.stop()
+    times = bind_times(sched.log_text(), name)
+    rate = throughput(times)
+    log(f"        {rate:.1f} pods/s ({len(times)} binds over {times[-1] - times[0]:.2f}s)")
+    k.CoreV1Api(api).delete_collection_namespaced_pod(name, grace_period_seconds=0)
+    return {"pods_per_second": round(rate, 1), "binds": len(times), "wall_seconds_from_start": round(wall, 2),
+            **({"trace": traced} if traced else {})}
+
+
+class _Tracer:
+    """CPU of each process, load average, the extender's metrics and py-spy, for one variant (--trace)."""
+
+    def __init__(self, state, sched, extender, spy_out: Path):
+        from bench import e2e_trace
+
+        self.mod = e2e_trace
+        pids = {name: rec.pid for name, rec in state.processes.items()}
+        pids["scheduler"] = sched.record.pid
+        self.extender = extender
+        if extender is not None:
+            pids["extender"] = extender.record.pid
+            self.metrics = e2e_trace.parse_metrics(extender.get("/metrics")[1])
+            self.spy = e2e_trace.PySpy(extender.record.pid, spy_out)
+        self.load_before = e2e_trace.loadavg()
+        self.cpu = e2e_trace.CpuMeter(pids).start()
+        self.started = time.monotonic()
+
+    def stop(self) -> dict:
+        out = {"seconds": round(time.monotonic() - self.started, 2), "cpu_seconds": self.cpu.stop(),
+               "loadavg_before": self.load_before, "loadavg_after": self.mod.loadavg()}
+        if self.extender is not None:
+            after = self.mod.parse_metrics(self.extender.get("/metrics")[1])
+            out["extender"] = self.mod.extender_summary(self.metrics, after)
+            raw = self.spy.stop()
+            if raw is not None:
+                out["pyspy"] = self.mod.top_frames(raw)
+        from scheduler_build.progress import log
+
+        log(f"        trace: {json.dumps({k: v for k, v in out.items() if k != 'pyspy'})}")
+        return out
 
 
 def markdown(results: dict) -> str:
@@ -169,7 +218,7 @@ def chart(results: dict, out: Path) -> Path:
     keys = [v for v in VARIANTS if v in results["median_pods_per_second"]]
     values = [results["median_pods_per_second"][v] for v in keys]
     fig, ax = plt.subplots(figsize=(7, 3.6), dpi=100)
-    bars = ax.bar([f"({v}) {VARIANTS[v]}" for v in keys], values, color=["#4c72b0", "#55a868", "#dd8452", "#c44e52"][:len(keys)])
+    bars = ax.bar([f"({v}) {VARIANTS[v]}" for v in keys], values, color=["#4c72b0", "#55a868", "#dd8452", "#c44e52", "#8172b2"][:len(keys)])
     for bar, value in zip(bars, values):
         ax.annotate(f"{value:.0f}", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom", fontsize=9)
     ax.set_ylabel("pods scheduled per second")

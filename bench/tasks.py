@@ -75,19 +75,21 @@ def image_bench(c, k8s_version=None, repeats=3, json=False):
     "pods": "pods per variant (default 1000)",
     "nodes": "Nodes in the cluster (default 500)",
     "repeats": "round-robin rounds over the variants; medians are reported (default 1)",
-    "variants": "which of a (in-tree), b (example plugin), c (extender NodeNames), d (extender NodeList) (default abcd)",
+    "variants": "which of a (in-tree), b (example plugin), c (extender NodeNames), d (extender NodeList), e (c without OneWrite) (default abcd)",
     "k8s-version": f"{K8S_HELP} of the scheduler and API server",
     "chart": "write the PNG bar chart here (default bench/e2e-throughput.png)",
     "json": "print raw figures as JSON instead of a Markdown table",
+    "trace": "also record per variant: CPU seconds of each process, load average, the extender's metrics, py-spy",
 })
 @user_errors
-def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants="abcd", k8s_version=None, chart=None, json=False):
+def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants="abcd", k8s_version=None, chart=None, json=False, trace=False):
     """Pods/s on a real control plane: in-tree vs example plugin vs Python extender (NodeNames, NodeList)."""
-    bad = sorted(set(variants) - set("abcd"))
+    bad = sorted(set(variants) - set("abcde"))
     if bad or not variants:
-        raise UserError(f"--variants {variants!r}: unknown {''.join(bad) or 'empty'}", "use letters of abcd, e.g. --variants ac")
+        raise UserError(f"--variants {variants!r}: unknown {''.join(bad) or 'empty'}", "use letters of abcde, e.g. --variants ac")
     module = _bench_module("e2e_bench")
-    results = module.run(int(pods), int(nodes), int(repeats), variants, option(c, "k8s.version", k8s_version))
+    results = module.run(int(pods), int(nodes), int(repeats), variants, option(c, "k8s.version", k8s_version),
+                         trace=bool(trace))
     png = module.chart(results, Path(chart) if chart else BENCH_DIR / "e2e-throughput.png")
     results["chart"] = str(png)
     _report(module, results, json)

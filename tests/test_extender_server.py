@@ -298,3 +298,4 @@ def test_hundreds_of_keep_alive_clients_get_correct_answers(tmp_path):
         proc.terminate()
         proc.communicate(timeout=20)
         stub.stop()
+

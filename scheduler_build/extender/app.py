@@ -31,7 +31,7 @@ from scheduler_build.extender import protocol
 from scheduler_build.extender.cache import ClusterCache
 from scheduler_build.extender.policy import Policy, Unresolvable
 from scheduler_build.extender.protocol import NodeView, ProtocolError
-from scheduler_build.extender.verdicts import FilterVerdicts, filter_answer, scores_answer
+from scheduler_build.extender.verdicts import VerdictMemo, filter_answer, scores_answer
 
 log = logging.getLogger("scheduler_build.extender")
 
@@ -70,7 +70,7 @@ class Extender:
             if verb:
                 self.routes[f"{prefix}/{verb.lstrip('/')}"] = kind
         self._recent: dict[str, int] = {}
-        self._memo: dict[tuple[str, object], tuple[int, Any]] = {}
+        self.verdicts = VerdictMemo(policy, self.cache)
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="bind")
         self.registry = CollectorRegistry()
         self.m_requests = Counter("extender_requests", "HTTP requests by verb and status code",
@@ -164,34 +164,6 @@ class Extender:
                 nodes.append(view)
         return nodes, unknown
 
-    def _cluster_wide(self, verb: str, pod: protocol.PodView, requested: int) -> Any:
-        """The policy's verdict for every cached node (FilterVerdicts, or clamped scores),
-        reused while the cache does not change (caller holds the cache lock).
-        None if the policy has no key, or when a stale one would cost more than the request:
-        every bind changes the cache, and at 5000 nodes kube-scheduler asks about ~10% of
-        them, so recomputing all 5000 (15 to 20 ms) per request was 10x the request's own
-        nodes (BENCHMARKS.md, issue 15)."""
-        key = self.policy.decision_key(pod)
-        if key is None:
-            return None
-        generation = self.cache.generation
-        hit = self._memo.get((verb, key))
-        if hit is not None and hit[0] == generation:
-            return hit[1]
-        if 2 * requested < len(self.cache.nodes):
-            return None
-        nodes = list(self.cache.nodes.values())
-        usage = self.cache.usage_map()
-        if verb == "filter":
-            result: Any = FilterVerdicts.of(self.policy.filter(pod, nodes, usage))
-        else:
-            result = {name: 0 if score < 0 else 10 if score > 10 else int(score)
-                      for name, score in self.policy.prioritize(pod, nodes, usage)}
-        if len(self._memo) > 64:
-            self._memo.clear()
-        self._memo[(verb, key)] = (generation, result)
-        return result
-
     # -- verbs --------------------------------------------------------------
     def filter(self, body: bytes) -> Response:
         try:
@@ -204,14 +176,13 @@ class Extender:
         self._remember(args.pod)
         self.cache.expire_assumed()
         with self.cache.lock:
-            memo = self._cluster_wide("filter", args.pod, len(args.node_names)) if args.node_names is not None else None
-            if memo is not None:
-                answer = filter_answer(memo, args.node_names, self.cache.nodes)
-            else:
-                nodes, unknown = self._nodes(args)
-                failed_all = self.policy.filter(args.pod, nodes, self.cache.usage_map())
-        if memo is not None:  # NodeNames with a cluster-wide verdict: the common, hot case
-            return self._names_reply(answer)
+            memo = self.verdicts.get("filter", args.pod, len(args.node_names)) if args.node_names is not None else None
+            if memo is not None:  # NodeNames with a cluster-wide verdict: the common, hot case
+                # Encoded under the lock: the answer may share the memo's dicts, which the
+                # next request patches in place (VerdictMemo).
+                return self._names_reply(filter_answer(memo, args.node_names, self.cache.nodes))
+            nodes, unknown = self._nodes(args)
+            failed_all = self.policy.filter(args.pod, nodes, self.cache.usage_map())
         failed: dict[str, str] = {}
         unresolvable: dict[str, str] = {}
         for name, reason in failed_all.items():
@@ -252,7 +223,7 @@ class Extender:
         self.cache.expire_assumed()
         host = protocol.HostPriority
         with self.cache.lock:
-            memo = self._cluster_wide("prioritize", args.pod, len(args.node_names)) if args.node_names is not None else None
+            memo = self.verdicts.get("prioritize", args.pod, len(args.node_names)) if args.node_names is not None else None
             if memo is not None:
                 out = scores_answer(memo, args.node_names)  # already clamped; unknown nodes score 0
             else:

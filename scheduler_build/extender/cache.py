@@ -23,6 +23,7 @@ from scheduler_build.extender.protocol import NodeView, PodView, ProtocolError, 
 log = logging.getLogger("scheduler_build.extender.cache")
 
 TERMINATED = frozenset(("Succeeded", "Failed"))
+JOURNAL = 4096  # node changes kept for changed_since (twice this before trimming)
 
 
 class Usage(dict):
@@ -58,6 +59,10 @@ class ClusterCache:
         # Bumped on every change a decision could depend on (nodes, pods, assumed
         # pods): lets the extender reuse a cluster-wide verdict until it moves.
         self.generation = 0
+        # (generation, node name) for every change to a node or its usage, oldest first;
+        # changed_since() can answer for any generation >= _journal_floor.
+        self._journal: list[tuple[int, str]] = []
+        self._journal_floor = 0
 
     # -- readiness -------------------------------------------------------
     @property
@@ -102,6 +107,27 @@ class ClusterCache:
                     freed += entry[1]
         return self.usage(node) - freed
 
+    def changed_since(self, generation: int) -> set[str] | None:
+        """Names of the nodes whose labels or usage changed after `generation`
+        (None: unknown, e.g. after a full list; treat every node as changed)."""
+        if generation < self._journal_floor:
+            return None
+        journal = self._journal
+        out = set()
+        for i in range(len(journal) - 1, -1, -1):
+            gen, name = journal[i]
+            if gen <= generation:
+                break
+            out.add(name)
+        return out
+
+    def _touch(self, node: str) -> None:
+        journal = self._journal
+        journal.append((self.generation, node))
+        if len(journal) > 2 * JOURNAL:
+            del journal[:JOURNAL]
+            self._journal_floor = journal[0][0]
+
     def pod_node(self, uid: str) -> str | None:
         pod = self.pods.get(uid)
         if pod is not None and pod.node:
@@ -133,6 +159,7 @@ class ClusterCache:
                 return  # the watch was faster: already counted
             self.assumed[uid] = (node, usage, self._clock() + self.assume_ttl)
             self.generation += 1
+            self._touch(node)
             self._assumed_used[node] = self._assumed_used.get(node, 0) + usage
 
     def assume_unless(self, uid: str, node: str, usage: int,
@@ -160,6 +187,7 @@ class ClusterCache:
         if entry is not None:
             self.generation += 1
             node, usage, _ = entry
+            self._touch(node)
             left = self._assumed_used.get(node, 0) - usage
             if left:
                 self._assumed_used[node] = left
@@ -181,6 +209,7 @@ class ClusterCache:
                 for raw in items:
                     self._set_pod(raw)
             self.resource_versions[kind] = resource_version
+            self._journal, self._journal_floor = [], self.generation  # everything may have changed
 
     def apply(self, kind: str, event_type: str, raw: Any) -> None:
         with self.lock:
@@ -189,6 +218,7 @@ class ClusterCache:
                 if event_type == "DELETED":
                     name = _name(raw)
                     self.nodes.pop(name, None)
+                    self._touch(name)
                 else:
                     self._set_node(raw)
             elif event_type == "DELETED":
@@ -206,6 +236,7 @@ class ClusterCache:
             return
         if view.name:
             self.nodes[view.name] = view
+            self._touch(view.name)
 
     def _set_pod(self, raw: Any) -> None:
         try:
@@ -222,12 +253,14 @@ class ClusterCache:
         if counted:
             if usage:
                 self.used[view.node_name] = self.used.get(view.node_name, 0) + usage
+                self._touch(view.node_name)
             # The watch confirms the bind: the real count replaces the assumption.
             self._drop_assumed(view.uid)
 
     def _remove_pod(self, uid: str) -> None:
         pod = self.pods.pop(uid, None)
         if pod is not None and pod.counted and pod.usage:
+            self._touch(pod.node)
             left = self.used.get(pod.node, 0) - pod.usage
             if left:
                 self.used[pod.node] = left

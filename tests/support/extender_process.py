@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import urllib.error
@@ -70,13 +71,15 @@ def _died(ext: RunningExtender) -> bool:
 
 
 def start_extender(workdir: Path, kubeconfig: str, name: str = "extender", *, port: int = 0,
-                   extra_args: Iterable[str] = (), wait: bool = True, timeout: float = 120.0) -> RunningExtender:
-    """The reference Python extender (scheduler_build.extender) as a local process on 127.0.0.1."""
+                   extra_args: Iterable[str] = (), wait: bool = True, timeout: float = 120.0,
+                   env: dict[str, str] | None = None) -> RunningExtender:
+    """The reference Python extender (scheduler_build.extender) as a local process on 127.0.0.1
+    (`env`: variables added to this process's environment for it)."""
     port = port or processes.free_port()
     argv = [sys.executable, "-m", "scheduler_build.extender", "--host", "127.0.0.1", "--port", str(port),
             "--kubeconfig", str(kubeconfig), *extra_args]
     log_path = Path(workdir) / f"{name}.log"
-    record = processes.spawn(name, argv, log_path)
+    record = processes.spawn(name, argv, log_path, env={**os.environ, **env} if env else None)
     ext = RunningExtender(port=port, record=record, argv=argv, log_path=log_path)
     if wait:
         ext.wait_ready(timeout)
