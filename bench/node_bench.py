@@ -26,6 +26,7 @@ nodes throughout (and no pod is evicted).
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import os
 import shutil
@@ -75,14 +76,29 @@ def pod_body(name: str) -> dict:
     return body
 
 
-def host_config(api, work: Path, kubeconfig: str) -> tuple[dict, Path]:
+def deployed_config(api, qps: int = 0) -> dict:
+    """The scheduler's configuration as deployed (its ConfigMap); with qps, first set its client
+    QPS and burst to that in the ConfigMap (the pod reads it when the Deployment scales up)."""
+    from kubernetes import client as k
+
+    core, apps = k.CoreV1Api(api), k.AppsV1Api(api)
+    dep = apps.read_namespaced_deployment(SCHEDULER, NS)
+    name = next(v for v in dep.spec.template.spec.volumes if v.config_map).config_map.name
+    ((key, text),) = core.read_namespaced_config_map(name, NS).data.items()
+    config = yaml.safe_load(text)
+    if qps:
+        config.setdefault("clientConnection", {}).update(qps=qps, burst=qps)
+        core.patch_namespaced_config_map(name, NS, {"data": {key: yaml.safe_dump(config, sort_keys=False)}})
+    return config
+
+
+def host_config(api, work: Path, kubeconfig: str, config: dict) -> tuple[dict, Path]:
     """The deployed configuration for a host process, and a kubeconfig with the ServiceAccount's token."""
     from kubernetes import client as k
 
     core, apps = k.CoreV1Api(api), k.AppsV1Api(api)
     dep = apps.read_namespaced_deployment(SCHEDULER, NS)
-    configmap = next(v for v in dep.spec.template.spec.volumes if v.config_map).config_map.name
-    config = yaml.safe_load(next(iter(core.read_namespaced_config_map(configmap, NS).data.values())))
+    config = copy.deepcopy(config)
     account = dep.spec.template.spec.service_account_name
     token = core.create_namespaced_service_account_token(
         account, NS, {"spec": {"expirationSeconds": 7200}}).status.token
@@ -173,7 +189,7 @@ def run_host(api, name: str, pods: int, binary: Path, config: dict, work: Path) 
     return bind_times(sched.log_text(), name), wall
 
 
-def measure(api, kubeconfig: str, binary: Path, work: Path, pods: int, nodes: int, repeats: int) -> dict:
+def measure(api, kubeconfig: str, binary: Path, work: Path, pods: int, nodes: int, repeats: int, qps: int) -> dict:
     from kubernetes import client as k
 
     from tests.support import kubeobjects as kobj
@@ -186,8 +202,10 @@ def measure(api, kubeconfig: str, binary: Path, work: Path, pods: int, nodes: in
     log("    waiting for kube-controller-manager to mark the fake nodes unreachable (about a minute)")
     _settle(api, names)
     results["load_average_before"] = [round(x, 2) for x in os.getloadavg()]
-    config, _ = host_config(api, work, kubeconfig)
     _scale(api, 0)
+    deployed = deployed_config(api, qps)
+    results["client_qps_burst"] = [deployed["clientConnection"].get("qps"), deployed["clientConnection"].get("burst")]
+    config, _ = host_config(api, work, kubeconfig, deployed)
     for rep in range(repeats):
         for v in VARIANTS:
             name = f"bench-node-{v}-{rep}"
@@ -205,7 +223,8 @@ def measure(api, kubeconfig: str, binary: Path, work: Path, pods: int, nodes: in
     return results
 
 
-def run(pods: int = 300, nodes: int = 100, repeats: int = 1) -> dict:
+def run(pods: int = 300, nodes: int = 100, repeats: int = 1, qps: int = 0) -> dict:
+    """Both variants on one node cluster of their own; qps (0: the spec's) sets the client QPS and burst of both."""
     if pods > nodes * 10:
         raise UserError(f"--pods {pods} exceeds the fake nodes' underlay capacity ({nodes} nodes x 10)",
                         f"use --nodes {(pods + 9) // 10} or more")
@@ -222,7 +241,7 @@ def run(pods: int = 300, nodes: int = 100, repeats: int = 1) -> dict:
         kubeconfig = _inv("cluster.up", "--node", "--state-dir", str(state_dir)).strip().splitlines()[-1]
         _inv("cluster.load", "--spec", SPEC, "--state-dir", str(state_dir))
         _inv("deploy", "--spec", SPEC, "--kubeconfig", kubeconfig, "--timeout", "300")
-        results = measure(kobj.api_client(kubeconfig), kubeconfig, binary, work, pods, nodes, repeats)
+        results = measure(kobj.api_client(kubeconfig), kubeconfig, binary, work, pods, nodes, repeats, qps)
     finally:
         if state_dir.exists():
             log("    inv cluster.down")
@@ -240,7 +259,7 @@ def run(pods: int = 300, nodes: int = 100, repeats: int = 1) -> dict:
 def markdown(results: dict) -> str:
     lines = [f"{results['pods']} pods bound to {results['nodes']} fake nodes beside one real node, median of "
              f"{results['repeats']} round(s); {results['cpus']} CPUs, load average {results['load_average_before']} before, "
-             f"{results['load_average_after']} after:", "",
+             f"{results['load_average_after']} after; client QPS/burst {results['client_qps_burst']}:", "",
              "| variant | pods/s (median) | runs |", "| --- | --- | --- |"]
     for v, label in VARIANTS.items():
         runs = ", ".join(f"{r['pods_per_second']:.0f}" for r in results["runs"][v])

@@ -29,9 +29,16 @@ def test_more_pods_than_the_fake_nodes_hold_is_one_line_before_anything_runs():
 
 def test_markdown_names_both_variants_the_ratio_and_the_load():
     results = {"pods": 300, "nodes": 100, "repeats": 1, "cpus": 2, "load_average_before": [1.0, 0.9, 0.8],
-               "load_average_after": [1.5, 1.0, 0.9],
+               "load_average_after": [1.5, 1.0, 0.9], "client_qps_burst": [50, 100],
                "runs": {"pod": [{"pods_per_second": 40.0}], "host": [{"pods_per_second": 50.0}]},
                "median_pods_per_second": {"pod": 40.0, "host": 50.0}, "ratio_pod_to_host": 0.8}
     text = node_bench.markdown(results)
     assert "| deployed scheduler pod | 40 | 40 |" in text and "| host process, same binary and config | 50 | 50 |" in text
-    assert "ratio pod / host: 0.8" in text and "load average [1.0, 0.9, 0.8]" in text
+    assert "ratio pod / host: 0.8" in text and "load average [1.0, 0.9, 0.8]" in text and "[50, 100]" in text
+
+
+def test_qps_without_node_is_one_line():
+    out = subprocess.run([sys.executable, "-m", "invoke", "bench.e2e", "--qps", "100"],
+                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    assert out.stderr.strip().splitlines()[-1].startswith("error: --qps applies to --node only")
