@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from scheduler_build.cluster import containerd, network
-from tests.node import scenarios
+from tests.node import rotation, scenarios
 
 # Also e2e: the unit selection (`not integration and not e2e`) must never start a node.
 pytestmark = [pytest.mark.node, pytest.mark.e2e]
@@ -298,4 +298,4 @@ def test_pods_of_ours_keep_the_underlay_quota_default_schedulers_left_alone(node
 
 
 def test_rotate_certs_while_pods_are_scheduled_through_the_extender(node):
-    scenarios.rotate_certs_while_scheduling(node[1])
+    rotation.rotate_certs_while_scheduling(node[1])
