@@ -78,12 +78,26 @@ def image_bench(c, k8s_version=None, repeats=3, json=False):
     "variants": "which of a (in-tree), b (example plugin), c (extender NodeNames), d (extender NodeList), e (c without OneWrite) (default abcd)",
     "k8s-version": f"{K8S_HELP} of the scheduler and API server",
     "chart": "write the PNG bar chart here (default bench/e2e-throughput.png)",
+    "node": "instead: on a real node (inv cluster.up --node, root), the example spec deployed by inv deploy: "
+            "its scheduler pod vs the same binary as a host process, same config and pods (needs no other node "
+            "cluster running; --variants, --k8s-version and --chart do not apply)",
+    "qps": "with --node: client QPS and burst of both schedulers, set in the deployed ConfigMap too "
+           "(default: the spec's clientConnection)",
     "json": "print raw figures as JSON instead of a Markdown table",
     "trace": "also record per variant: CPU seconds of each process, load average, the extender's metrics, py-spy",
 })
 @user_errors
-def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants="abcd", k8s_version=None, chart=None, json=False, trace=False):
+def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants="abcd", k8s_version=None, chart=None, node=False,
+              qps=0, json=False, trace=False):
     """Pods/s on a real control plane: in-tree vs example plugin vs Python extender (NodeNames, NodeList)."""
+    if int(qps) and not node:
+        raise UserError("--qps applies to --node only", "add --node, or leave --qps out (bench.e2e uses QPS 5000)")
+    if int(qps) < 0:
+        raise UserError(f"--qps {qps}: must be positive", "e.g. --qps 5000")
+    if node:
+        module = _bench_module("node_bench")
+        _report(module, module.run(int(pods), int(nodes), int(repeats), int(qps)), json)
+        return
     bad = sorted(set(variants) - set("abcde"))
     if bad or not variants:
         raise UserError(f"--variants {variants!r}: unknown {''.join(bad) or 'empty'}", "use letters of abcde, e.g. --variants ac")

@@ -185,9 +185,11 @@ def is_available(dep: dict) -> bool:
 
 
 def rolled_out(dep: dict) -> bool:
-    """Available, and every pod runs the current template (no old pod left)."""
+    """Available, and every pod runs the current template (no old pod left, none still terminating:
+    a terminating pod runs until it exits)."""
     status = dep.get("status") or {}
-    return is_available(dep) and (status.get("replicas") or 0) == (status.get("updatedReplicas") or 0)
+    return (is_available(dep) and (status.get("replicas") or 0) == (status.get("updatedReplicas") or 0)
+            and not status.get("terminatingReplicas"))
 
 
 def gather_and_diagnose(client: Any, apps: Any, core: Any, namespace: str, name: str) -> list[str]:
@@ -319,8 +321,10 @@ def deploy(objects: list[dict], kubeconfig: Path, context: str | None = None, dr
     report.deployments = [f"{o['metadata'].get('namespace', 'default')}/{o['metadata']['name']}"
                           for o in objects if o.get("kind") == "Deployment"]
     targets = [tuple(d.split("/", 1)) for d in report.deployments]
+    rotating: list[bool] = []
 
     def apply_and_roll(step: list[dict]) -> None:
+        rotating.append(True)
         apply(client, step)
         ok, reasons = wait_available(client, targets, timeout, check=rolled_out)  # type: ignore[arg-type]
         if not ok:
@@ -335,5 +339,12 @@ def deploy(objects: list[dict], kubeconfig: Path, context: str | None = None, dr
     if dry_run or not wait:
         return report
     log(f"    waiting up to {timeout:g}s for {', '.join(report.deployments)} to become available")
-    report.available, report.reasons = wait_available(client, targets, timeout)  # type: ignore[arg-type]
+    report.available, report.reasons = wait_available(client, targets, timeout,  # type: ignore[arg-type]
+                                                      check=settled(bool(rotating)))
     return report
+
+
+def settled(rotation: bool) -> Callable[[dict], bool]:
+    """When deploy is done with a Deployment: Available; after a certificate rotation, rolled out
+    (no pod of the previous step left, so none still trusts the old CA when deploy returns)."""
+    return rolled_out if rotation else is_available

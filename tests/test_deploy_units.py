@@ -53,6 +53,21 @@ def test_is_available():
     assert not deploy.is_available(stale)
 
 
+def test_after_a_rotation_deploy_waits_until_no_pod_of_the_previous_step_is_left():
+    """The moment a rolling update's new pod is available and the old one not yet gone: enough for
+    a plain deploy; not for a rotation, whose last step is done only when no pod trusts the old CA
+    (found on the real node: deploy --rotate-certs returned with the old scheduler pod still there)."""
+    mid_rollout = {**DEP, "status": {"observedGeneration": 2, "replicas": 2, "updatedReplicas": 1,
+                                     "availableReplicas": 2, "conditions": [{"type": "Available", "status": "True"}]}}
+    assert deploy.settled(rotation=False)(mid_rollout)
+    assert not deploy.settled(rotation=True)(mid_rollout)
+    terminating = {**mid_rollout, "status": {**mid_rollout["status"], "replicas": 1, "availableReplicas": 1,
+                                             "terminatingReplicas": 1}}
+    assert not deploy.settled(rotation=True)(terminating)
+    done = {**terminating, "status": {**terminating["status"], "terminatingReplicas": 0}}
+    assert deploy.settled(rotation=True)(done)
+
+
 def test_diagnose_image_pull():
     p = pod("s-1", containerStatuses=[{"name": "kube-scheduler", "ready": False, "state": {"waiting": {
         "reason": "ImagePullBackOff", "message": "Back-off pulling image \"r/x:1\""}}}])

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from scheduler_build.cluster import containerd, network
-from tests.node import scenarios
+from tests.node import rotation, scenarios
 
 # Also e2e: the unit selection (`not integration and not e2e`) must never start a node.
 pytestmark = [pytest.mark.node, pytest.mark.e2e]
@@ -295,3 +295,7 @@ def test_extender_replica_killed_the_service_keeps_answering_no_pod_lost(node):
 
 def test_pods_of_ours_keep_the_underlay_quota_default_schedulers_left_alone(node):
     scenarios.underlay_quota(node[1])
+
+
+def test_rotate_certs_while_pods_are_scheduled_through_the_extender(node):
+    rotation.rotate_certs_while_scheduling(node[1])
