@@ -50,6 +50,8 @@ DEFAULTS: dict[str, Any] = {
         "apiserver": "",  # empty: build kube-apiserver of k8s.version with our own build
         "etcd": "/usr/bin/etcd",  # Debian's etcd-server
         "timeout": 180,  # seconds for each process to become ready (a loaded 2-core machine)
+        "registries": "",  # --node: registries the node pulls from, comma-separated http(s)://HOST:PORT
+        "registry_ca": "",  # --node: CA bundle for the https ones (empty: the engine's certs.d, else the system's)
     },
     "image": {
         "platforms": "",  # empty: the spec's platforms, else the host's

@@ -170,6 +170,14 @@ EARLY = [
     ("image.build --repository upper case", ["image.build", "--k8s-version", "v1.36.3", "--repository", "Bad Repo",
                                              "--dist", "{d}/dist"], "--repository 'Bad Repo': not an image repository"),
     ("image.keygen --out under a file", ["image.keygen", "--out", "{d}/file/keys"], "--out {d}/file/keys: cannot write there"),
+    ("cluster.up --registry without --node", ["cluster.up", "--registry", "http://127.0.0.1:5000", "--state-dir", "{d}/state"],
+     "--registry and --registry-ca configure the node's containerd"),
+    ("cluster.up --node --registry without a scheme", ["cluster.up", "--node", "--registry", "127.0.0.1:5000",
+                                                       "--state-dir", "{d}/state"],
+     "--registry 127.0.0.1:5000: say how the node reaches it"),
+    ("cluster.up --node --registry-ca not a file", ["cluster.up", "--node", "--registry", "https://127.0.0.1:5443",
+                                                    "--registry-ca", "{d}/file", "--state-dir", "{d}/state"],
+     "--registry-ca {d}/file: not a PEM certificate"),
 ]
 
 

@@ -23,7 +23,7 @@ from typing import Callable
 
 from scheduler_build import kubeclient
 from scheduler_build.atomic import write_atomic
-from scheduler_build.cluster import containerd, controlplane, dns, hosttraces, network
+from scheduler_build.cluster import containerd, controlplane, dns, hosttraces, network, registries
 from scheduler_build.cluster import node_config as cfg
 from scheduler_build.cluster.processes import ProcessRecord, alive, free_port, spawn, stop, wait_http
 from scheduler_build.errors import UserError
@@ -42,6 +42,7 @@ class NodeState:
     binaries: dict[str, str]
     iptables_before: dict = field(default_factory=dict)
     outside_before: list[str] = field(default_factory=list)
+    registries: list[str] = field(default_factory=list)  # servers the node pulls from (registries.py)
     processes: dict[str, ProcessRecord] = field(default_factory=dict)
 
     def save(self, state_dir: Path) -> None:
@@ -145,7 +146,7 @@ def _start_components(state: NodeState, cp: controlplane.ClusterState, cache_dir
 
 
 def up(apiserver: Path, binaries: dict[str, Path], state_dir: Path, cache_dir: Path, etcd: str,
-       timeout: float) -> controlplane.ClusterState:
+       timeout: float, pull_from: list[registries.NodeRegistry] | None = None) -> controlplane.ClusterState:
     """Control plane on the node address plus one node; everything is torn down if a step fails."""
     state_dir = Path(state_dir).resolve()
     if os.geteuid() != 0:
@@ -153,7 +154,8 @@ def up(apiserver: Path, binaries: dict[str, Path], state_dir: Path, cache_dir: P
     network.check_ranges()
     hosttraces.acquire_lock(state_dir, running)
     state = NodeState(name=cfg.NODE_NAME, ip=network.NODE_IP, binaries={k: str(v) for k, v in binaries.items()},
-                      iptables_before=network.snapshot(), outside_before=hosttraces.existing_outside())
+                      iptables_before=network.snapshot(), outside_before=hosttraces.existing_outside(),
+                      registries=[r.server for r in pull_from or []])
     try:
         # Before anything of ours exists: a failed check must not tear down what another
         # node (or a crashed one) left, which `inv cluster.down` for that node removes.
@@ -164,6 +166,7 @@ def up(apiserver: Path, binaries: dict[str, Path], state_dir: Path, cache_dir: P
     try:
         cp = controlplane.up(apiserver, state_dir, etcd=etcd, timeout=timeout, node=(cfg.NODE_NAME, network.NODE_IP))
         state.save(state_dir)
+        registries.write(state_dir / "node" / "containerd" / "certs.d", pull_from or [])
         _start_components(state, cp, cache_dir, timeout)
     except BaseException:
         log("    node start failed: tearing everything down")
@@ -263,4 +266,5 @@ def status(state_dir: Path) -> dict:
     if state is None:
         return {}
     procs = {name: alive(rec) for name, rec in state.processes.items()}
-    return {"name": state.name, "ip": state.ip, "processes": procs, "running": bool(procs) and all(procs.values())}
+    return {"name": state.name, "ip": state.ip, "processes": procs, "registries": state.registries,
+            "running": bool(procs) and all(procs.values())}

@@ -11,6 +11,7 @@ from scheduler_build.cluster import controlplane as cluster_mod
 from scheduler_build.cluster import dns as dns_mod
 from scheduler_build.cluster import load as load_mod
 from scheduler_build.cluster import node as node_mod
+from scheduler_build.cluster import registries as registries_mod
 from scheduler_build.config import render as schedconfig
 from scheduler_build.config import target
 from scheduler_build.errors import UserError
@@ -51,6 +52,15 @@ def component_binary(c, component: str, k8s_version=None) -> Path:
     return build_stage.run(request).binary
 
 
+def node_registries(c, flags, ca_flag, node: bool) -> list:
+    """--registry (repeatable) or cluster.registries (comma-separated), checked before anything is built."""
+    urls = list(flags or []) or [u for u in str(option(c, "cluster.registries") or "").split(",") if u.strip()]
+    ca = option(c, "cluster.registry_ca", ca_flag) or ""
+    if (flags or ca_flag) and not node:
+        raise UserError("--registry and --registry-ca configure the node's containerd", "add --node")
+    return registries_mod.parse(urls, ca) if node else []
+
+
 @task(help={
     "k8s-version": f"version of the kube-apiserver to build and run ({describe('k8s.version')})",
     "apiserver": f"use this kube-apiserver binary instead of building one ({describe('cluster.apiserver', 'build it')})",
@@ -59,19 +69,25 @@ def component_binary(c, component: str, k8s_version=None) -> Path:
     "timeout": f"seconds to wait for each process to become ready ({describe('cluster.timeout')})",
     "json": "print the cluster's state as JSON instead of the admin kubeconfig path",
     "node": "also run one real node: containerd, kubelet, kube-proxy, kube-controller-manager (root; see inv doctor --node)",
-})
+    "registry": "with --node: a registry the node pulls from, http://HOST:PORT or https://HOST:PORT; repeat for more "
+                f"({describe('cluster.registries', 'none')})",
+    "registry-ca": "with --node: CA bundle for the https registries (default: /etc/docker/certs.d/<host:port>/ca.crt, "
+                   "else the system's)",
+}, iterable=["registry"])
 @user_errors
-def up(c, k8s_version=None, apiserver=None, etcd=None, state_dir=None, timeout=None, json=False, node=False):
+def up(c, k8s_version=None, apiserver=None, etcd=None, state_dir=None, timeout=None, json=False, node=False,
+       registry=None, registry_ca=None):
     """Start etcd and kube-apiserver (127.0.0.1, or the node address with --node) with certificates and RBAC."""
     directory = resolve_state_dir(c, state_dir)
     # Every flag is parsed before anything is built: a bad --timeout must not cost a kube-apiserver build.
     etcd, wait = option(c, "cluster.etcd", etcd), float(option(c, "cluster.timeout", timeout))
+    pull_from = node_registries(c, registry, registry_ca, node)
     binary = apiserver_binary(c, apiserver, k8s_version)
     if node:
         binaries = {name: component_binary(c, name, k8s_version) for name in node_mod.COMPONENTS}
         binaries["coredns"] = dns_mod.binary(settings.cache_dir(c.config))
         with phase("cluster up --node", str(directory)):
-            state = node_mod.up(binary, binaries, directory, settings.cache_dir(c.config), etcd, wait)
+            state = node_mod.up(binary, binaries, directory, settings.cache_dir(c.config), etcd, wait, pull_from)
     else:
         with phase("cluster up", str(directory)):
             state = cluster_mod.up(binary, directory, etcd=etcd, timeout=wait)

@@ -103,13 +103,31 @@ def test_a_leftover_node_interface_refuses_up_and_is_left_alone(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def node(tmp_path_factory):
+def node_registries(tmp_path_factory):
+    """Two real registries (Debian's docker-registry) the node is told to pull from: plain HTTP,
+    and TLS from a CA the test makes (trusted by no one else: the node must use --registry-ca)."""
+    from tests.support.registry_server import Registry
+
+    work = tmp_path_factory.mktemp("node-registries")
+    started = {"http": Registry(work / "http").start()}
+    try:
+        started["https"] = Registry(work / "https", tls=True).start()
+        yield started
+    finally:
+        for registry in started.values():
+            registry.stop()
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory, node_registries):
     if os.geteuid() != 0:
         pytest.skip("a node needs root")
     state_dir = tmp_path_factory.mktemp("node") / "cluster"
     before = machine()
+    plain, tls = node_registries["http"], node_registries["https"]
     try:
-        out = inv("cluster.up", "--node", "--state-dir", str(state_dir))
+        out = inv("cluster.up", "--node", "--state-dir", str(state_dir), "--registry", f"http://{plain.host}",
+                  "--registry", f"https://{tls.host}", "--registry-ca", str(tls.ca))
         kubeconfig = out.stdout.strip().splitlines()[-1]
         yield state_dir, kubeconfig
     finally:
@@ -196,6 +214,36 @@ def test_loading_a_missing_image_is_one_clear_error(node):
     out = inv("cluster.load", "--ref", "no-such-image/anywhere:0", "--state-dir", str(state_dir), check=False)
     assert out.returncode != 0 and "Traceback" not in out.stderr
     assert "no-such-image/anywhere:0" in out.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_the_node_pulls_what_image_push_pushed(node, node_registries, scheme):
+    """As a real cluster gets its images: image.push to a registry on 127.0.0.1, then a pod naming
+    the pushed index by digest with imagePullPolicy Always; the node's containerd pulls it through
+    the hosts.toml cluster.up wrote (plain HTTP, or TLS verified against --registry-ca)."""
+    state_dir, kubeconfig = node
+    registry = node_registries[scheme]
+    status = json.loads(inv("cluster.status", "--state-dir", str(state_dir)).stdout)
+    assert f"{scheme}://{registry.host}" in status["node"]["registries"]
+    push = ["image.push", "--spec", SPEC, "--registry", f"{registry.host}/acme/underlay-scheduler", "--json"]
+    pushed = json.loads(inv(*push, *(["--ca-cert", str(registry.ca)] if registry.ca else [])).stdout)
+    reference = pushed["references"][0]
+    name = f"pulled-{scheme}"
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+           "spec": {"restartPolicy": "Never", "containers": [{
+               "name": "c", "image": reference, "imagePullPolicy": "Always", "args": ["--version"]}]}}
+    _, core = kubectl_apply(kubeconfig, [pod])
+    try:
+        wait(lambda: core.read_namespaced_pod(name, "default").status.phase in ("Succeeded", "Failed"),
+             what=f"pod {name} done")
+        got = core.read_namespaced_pod(name, "default").status
+        assert got.phase == "Succeeded", got.container_statuses
+        assert got.container_statuses[0].image_id.endswith(pushed["index_digest"]), got.container_statuses[0].image_id
+        assert "Kubernetes v1.36.3-acme.1" in core.read_namespaced_pod_log(name, "default")
+        events = core.list_namespaced_event("default", field_selector=f"involvedObject.name={name}").items
+        assert any(e.reason == "Pulled" for e in events), [(e.reason, e.message) for e in events]
+    finally:
+        core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
 
 
 def test_a_second_node_cluster_is_refused(node, tmp_path):
