@@ -56,11 +56,18 @@ def kubelet_config(state_dir: Path, containerd_sock: Path, healthz_port: int) ->
         "clusterDomain": "cluster.local",
         "clusterDNS": [network.NODE_IP],  # CoreDNS (cluster/dns.py) on the node address
         "resolvConf": "/etc/resolv.conf",
-        # Images are loaded, never pulled: never garbage-collect them.
+        # Images are loaded (cluster.load) or pulled from the user's own registry (--registry):
+        # never garbage-collect them.
         "imageGCHighThresholdPercent": 100, "imageGCLowThresholdPercent": 99, "imageMinimumGCAge": "87600h",
         "evictionHard": {"memory.available": "100Mi", "nodefs.available": "1%", "nodefs.inodesFree": "1%",
                          "imagefs.available": "1%"},
         "maxPods": 30, "serializeImagePulls": False, "rotateCertificates": False, "serverTLSBootstrap": False,
+        # KEP-2535 (beta in 1.35): once the kubelet has pulled an image, another name for the same
+        # image (e.g. `cluster.load` of what was pulled from --registry) must be re-verified by a
+        # pull, which for registry.example.com/... can never succeed here: ImagePullBackOff on an
+        # image the node holds. This is a one-operator test node whose images arrive by
+        # `cluster.load`, like kind's: images present may be used, as before 1.33.
+        "imagePullCredentialsVerificationPolicy": "NeverVerify",
     }
 
 
