@@ -293,7 +293,8 @@ def _container_reasons(pname: str, cs: dict, log_text: str) -> list[str]:
     """One line for a container that keeps the pod from being ready, with its last log lines if it exited."""
     state, prefix = cs.get("state") or {}, f"pod {pname} container {cs.get('name')}"
     last = (cs.get("lastState") or {}).get("terminated")
-    tail = f"; last log lines: {one_line(log_text)}" if one_line(log_text) else ""
+    quoted = one_line(log_text)
+    tail = f"; last log lines: {quoted}" if quoted else ""
     waiting = state.get("waiting")
     if waiting:
         reason = waiting.get("reason", "")

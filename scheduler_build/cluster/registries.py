@@ -20,8 +20,8 @@ from urllib.parse import urlsplit
 from scheduler_build import templating
 from scheduler_build.atomic import write_atomic
 from scheduler_build.errors import UserError
+from scheduler_build.publish.registry import engine_ca
 
-ENGINE_CERTS_D = Path("/etc/docker/certs.d")
 EXAMPLE = "e.g. --registry http://127.0.0.1:5000 (plain HTTP) or --registry https://127.0.0.1:5443 --registry-ca ca.crt"
 
 
@@ -86,10 +86,8 @@ def parse(urls: list[str], ca_cert: str = "") -> list[NodeRegistry]:
             raise UserError(f"--registry: {host} is named as both http and https", "name it once")
         ca = ""
         if scheme == "https":
-            ca = _check_ca(ca_cert) if ca_cert else ""
-            engine_ca = ENGINE_CERTS_D / host / "ca.crt"
-            if not ca and engine_ca.is_file():
-                ca = _check_ca(str(engine_ca))
+            trusted = ca_cert or engine_ca(host)
+            ca = _check_ca(str(trusted)) if trusted else ""
         found[host] = NodeRegistry(host=host, scheme=scheme, ca=ca)
     if ca_cert and not any(r.scheme == "https" for r in found.values()):
         raise UserError(f"--registry-ca {ca_cert}: no https registry to use it for",

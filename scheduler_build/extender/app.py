@@ -31,7 +31,7 @@ from scheduler_build.extender import protocol
 from scheduler_build.extender.cache import ClusterCache
 from scheduler_build.extender.policy import Policy, Unresolvable
 from scheduler_build.extender.protocol import NodeView, ProtocolError
-from scheduler_build.extender.verdicts import VerdictMemo, filter_answer, scores_answer
+from scheduler_build.extender.verdicts import VerdictMemo, clamp_score, filter_answer, scores_answer
 
 log = logging.getLogger("scheduler_build.extender")
 
@@ -117,14 +117,16 @@ class Extender:
         if path in ("/healthz", "/readyz", "/metrics"):
             if method not in ("GET", "HEAD"):
                 return Response(405, b"use GET\n", TEXT, {"Allow": "GET, HEAD"})
-            if path == "/healthz":
-                return Response(200, b"ok\n", TEXT)
-            if path == "/readyz":
-                if self.cache.synced:
-                    return Response(200, b"ok\n", TEXT)
-                return Response(503, b"not ready: node and pod caches not synced yet\n", TEXT)
+            if path in ("/healthz", "/readyz"):
+                return self.probe(path)
             return Response(200, generate_latest(self.registry), CONTENT_TYPE_LATEST)
         return Response(404, f"no such endpoint {path[:200]}\n".encode(), TEXT)
+
+    def probe(self, path: str) -> Response:
+        """/healthz (alive) or /readyz (caches synced): the same answer on the API port and the health port."""
+        if path == "/healthz" or self.cache.synced:
+            return Response(200, b"ok\n", TEXT)
+        return Response(503, b"not ready: node and pod caches not synced yet\n", TEXT)
 
     def _error(self, kind: str, message: str, status: int) -> Response:
         """The protocol-correct error answer for a verb (see the module docstring)."""
@@ -231,7 +233,7 @@ class Extender:
                 scored = self.policy.prioritize(args.pod, nodes, self.cache.usage_map())
         if memo is None:
             # Clamp whatever a policy returns: kube-scheduler does not, and 0..10 is the contract.
-            out = [host(name, 0 if score < 0 else 10 if score > 10 else int(score)) for name, score in scored]
+            out = [host(name, clamp_score(score)) for name, score in scored]
             out.extend(host(name, 0) for name in unknown)
         self.m_decisions.labels("prioritize", "scored").inc(len(out))
         return Response(200, protocol.dumps(out))

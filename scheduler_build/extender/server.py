@@ -302,15 +302,13 @@ def start_health_server(extender: Extender, host: str, port: int) -> Any:
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
-            if self.path == "/healthz":
-                status, body = 200, b"ok\n"
-            elif self.path == "/readyz":
-                ready = extender.cache.synced
-                status, body = (200, b"ok\n") if ready else (503, b"not ready: node and pod caches not synced yet\n")
+            if self.path in ("/healthz", "/readyz"):
+                answer = extender.probe(self.path)
+                status, body, content_type = answer.status, answer.body, answer.content_type
             else:
-                status, body = 404, b"only /healthz and /readyz here\n"
+                status, body, content_type = 404, b"only /healthz and /readyz here\n", "text/plain; charset=utf-8"
             self.send_response(status)
-            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

@@ -38,6 +38,12 @@ _REPO_RE = re.compile(r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?
 _HOST_RE = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]{1,5})?$")
 
 
+def engine_ca(host: str) -> Path | None:
+    """The CA the Docker engine trusts for a registry host:port, if one is installed."""
+    ca = CERTS_D / host / "ca.crt"
+    return ca if ca.is_file() else None
+
+
 class AuthFailed(UserError):
     """The registry refused the credentials (or wanted some): retrying cannot help."""
 
@@ -129,8 +135,8 @@ class Client:
     def _verify(self):
         if self.ca_cert:
             return self.ca_cert
-        ca = CERTS_D / self.target.host / "ca.crt"
-        return str(ca) if ca.is_file() else True
+        ca = engine_ca(self.target.host)
+        return str(ca) if ca else True
 
     def connect(self) -> None:
         """Find the scheme (HTTPS, or HTTP where allowed) and authenticate against /v2/."""
