@@ -50,6 +50,8 @@ def _component(component: Component, inputs: SbomInputs) -> dict[str, Any]:
                            "name": component.name, "version": component.version, "purl": component.purl}
     properties = [{"name": "go:sum", "value": module.sum}] if module.sum else []
     properties += [{"name": k, "value": v} for k, v in component.original_properties()]
+    if module.local:
+        properties.append({"name": "go:localReplace", "value": "true"})  # built from a directory, not the proxy
     if component.role and component.role != "stdlib":
         properties.append({"name": "go:role", "value": component.role})
     patches = inputs.patches_of(module.path)

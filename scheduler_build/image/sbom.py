@@ -88,6 +88,8 @@ def _module_package(component: Component, inputs: SbomInputs, created: str) -> t
         if component.original_properties() else []
     if module.original:
         notes.append(f"replace {module.original} => {component.name} {component.version}")
+    if module.local:
+        notes.append("built from a local directory (replace), not from the module proxy")
     patches = inputs.patches_of(module.path)
     files = [_patch_file(p) for p in patches if p.text]
     if patches:
