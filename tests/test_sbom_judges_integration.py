@@ -87,7 +87,7 @@ def _directory_replaced(bom: dict) -> set[str]:
 def gomod_bom(outputs) -> dict:
     out = outputs["work"] / "cyclonedx-gomod.json"
     proc = subprocess.run([str(judges.cyclonedx_gomod()), "bin", "-json", "-std", "-output", str(out), str(outputs["binary"])],
-                          capture_output=True, text=True, timeout=600, env=judges.gotool.environment())
+                          capture_output=True, text=True, timeout=600, env=judges.go_environment())
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(out.read_text())
 

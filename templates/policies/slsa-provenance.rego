@@ -18,8 +18,11 @@ build_definition := input.predicate.buildDefinition
 
 dependencies := build_definition.resolvedDependencies
 
-violation["the statement is not an in-toto v1 Statement"] {
-	not input._type == "https://in-toto.io/Statement/v1"
+# cosign wraps the predicate it attests in an in-toto v0.1 Statement; v1 is the same layout.
+statement_types := {"https://in-toto.io/Statement/v0.1", "https://in-toto.io/Statement/v1"}
+
+violation["the statement is not an in-toto Statement"] {
+	not statement_types[input._type]
 }
 
 violation["the predicate is not SLSA provenance v1"] {
@@ -42,15 +45,17 @@ violation["k8s.io/kubernetes is not a resolved dependency at a released module v
 	count([d | d := dependencies[_]; d.name == "k8s.io/kubernetes"; startswith(d.uri, "pkg:golang/k8s.io/kubernetes@v1.")]) != 1
 }
 
-violation[sprintf("%s: an absolute path leaks the build machine (%s)", [d.name, d.uri])] {
+violation[msg] {
 	d := dependencies[_]
 	startswith(d.uri, "file:/")
+	msg := sprintf("%s: an absolute path leaks the build machine (%s)", [d.name, d.uri])
 }
 
-violation[sprintf("%s: a local source without its sha256", [d.name])] {
+violation[msg] {
 	d := dependencies[_]
 	not startswith(object.get(d, "uri", "pkg:"), "pkg:")
 	not regex.match("^[0-9a-f]{64}$", object.get(object.get(d, "digest", {}), "sha256", ""))
+	msg := sprintf("%s: a local source without its sha256", [d.name])
 }
 
 violation["the builder image is not pinned by digest"] {

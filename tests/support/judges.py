@@ -46,6 +46,13 @@ def _cached(name: str, key: str, args: list[str], cwd: Path) -> Path:
     return target
 
 
+def go_environment() -> dict[str, str]:
+    """For tools that run `go` themselves (cyclonedx-gomod runs `go version -m`): the toolkit's Go first on PATH."""
+    env = gotool.environment()
+    env["PATH"] = os.pathsep.join([os.path.dirname(gotool.binary()), env.get("PATH", "")])
+    return env
+
+
 def cyclonedx_gomod() -> Path:
     return _cached("cyclonedx-gomod", CYCLONEDX_GOMOD_VERSION,
                    ["install", "-trimpath", f"{CYCLONEDX_GOMOD}@{CYCLONEDX_GOMOD_VERSION}"], Path(tempfile.gettempdir()))
