@@ -65,12 +65,16 @@ def _bare(purl: str) -> str:
 
 
 def purl_disagreements(ours: dict, theirs: dict) -> list[str]:
-    """Every module purl (name@version) one SBOM lists and the other does not. cyclonedx-gomod names a
-    module replaced by a directory (a local plugin's snapshot, the patched Kubernetes) by that directory;
-    ours keeps the module's path and version: those are compared by count."""
+    """Every module purl (name@version) one SBOM lists and the other does not. Two known spellings differ:
+    cyclonedx-gomod names the standard library `std` (ours: `stdlib`, as OSV and govulncheck do), and a
+    module replaced by a directory (a local plugin's snapshot, the patched Kubernetes) by that directory,
+    where ours keeps the module's path and version: those are compared by count. Its main module is
+    its metadata.component, ours a component."""
     mine = {c["purl"] for c in ours["components"]}
     local = {c["purl"] for c in ours["components"] if c["name"] in _directory_replaced(ours)}
-    other = {_bare(c["purl"]) for c in theirs["components"] if c.get("purl", "").startswith("pkg:golang/")}
+    listed = [*theirs["components"], theirs["metadata"]["component"]]
+    other = {_bare(c["purl"]).replace("pkg:golang/std@", "pkg:golang/stdlib@", 1)
+             for c in listed if c.get("purl", "").startswith("pkg:golang/")}
     directories = {p for p in other if p.startswith(("pkg:golang/.", "pkg:golang//"))}
     problems = [f"only ours: {p}" for p in sorted(mine - local - other)]
     problems += [f"only cyclonedx-gomod's: {p}" for p in sorted(other - directories - mine)]

@@ -25,7 +25,7 @@ VERSION_M = """/x/kube-scheduler: go1.26.8
 \tpath\tscheduler-build.local/wrapper
 \tmod\tscheduler-build.local/wrapper\t(devel)\t
 \tdep\texample.com/acme/underlay\tv0.0.0-00010101000000-000000000000\t
-\t=>\t../../plugin-modules/c03a6baef07ea2eb050b2095b24d71ed\t\t
+\t=>\t../../plugin-modules/c03a6baef07ea2eb050b2095b24d71ed\t(devel)\t
 \tdep\tgithub.com/spf13/cobra\tv1.10.1\th1:def=
 \tdep\tgopkg.in/yaml.v3\tv3.0.1\t
 \t=>\tgithub.com/acme/yaml\tv3.0.2-acme\th1:fork=

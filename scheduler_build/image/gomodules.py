@@ -36,13 +36,13 @@ class Module:
 
     @property
     def local(self) -> bool:
-        """Replaced by a directory (no version): a local plugin's snapshot or a patched copy."""
-        return self.replace is not None and not self.replace.version
+        """Replaced by a directory (`=> ../dir (devel)`): a local plugin's snapshot or a patched copy."""
+        return self.replace is not None and (self.replace.path.startswith((".", "/")) or self.replace.version in ("", "(devel)"))
 
     @property
     def compiled(self) -> Module:
         """The module as linked: the replacement when it is a module version, else this one."""
-        return self.replace if self.replace is not None and self.replace.version else self
+        return self.replace if self.replace is not None and not self.local else self
 
     @property
     def original(self) -> str:

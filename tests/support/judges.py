@@ -29,7 +29,7 @@ INTOTO_DIR = Path(__file__).resolve().parent.parent / "judges" / "intoto"
 
 
 def _cached(name: str, key: str, args: list[str], cwd: Path) -> Path:
-    """<cache>/tools/<name>-<key>/<name>: `go ARGS` (install or build) writes it once."""
+    """<cache>/tools/<name>-<key>/<name>: `go ARGS` writes it once (into $GOBIN, or `{out}` in ARGS)."""
     target = settings.cache_dir() / "tools" / f"{name}-{key}" / name
     if target.is_file() and os.access(target, os.X_OK):
         return target
@@ -37,7 +37,7 @@ def _cached(name: str, key: str, args: list[str], cwd: Path) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=".gobin-", dir=target.parent))
     try:
         env = gotool.environment(GOBIN=str(staging), CGO_ENABLED="0")
-        proc = subprocess.run([gotool.binary(), *args, *(["-o", str(staging / name)] if args[0] == "build" else [])],
+        proc = subprocess.run([gotool.binary(), *(a.replace("{out}", str(staging / name)) for a in args)],
                               env=env, cwd=cwd, capture_output=True, text=True, timeout=3600)
         assert proc.returncode == 0, f"go {' '.join(args)} failed:\n{proc.stderr[-3000:]}"
         os.replace(staging / name, target)
@@ -62,4 +62,4 @@ def intoto_validate() -> Path:
     digest = hashlib.sha256()
     for name in ("go.mod", "go.sum", "main.go"):
         digest.update(name.encode() + b"\0" + (INTOTO_DIR / name).read_bytes())
-    return _cached("intoto-validate", digest.hexdigest()[:16], ["build", "-trimpath", "."], INTOTO_DIR)
+    return _cached("intoto-validate", digest.hexdigest()[:16], ["build", "-trimpath", "-o", "{out}", "."], INTOTO_DIR)
