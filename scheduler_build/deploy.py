@@ -32,7 +32,7 @@ FIELD_MANAGER = "scheduler-build"
 LOG_LINES = 3  # a crashed container's last log lines, quoted in its reason
 # Apply order: what others depend on first.
 KIND_ORDER = ("Namespace", "ServiceAccount", "ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding",
-              "ConfigMap", "Secret", "Service", "NetworkPolicy", "Deployment")
+              "ConfigMap", "Secret", "Service", "NetworkPolicy", "PodDisruptionBudget", "Deployment")
 
 
 @dataclass

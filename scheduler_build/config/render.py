@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,7 +129,8 @@ def render_files(spec: Spec, image: str) -> dict[str, str]:
     selector = {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/component": "scheduler"}
     context = dict(spec=spec, names=names, labels=labels, selector=selector, config_text=config,
                    config_sha256=hashlib.sha256(config.encode()).hexdigest(), image=image,
-                   config_mount=f"/etc/kubernetes/{spec.name}", tls=tls_context(spec))
+                   config_mount=f"/etc/kubernetes/{spec.name}", tls=tls_context(spec),
+                   affinity=spread(selector, spec.deployment.replicas))
     files: dict[str, str] = {CONFIG_FILE: config}
     resources: list[str] = []
 
@@ -143,19 +145,49 @@ def render_files(spec: Spec, image: str) -> dict[str, str]:
     add("rbac.yaml", "rbac.yaml.j2")
     add("configmap.yaml", "configmap.yaml.j2")
     add("deployment.yaml", "deployment.yaml.j2")
-    if spec.reference_extender.enabled:
-        ext_labels = {"app.kubernetes.io/name": names.extender, "app.kubernetes.io/component": "extender",
-                      "app.kubernetes.io/part-of": spec.name, "app.kubernetes.io/managed-by": MANAGED_BY}
-        ext_selector = {"app.kubernetes.io/name": names.extender, "app.kubernetes.io/component": "extender"}
-        add("extender.yaml", "extender.yaml.j2", extender_labels=ext_labels, extender_selector=ext_selector)
-        add("networkpolicy.yaml", "networkpolicy.yaml.j2", extender_labels=ext_labels, extender_selector=ext_selector)
+    ext = spec.reference_extender
+    ext_labels = {"app.kubernetes.io/name": names.extender, "app.kubernetes.io/component": "extender",
+                  "app.kubernetes.io/part-of": spec.name, "app.kubernetes.io/managed-by": MANAGED_BY}
+    ext_selector = {"app.kubernetes.io/name": names.extender, "app.kubernetes.io/component": "extender"}
+    context.update(extender_labels=ext_labels, extender_selector=ext_selector, extender_ports=extender_ports(spec),
+                   extender_affinity=spread(ext_selector, ext.replicas if ext.enabled else 1))
+    if ext.enabled:
+        add("extender.yaml", "extender.yaml.j2")
+    add("networkpolicy.yaml", "networkpolicy.yaml.j2")
+    budgets = [(spec.name, selector, labels)] if spec.deployment.replicas > 1 else []
+    if ext.enabled and ext.replicas > 1:
+        budgets.append((names.extender, ext_selector, ext_labels))
+    if budgets:
+        add("pdb.yaml", "pdb.yaml.j2", budgets=budgets)
     (kustomization,) = _docs("kustomization.yaml.j2", resources=resources)
     files["kustomization.yaml"] = dump(kustomization)
     return files
 
 
 RENDERED_NAMES = {CONFIG_FILE, "namespace.yaml", "serviceaccount.yaml", "rbac.yaml", "configmap.yaml",
-                  "deployment.yaml", "extender.yaml", "networkpolicy.yaml", "kustomization.yaml"}
+                  "deployment.yaml", "extender.yaml", "networkpolicy.yaml", "pdb.yaml", "kustomization.yaml"}
+
+
+def spread(selector: dict, replicas: int) -> dict:
+    """Pod anti-affinity for a Deployment of more than one replica (empty for one): preferred,
+    not required, so a one-node cluster still runs every replica."""
+    if replicas <= 1:
+        return {}
+    term = {"labelSelector": {"matchLabels": selector}, "topologyKey": "kubernetes.io/hostname"}
+    return {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 100, "podAffinityTerm": term}]}}
+
+
+def extender_ports(spec: Spec) -> list[dict]:
+    """The TCP ports of the spec's own extenders' urlPrefix (443/80 by scheme when none is given)."""
+    ports = set()
+    for entry in spec.extenders:
+        url = urllib.parse.urlsplit(str(entry.get("urlPrefix", "")))
+        try:
+            ports.add(url.port or (443 if url.scheme == "https" else 80))
+        except ValueError:  # an invalid port: the spec's own checks report it
+            continue
+    return [{"port": port, "protocol": "TCP"} for port in sorted(ports)]
 
 
 def tls_context(spec: Spec) -> dict:
