@@ -14,10 +14,7 @@ checks, the real binary) is config.validate.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import re
-import shutil
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +24,7 @@ import yaml
 
 from scheduler_build import extender_tls
 from scheduler_build import spec as spec_mod
-from scheduler_build.atomic import publish_dir, staging_dir, write_atomic
-from scheduler_build.config import schedulerconfig
+from scheduler_build.config import output, schedulerconfig
 from scheduler_build.errors import UserError
 from scheduler_build.spec import Spec
 from scheduler_build.spec.formats import IMAGE_REPO, IMAGE_TAG
@@ -120,17 +116,18 @@ def config_text(spec: Spec) -> str:
     return dump(schedulerconfig.for_spec(spec))
 
 
-def render_files(spec: Spec, image: str) -> dict[str, str]:
-    """Every output file name -> content. Pure: the same spec gives the same bytes."""
+def render_files(spec: Spec, image: str, tls_fingerprint: str = "") -> dict[str, str]:
+    """Every output file name -> content. Pure: the same spec gives the same bytes.
+    `tls_fingerprint`: the extender certificates' (config.tls_secrets), annotated on both pod templates."""
     names = names_for(spec)
     config = config_text(spec)
-    labels = {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/component": "scheduler",
-              "app.kubernetes.io/managed-by": MANAGED_BY}
+    labels = labels_for(spec)
     selector = {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/component": "scheduler"}
     context = dict(spec=spec, names=names, labels=labels, selector=selector, config_text=config,
                    config_sha256=hashlib.sha256(config.encode()).hexdigest(), image=image,
                    config_mount=f"/etc/kubernetes/{spec.name}", tls=tls_context(spec),
-                   affinity=spread(selector, spec.deployment.replicas))
+                   affinity=spread(selector, spec.deployment.replicas),
+                   certs_annotation={extender_tls.CERTS_ANNOTATION: tls_fingerprint} if tls_fingerprint else {})
     files: dict[str, str] = {CONFIG_FILE: config}
     resources: list[str] = []
 
@@ -206,30 +203,14 @@ def tls_context(spec: Spec) -> dict:
     return context
 
 
-def render(spec: Spec, out: Path, image: str) -> dict[str, str]:
-    """Write the rendered files to `out` in one step (a symlink swap: old tree or new, never a mix).
+def labels_for(spec: Spec) -> dict[str, str]:
+    """The scheduler's objects' labels."""
+    return {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/component": "scheduler",
+            "app.kubernetes.io/managed-by": MANAGED_BY}
 
-    Refuses to replace a directory holding anything but a previous rendering, so
-    `--out .` can never wipe a checkout.
-    """
-    out = Path(out)
+
+def render(spec: Spec, out: Path, image: str, plain: bool = False) -> dict[str, str]:
+    """Render and write to `out` (config.output: a symlink swap, or with `plain` a plain directory)."""
     files = render_files(spec, image)
-    if out.exists():  # a real directory, or the symlink an earlier render published (its files too)
-        if not out.is_dir():
-            raise UserError(f"--out {out} exists and is not a directory", "choose a new directory")
-        foreign = sorted(p.name for p in out.iterdir() if p.name not in RENDERED_NAMES)
-        if foreign:
-            raise UserError(f"--out {out} holds files this task did not write ({', '.join(foreign[:3])})",
-                            "move them away or render into a new directory; nothing was changed")
-    digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16]
-    staging = staging_dir(out, f".{out.name}.tmp-")
-    try:
-        for name, text in files.items():
-            write_atomic(staging / name, text, mode=0o644)
-        os.chmod(staging, 0o755)
-        # Named after the content: re-rendering the same spec keeps the published tree.
-        publish_dir(staging, out, f"r{digest}")
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    output.write(files, Path(out), RENDERED_NAMES, plain=plain)
     return files

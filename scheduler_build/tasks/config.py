@@ -9,7 +9,8 @@ from invoke import Collection, task
 from scheduler_build import settings
 from scheduler_build.config import legacy_policy as policy_mod
 from scheduler_build.config import render as schedconfig
-from scheduler_build.config import target
+from scheduler_build.config import output, target
+from scheduler_build.config import tls_secrets as tls_secrets_mod
 from scheduler_build.config.field_lines import field_line
 from scheduler_build.config import validate as config_validate
 from scheduler_build import spec as spec_mod
@@ -22,24 +23,40 @@ from scheduler_build.tasks._common import describe, emit, emit_json, option, use
 @task(help={
     "spec": f"the build spec ({describe('spec.path')})",
     "out": f"output directory, replaced atomically ({describe('config.out', '<paths.dist_dir>/config/<name>')})",
-    "image": "scheduler image reference to deploy (default: the spec's image, tag <k8s-version>-<version>)",
+    "image": "scheduler image reference to deploy, REPO:TAG or REPO:TAG@sha256:DIGEST "
+             "(default: the spec's image, tag <k8s-version>-<version>)",
     "k8s-version": "Kubernetes version for the default image tag (default: the spec's kubernetes.version)",
-    "json": "print the output directory, the image and every file written as JSON",
+    "plain": "write --out as a plain directory (no symlink), for a Git repository that Argo CD or Flux apply: "
+             "each file written atomically, files of an earlier rendering that are no longer rendered removed",
+    "tls-secrets": "also write the extender's mutual-TLS Secrets to DIR/extender-tls-secrets.yaml (kept while "
+                   "valid), for your secret tooling; the Deployments roll when they change",
+    "json": "print the output directory, the image, every file written and what changed as JSON",
 })
 @user_errors
-def render(c, spec=None, out=None, image=None, k8s_version=None, json=False):
+def render(c, spec=None, out=None, image=None, k8s_version=None, plain=False, tls_secrets=None, json=False):
     """Render the KubeSchedulerConfiguration, ConfigMap, RBAC, Deployment (and extender) with a kustomization."""
     image = schedconfig.check_image_flag(image) if image else None
     loaded = spec_mod.load(option(c, "spec.path", spec))
     out_dir = Path(option(c, "config.out", out) or Path(option(c, "paths.dist_dir")) / "config" / loaded.name)
+    if tls_secrets and Path(tls_secrets).resolve() == out_dir.resolve():
+        raise UserError("--tls-secrets must name a directory apart from --out (it holds private keys)",
+                        "e.g. --tls-secrets secrets/ and encrypt or seal that file before committing it")
     ref = image or schedconfig.image_ref(loaded, target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config)))
+    fingerprint, secrets = "", None
+    if tls_secrets:
+        with phase("tls-secrets", str(tls_secrets)):
+            secrets = tls_secrets_mod.write(loaded, Path(tls_secrets), schedconfig.labels_for(loaded))
+            log(f"    {secrets.path}: {secrets.action}{': ' + '; '.join(secrets.reasons) if secrets.reasons else ''}")
+            fingerprint = secrets.certs.fingerprint()
     with phase("render", str(out_dir)):
-        files = schedconfig.render(loaded, out_dir, ref)
-    for name in sorted(files):
-        log(f"    {out_dir / name}")
+        files = schedconfig.render_files(loaded, ref, tls_fingerprint=fingerprint)
+        changes = output.write(files, out_dir, schedconfig.RENDERED_NAMES, plain=bool(plain))
+    for line in changes.lines() or ["no file changed"]:
+        log(f"    {line}")
     if json:
         emit_json({"spec": str(loaded.path), "out": str(out_dir), "image": ref,
-                   "files": [str(out_dir / name) for name in sorted(files)]})
+                   "files": [str(out_dir / name) for name in sorted(files)], "changes": changes.as_dict(),
+                   "tls_secrets": {"path": str(secrets.path), "action": secrets.action} if secrets else None})
     else:
         emit(str(out_dir))
 
