@@ -47,10 +47,10 @@ class Changes:
 
 
 def _current(out: Path) -> dict[str, bytes]:
-    """The files a directory (or the tree its symlink points at) holds now."""
+    """The files a directory (or the tree its symlink points at) holds now, by path relative to it."""
     if not out.is_dir():
         return {}
-    return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()}
+    return {p.relative_to(out.resolve()).as_posix(): p.read_bytes() for p in sorted(out.resolve().rglob("*")) if p.is_file()}
 
 
 def _listed(kustomization: bytes | None) -> set[str]:
@@ -77,7 +77,8 @@ def check_target(out: Path, names: set[str], plain: bool) -> None:
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} exists and is not a directory", "choose a new directory")
     if out.is_dir():
-        foreign = sorted(p.name for p in out.iterdir() if p.name not in names)
+        foreign = sorted(p.relative_to(out.resolve()).as_posix() for p in out.resolve().rglob("*")
+                         if not p.is_dir() and p.relative_to(out.resolve()).as_posix() not in names)
         if foreign:
             raise UserError(f"--out {out} holds files this task did not write ({', '.join(foreign[:3])})",
                             "move them away or render into a new directory; nothing was changed")
@@ -95,6 +96,8 @@ def write(files: dict[str, str], out: Path, names: set[str], plain: bool = False
             write_atomic(out / name, files[name], mode=0o644)
         for name in changes.removed:
             (out / name).unlink()
+            if (out / name).parent != out and not any((out / name).parent.iterdir()):
+                (out / name).parent.rmdir()  # a sub-directory it emptied (it made it)
         return changes
     if not changes.any() and out.is_symlink():
         return changes

@@ -31,6 +31,9 @@ from scheduler_build.spec.formats import IMAGE_REPO, IMAGE_TAG
 from scheduler_build.templating import render as render_template
 
 CONFIG_FILE = "kube-scheduler-config.yaml"
+# The reference extender's resources. A memory limit (its cache grows with the cluster's nodes and
+# pods); no CPU limit: a throttled extender answers late, and the scheduler waits for it.
+EXTENDER_RESOURCES = {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}}
 MANAGED_BY = "scheduler-build"
 
 
@@ -59,7 +62,7 @@ def dump_all(docs: list[Any]) -> str:
                          width=100, explicit_start=True)
 
 
-def _docs(template: str, **context: Any) -> list[Any]:
+def template_docs(template: str, **context: Any) -> list[Any]:
     """Render a template and parse it back: the serializer, not the template, writes the YAML."""
     text = render_template(f"config/{template}", **context)
     return [doc for doc in yaml.safe_load_all(text) if doc is not None]
@@ -121,8 +124,7 @@ def render_files(spec: Spec, image: str, tls_fingerprint: str = "") -> dict[str,
     `tls_fingerprint`: the extender certificates' (config.tls_secrets), annotated on both pod templates."""
     names = names_for(spec)
     config = config_text(spec)
-    labels = labels_for(spec)
-    selector = {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/component": "scheduler"}
+    labels, selector = labels_for(spec), selector_for(spec)
     context = dict(spec=spec, names=names, labels=labels, selector=selector, config_text=config,
                    config_sha256=hashlib.sha256(config.encode()).hexdigest(), image=image,
                    config_mount=f"/etc/kubernetes/{spec.name}", tls=tls_context(spec),
@@ -132,7 +134,7 @@ def render_files(spec: Spec, image: str, tls_fingerprint: str = "") -> dict[str,
     resources: list[str] = []
 
     def add(name: str, template: str, **extra: Any) -> None:
-        files[name] = dump_all(_docs(template, **context, **extra))
+        files[name] = dump_all(template_docs(template, **context, **extra))
         resources.append(name)
 
     # kube-system and default exist in every cluster; any other namespace is ours to create.
@@ -143,10 +145,9 @@ def render_files(spec: Spec, image: str, tls_fingerprint: str = "") -> dict[str,
     add("configmap.yaml", "configmap.yaml.j2")
     add("deployment.yaml", "deployment.yaml.j2")
     ext = spec.reference_extender
-    ext_labels = {"app.kubernetes.io/name": names.extender, "app.kubernetes.io/component": "extender",
-                  "app.kubernetes.io/part-of": spec.name, "app.kubernetes.io/managed-by": MANAGED_BY}
-    ext_selector = {"app.kubernetes.io/name": names.extender, "app.kubernetes.io/component": "extender"}
+    ext_labels, ext_selector = extender_labels_for(spec), extender_selector_for(spec)
     context.update(extender_labels=ext_labels, extender_selector=ext_selector, extender_ports=extender_ports(spec),
+                   extender_resources=EXTENDER_RESOURCES,
                    extender_affinity=spread(ext_selector, ext.replicas if ext.enabled else 1))
     if ext.enabled:
         add("extender.yaml", "extender.yaml.j2")
@@ -156,7 +157,7 @@ def render_files(spec: Spec, image: str, tls_fingerprint: str = "") -> dict[str,
         budgets.append((names.extender, ext_selector, ext_labels))
     if budgets:
         add("pdb.yaml", "pdb.yaml.j2", budgets=budgets)
-    (kustomization,) = _docs("kustomization.yaml.j2", resources=resources)
+    (kustomization,) = template_docs("kustomization.yaml.j2", resources=resources)
     files["kustomization.yaml"] = dump(kustomization)
     return files
 
@@ -205,8 +206,20 @@ def tls_context(spec: Spec) -> dict:
 
 def labels_for(spec: Spec) -> dict[str, str]:
     """The scheduler's objects' labels."""
-    return {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/component": "scheduler",
+    return {**selector_for(spec), "app.kubernetes.io/managed-by": MANAGED_BY}
+
+
+def selector_for(spec: Spec) -> dict[str, str]:
+    return {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/component": "scheduler"}
+
+
+def extender_labels_for(spec: Spec) -> dict[str, str]:
+    return {**extender_selector_for(spec), "app.kubernetes.io/part-of": spec.name,
             "app.kubernetes.io/managed-by": MANAGED_BY}
+
+
+def extender_selector_for(spec: Spec) -> dict[str, str]:
+    return {"app.kubernetes.io/name": spec_mod.reference_extender_name(spec), "app.kubernetes.io/component": "extender"}
 
 
 def render(spec: Spec, out: Path, image: str, plain: bool = False) -> dict[str, str]:

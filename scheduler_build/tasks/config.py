@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
 from invoke import Collection, task
 
 from scheduler_build import settings
 from scheduler_build.config import legacy_policy as policy_mod
 from scheduler_build.config import render as schedconfig
+from scheduler_build.config import chart as chart_mod
 from scheduler_build.config import output, target
 from scheduler_build.config import tls_secrets as tls_secrets_mod
 from scheduler_build.config.field_lines import field_line
@@ -57,6 +59,34 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, plain=False, tl
         emit_json({"spec": str(loaded.path), "out": str(out_dir), "image": ref,
                    "files": [str(out_dir / name) for name in sorted(files)], "changes": changes.as_dict(),
                    "tls_secrets": {"path": str(secrets.path), "action": secrets.action} if secrets else None})
+    else:
+        emit(str(out_dir))
+
+
+@task(help={
+    "spec": f"the build spec ({describe('spec.path')})",
+    "out": "chart directory, written as a plain directory (default: <paths.dist_dir>/chart/<name>)",
+    "image": "scheduler image the chart's values name, REPO:TAG or REPO:TAG@sha256:DIGEST "
+             "(default: the spec's image, tag <k8s-version>-<version>)",
+    "k8s-version": "Kubernetes version for the default image tag (default: the spec's kubernetes.version)",
+    "json": "print the chart directory, its version, appVersion and what changed as JSON",
+})
+@user_errors
+def chart(c, spec=None, out=None, image=None, k8s_version=None, json=False):
+    """Write a Helm chart of the same objects config.render writes; values.yaml holds the per-cluster choices."""
+    image = schedconfig.check_image_flag(image) if image else None
+    loaded = spec_mod.load(option(c, "spec.path", spec))
+    out_dir = Path(out or Path(option(c, "paths.dist_dir")) / "chart" / loaded.name)
+    ref = image or schedconfig.image_ref(loaded, target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config)))
+    with phase("chart", str(out_dir)):
+        files = chart_mod.chart_files(loaded, ref)
+        changes = output.write(files, out_dir, chart_mod.CHART_NAMES, plain=True)
+    for line in changes.lines() or ["no file changed"]:
+        log(f"    {line}")
+    meta = yaml.safe_load(files["Chart.yaml"])
+    if json:
+        emit_json({"spec": str(loaded.path), "out": str(out_dir), "version": meta["version"],
+                   "appVersion": meta["appVersion"], "image": ref, "changes": changes.as_dict()})
     else:
         emit(str(out_dir))
 
@@ -172,4 +202,4 @@ def migrate_policy(c, policy, out=None, scheduler_name=None, configmap_key=None,
                             "read the warnings above; drop --strict to accept the translation")
 
 
-ns = Collection("config", render, validate, migrate_policy)
+ns = Collection("config", render, chart, validate, migrate_policy)
