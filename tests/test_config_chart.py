@@ -18,7 +18,7 @@ import yaml
 from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 from scheduler_build.config import chart, output, schemas
-from scheduler_build.config import render as schedconfig
+from scheduler_build.config import render as manifests
 from scheduler_build.errors import UserError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -38,7 +38,7 @@ def key(obj: dict) -> tuple:
 
 
 def rendered_objects(spec: spec_mod.Spec, image: str = IMAGE) -> dict[tuple, dict]:
-    files = schedconfig.render_files(spec, image)
+    files = manifests.render_files(spec, image)
     return {key(d): d for name in yaml.safe_load(files["kustomization.yaml"])["resources"]
             for d in yaml.safe_load_all(files[name]) if d}
 

@@ -17,7 +17,7 @@ import yaml
 from scheduler_build import extender_tls
 from scheduler_build import spec as spec_mod
 from scheduler_build.config import output, tls_secrets
-from scheduler_build.config import render as schedconfig
+from scheduler_build.config import render as manifests
 from scheduler_build.errors import UserError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -30,7 +30,7 @@ def full(**deployment) -> spec_mod.Spec:
 
 
 def write(spec, out: Path, image: str = "r/x:1", plain: bool = True) -> output.Changes:
-    return output.write(schedconfig.render_files(spec, image), out, schedconfig.RENDERED_NAMES, plain=plain)
+    return output.write(manifests.render_files(spec, image), out, manifests.RENDERED_NAMES, plain=plain)
 
 
 def test_plain_directory_is_deterministic_and_holds_no_link_or_hidden_entry(tmp_path):
@@ -88,14 +88,14 @@ def test_linked_output_also_restores_a_hand_edit(tmp_path):
 
 def test_tls_secrets_are_made_once_kept_and_named_as_the_deployments_mount(tmp_path):
     spec = full()
-    made = tls_secrets.write(spec, tmp_path, schedconfig.labels_for(spec))
+    made = tls_secrets.write(spec, tmp_path, manifests.labels_for(spec))
     assert made.action == "create" and oct(made.path.stat().st_mode & 0o777) == "0o600"
     text = made.path.read_bytes()
-    kept = tls_secrets.write(spec, tmp_path, schedconfig.labels_for(spec))
+    kept = tls_secrets.write(spec, tmp_path, manifests.labels_for(spec))
     assert kept.action == "keep" and made.path.read_bytes() == text
     assert kept.certs.fingerprint() == made.certs.fingerprint()
     secrets = {d["metadata"]["name"] for d in yaml.safe_load_all(text) if d}
-    files = schedconfig.render_files(spec, "r/x:1", tls_fingerprint=kept.certs.fingerprint())
+    files = manifests.render_files(spec, "r/x:1", tls_fingerprint=kept.certs.fingerprint())
     mounted = set()
     for name in ("deployment.yaml", "extender.yaml"):
         for dep in (d for d in yaml.safe_load_all(files[name]) if d and d["kind"] == "Deployment"):
@@ -106,7 +106,7 @@ def test_tls_secrets_are_made_once_kept_and_named_as_the_deployments_mount(tmp_p
     assert mounted == secrets and len(secrets) == 3
     # Near expiry the certificates are replaced (and the fingerprint, so both Deployments roll).
     later = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=extender_tls.DAYS)
-    renewed = tls_secrets.write(spec, tmp_path, schedconfig.labels_for(spec), now=later)
+    renewed = tls_secrets.write(spec, tmp_path, manifests.labels_for(spec), now=later)
     assert renewed.action == "rotate" and renewed.certs.fingerprint() != made.certs.fingerprint()
 
 

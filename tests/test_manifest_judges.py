@@ -17,7 +17,7 @@ import yaml
 from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 from scheduler_build.config import linters, schemas
-from scheduler_build.config import render as schedconfig
+from scheduler_build.config import render as manifests
 from scheduler_build.spec.model import Deployment, ReferenceExtender
 
 REPO = Path(__file__).resolve().parent.parent
@@ -78,7 +78,7 @@ def test_convert_makes_strict_standalone_schemas_named_like_kubeconform():
 
 
 def test_ha_renders_budgets_anti_affinity_and_network_policies():
-    files = schedconfig.render_files(variants()["ha-tls"], "r/x:1")
+    files = manifests.render_files(variants()["ha-tls"], "r/x:1")
     objs = objects(files)
     budgets = {o["metadata"]["name"] for o in objs if o["kind"] == "PodDisruptionBudget"}
     assert budgets == {"acme-scheduler", "acme-scheduler-extender"}
@@ -89,7 +89,7 @@ def test_ha_renders_budgets_anti_affinity_and_network_policies():
     assert set(policies) == {"acme-scheduler", "acme-scheduler-extender"}
     scheduler_egress = [p["port"] for rule in policies["acme-scheduler"]["egress"] for p in rule["ports"]]
     assert {443, 6443, 53, 9000, 8443} <= set(scheduler_egress)  # API server, DNS, extender, the spec's own extender
-    single = objects(schedconfig.render_files(variants()["single-replica-tls"], "r/x:1"))
+    single = objects(manifests.render_files(variants()["single-replica-tls"], "r/x:1"))
     assert not [o for o in single if o["kind"] == "PodDisruptionBudget"]
     assert all("affinity" not in o["spec"]["template"]["spec"] for o in single if o["kind"] == "Deployment")
 
@@ -108,10 +108,10 @@ def test_every_exception_is_documented_with_its_reason():
 def test_kubeconform_strict_accepts_every_variant_and_catches_a_planted_fault():
     cache = settings.cache_dir()
     for key, spec in variants().items():
-        objs = objects(schedconfig.render_files(spec, "registry.example.com/acme/s:v1"))
+        objs = objects(manifests.render_files(spec, "registry.example.com/acme/s:v1"))
         assert schemas.check(objs, K8S, cache) == [], key
     # Negative control: an unknown field, a wrong type and an API the release does not serve.
-    objs = objects(schedconfig.render_files(variants()["ha-tls"], "r/x:1"))
+    objs = objects(manifests.render_files(variants()["ha-tls"], "r/x:1"))
     dep = next(o for o in objs if o["kind"] == "Deployment")
     dep["spec"]["template"]["spec"]["containers"][0]["imagePullPolcy"] = "Always"
     budget = next(o for o in objs if o["kind"] == "PodDisruptionBudget")
@@ -126,10 +126,10 @@ def test_kubeconform_strict_accepts_every_variant_and_catches_a_planted_fault():
 def test_kube_score_finds_nothing_critical_but_the_documented_exceptions(tmp_path):
     cache = settings.cache_dir()
     for key, spec in variants().items():
-        findings = linters.kube_score(written(tmp_path / key, schedconfig.render_files(spec, "r/x:1")), cache)
+        findings = linters.kube_score(written(tmp_path / key, manifests.render_files(spec, "r/x:1")), cache)
         assert [str(f) for f in linters.unexcused(findings)] == [], key
     # Negative control: without the NetworkPolicy and the budgets, kube-score says so.
-    files = schedconfig.render_files(variants()["ha-tls"], "r/x:1")
+    files = manifests.render_files(variants()["ha-tls"], "r/x:1")
     paths = [p for p in written(tmp_path / "planted", files) if p.name not in ("networkpolicy.yaml", "pdb.yaml")]
     checks = {f.check for f in linters.unexcused(linters.kube_score(paths, cache))}
     assert {"pod-networkpolicy", "deployment-has-poddisruptionbudget"} <= checks

@@ -9,7 +9,7 @@ from invoke import Collection, task
 
 from scheduler_build import settings
 from scheduler_build.config import legacy_policy as policy_mod
-from scheduler_build.config import render as schedconfig
+from scheduler_build.config import render as manifests
 from scheduler_build.config import chart as chart_mod
 from scheduler_build.config import output, target
 from scheduler_build.config import tls_secrets as tls_secrets_mod
@@ -19,7 +19,7 @@ from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
 from scheduler_build.atomic import write_atomic
 from scheduler_build.progress import log, phase
-from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
 
 
 @task(help={
@@ -37,22 +37,22 @@ from scheduler_build.tasks._common import describe, emit, emit_json, option, use
 @user_errors
 def render(c, spec=None, out=None, image=None, k8s_version=None, plain=False, tls_secrets=None, json=False):
     """Render the KubeSchedulerConfiguration, ConfigMap, RBAC, Deployment (and extender) with a kustomization."""
-    image = schedconfig.check_image_flag(image) if image else None
+    image = manifests.check_image_flag(image) if image else None
     loaded = spec_mod.load(option(c, "spec.path", spec))
     out_dir = Path(option(c, "config.out", out) or Path(option(c, "paths.dist_dir")) / "config" / loaded.name)
     if tls_secrets and Path(tls_secrets).resolve() == out_dir.resolve():
         raise UserError("--tls-secrets must name a directory apart from --out (it holds private keys)",
                         "e.g. --tls-secrets secrets/ and encrypt or seal that file before committing it")
-    ref = image or schedconfig.image_ref(loaded, target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config)))
+    ref = image or manifests.image_ref(loaded, target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config)))
     fingerprint, secrets = "", None
     if tls_secrets:
         with phase("tls-secrets", str(tls_secrets)):
-            secrets = tls_secrets_mod.write(loaded, Path(tls_secrets), schedconfig.labels_for(loaded))
+            secrets = tls_secrets_mod.write(loaded, Path(tls_secrets), manifests.labels_for(loaded))
             log(f"    {secrets.path}: {secrets.action}{': ' + '; '.join(secrets.reasons) if secrets.reasons else ''}")
             fingerprint = secrets.certs.fingerprint()
     with phase("render", str(out_dir)):
-        files = schedconfig.render_files(loaded, ref, tls_fingerprint=fingerprint)
-        changes = output.write(files, out_dir, schedconfig.RENDERED_NAMES, plain=bool(plain))
+        files = manifests.render_files(loaded, ref, tls_fingerprint=fingerprint)
+        changes = output.write(files, out_dir, manifests.RENDERED_NAMES, plain=bool(plain))
     for line in changes.lines() or ["no file changed"]:
         log(f"    {line}")
     if json:
@@ -74,10 +74,10 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, plain=False, tl
 @user_errors
 def chart(c, spec=None, out=None, image=None, k8s_version=None, json=False):
     """Write a Helm chart of the same objects config.render writes; values.yaml holds the per-cluster choices."""
-    image = schedconfig.check_image_flag(image) if image else None
+    image = manifests.check_image_flag(image) if image else None
     loaded = spec_mod.load(option(c, "spec.path", spec))
     out_dir = Path(out or Path(option(c, "paths.dist_dir")) / "chart" / loaded.name)
-    ref = image or schedconfig.image_ref(loaded, target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config)))
+    ref = image or manifests.image_ref(loaded, target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config)))
     with phase("chart", str(out_dir)):
         files = chart_mod.chart_files(loaded, ref)
         changes = output.write(files, out_dir, chart_mod.CHART_NAMES, plain=True)
@@ -137,7 +137,7 @@ def _validate(c, spec_path, binary, k8s_version, fields_only, write_config_to) -
         loaded = spec_mod.load(spec_path)
     version = target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config))
     config_validate.check_fields(loaded, version, settings.cache_dir(c.config))
-    config = schedconfig.config_text(loaded)
+    config = manifests.config_text(loaded)
     if fields_only:
         return {"kubernetes_version": version, "binary": ""}
     binary_path = Path(binary) if binary else config_validate.default_binary(

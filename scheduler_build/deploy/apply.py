@@ -24,8 +24,9 @@ from typing import Any, Callable
 
 import yaml
 
-from scheduler_build import deploy_certs, kubeclient
+from scheduler_build import kubeclient
 from scheduler_build.config import schemas
+from scheduler_build.deploy import tls
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 
@@ -374,7 +375,7 @@ def deploy(objects: list[dict], kubeconfig: Path, context: str | None = None, dr
                             f"in {timeout:g}s: {reasons[0] if reasons else 'no reason reported'}",
                             "fix the cause and run inv deploy --rotate-certs again (every step is safe to repeat)")
 
-    objects = deploy_certs.prepare(client, objects, rotate_certs, dry_run, wait, apply_and_roll)
+    objects = tls.prepare(client, objects, rotate_certs, dry_run, wait, apply_and_roll)
     report.applied = apply(client, objects, dry_run=dry_run,
                            offline_check=schema_check(client, cache_dir) if cache_dir else None)
     if dry_run or not wait:
