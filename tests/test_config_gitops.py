@@ -134,3 +134,15 @@ def test_cli_plain_render_reports_what_changed(tmp_path):
     assert "changed rbac.yaml" in again.stderr and "changed deployment.yaml" not in again.stderr
     same = inv("--tls-secrets", str(tmp_path / "out"))
     assert same.returncode == 2 and "apart from --out" in same.stderr and "Traceback" not in same.stderr
+
+
+def test_pin_digest_takes_the_index_digest_the_layout_records():
+    digest = "sha256:" + "c" * 64
+    info = {"repository": "registry.example.com/acme/s", "tags": ["v1.36.3-1.0.0"], "index_digest": digest}
+    assert manifests.pin("registry.example.com/acme/s:v1.36.3-1.0.0", info, "x") == \
+        f"registry.example.com/acme/s:v1.36.3-1.0.0@{digest}"
+    for wrong in ({}, dict(info, tags=["other"]), dict(info, repository="elsewhere/s"), dict(info, index_digest="x")):
+        with pytest.raises(UserError, match="--pin-digest: x records no image"):
+            manifests.pin("registry.example.com/acme/s:v1.36.3-1.0.0", wrong, "x")
+    files = manifests.render_files(full(), f"r/x:1@{digest}")
+    assert f"image: r/x:1@{digest}" in files["deployment.yaml"]

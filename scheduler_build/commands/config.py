@@ -17,6 +17,7 @@ from scheduler_build.config.field_lines import field_line
 from scheduler_build.config import validate as config_validate
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
+from scheduler_build.image import assemble as image_stage
 from scheduler_build.atomic import write_atomic
 from scheduler_build.progress import log, phase
 from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
@@ -28,6 +29,8 @@ from scheduler_build.commands._common import describe, emit, emit_json, option, 
     "image": "scheduler image reference to deploy, REPO:TAG or REPO:TAG@sha256:DIGEST "
              "(default: the spec's image, tag <k8s-version>-<version>)",
     "k8s-version": "Kubernetes version for the default image tag (default: the spec's kubernetes.version)",
+    "pin-digest": "name the image by digest: the index digest of the spec's image layout (image-info.json of "
+                  "inv image.build, the digest image.push pushes)",
     "plain": "write --out as a plain directory (no symlink), for a Git repository that Argo CD or Flux apply: "
              "each file written atomically, files of an earlier rendering that are no longer rendered removed",
     "tls-secrets": "also write the extender's mutual-TLS Secrets to DIR/extender-tls-secrets.yaml (kept while "
@@ -35,7 +38,8 @@ from scheduler_build.commands._common import describe, emit, emit_json, option, 
     "json": "print the output directory, the image, every file written and what changed as JSON",
 })
 @user_errors
-def render(c, spec=None, out=None, image=None, k8s_version=None, plain=False, tls_secrets=None, json=False):
+def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False, plain=False, tls_secrets=None,
+           json=False):
     """Render the KubeSchedulerConfiguration, ConfigMap, RBAC, Deployment (and extender) with a kustomization."""
     image = manifests.check_image_flag(image) if image else None
     loaded = spec_mod.load(option(c, "spec.path", spec))
@@ -43,7 +47,7 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, plain=False, tl
     if tls_secrets and Path(tls_secrets).resolve() == out_dir.resolve():
         raise UserError("--tls-secrets must name a directory apart from --out (it holds private keys)",
                         "e.g. --tls-secrets secrets/ and encrypt or seal that file before committing it")
-    ref = image or manifests.image_ref(loaded, target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config)))
+    ref = _image(c, loaded, image, k8s_version, pin_digest)
     fingerprint, secrets = "", None
     if tls_secrets:
         with phase("tls-secrets", str(tls_secrets)):
@@ -69,15 +73,16 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, plain=False, tl
     "image": "scheduler image the chart's values name, REPO:TAG or REPO:TAG@sha256:DIGEST "
              "(default: the spec's image, tag <k8s-version>-<version>)",
     "k8s-version": "Kubernetes version for the default image tag (default: the spec's kubernetes.version)",
+    "pin-digest": "values.yaml names the image's digest too (from the spec's image layout, as config.render)",
     "json": "print the chart directory, its version, appVersion and what changed as JSON",
 })
 @user_errors
-def chart(c, spec=None, out=None, image=None, k8s_version=None, json=False):
+def chart(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False, json=False):
     """Write a Helm chart of the same objects config.render writes; values.yaml holds the per-cluster choices."""
     image = manifests.check_image_flag(image) if image else None
     loaded = spec_mod.load(option(c, "spec.path", spec))
     out_dir = Path(out or Path(option(c, "paths.dist_dir")) / "chart" / loaded.name)
-    ref = image or manifests.image_ref(loaded, target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config)))
+    ref = _image(c, loaded, image, k8s_version, pin_digest)
     with phase("chart", str(out_dir)):
         files = chart_mod.chart_files(loaded, ref)
         changes = output.write(files, out_dir, chart_mod.CHART_NAMES, plain=True)
@@ -89,6 +94,16 @@ def chart(c, spec=None, out=None, image=None, k8s_version=None, json=False):
                    "appVersion": meta["appVersion"], "image": ref, "changes": changes.as_dict()})
     else:
         emit(str(out_dir))
+
+
+def _image(c, loaded, image, k8s_version, pin_digest) -> str:
+    """--image, else the spec's image; with --pin-digest, by the digest its image layout records."""
+    version = target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config))
+    ref = image or manifests.image_ref(loaded, version)
+    if not pin_digest:
+        return ref
+    layout = image_stage.layout_dir(Path(option(c, "paths.dist_dir")), loaded.name, version)
+    return manifests.pin(ref, image_stage.read_layout(layout), str(layout / image_stage.INFO_FILE))
 
 
 @task(help={

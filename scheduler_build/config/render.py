@@ -105,6 +105,20 @@ def check_image_flag(ref: str, flag: str = "--image") -> str:
     return ref
 
 
+def pin(ref: str, info: dict, where: str) -> str:
+    """`ref` by digest: REPO:TAG@<the index digest image-info.json (`info`, read from `where`) records for
+    that repository and tag>, the digest image.push pushes unchanged. One UserError when it holds none."""
+    repo, _, tag = ref.rpartition(":")
+    if "@" in ref:
+        return ref
+    if not info or info.get("repository") != repo or tag not in (info.get("tags") or []) \
+            or not _DIGEST.match(str(info.get("index_digest", ""))):
+        raise UserError(f"--pin-digest: {where} records no image {ref}",
+                        "build it first (inv image.build --spec S; image.push pushes that digest), "
+                        "or pass --image REF@sha256:DIGEST")
+    return f"{ref}@{info['index_digest']}"
+
+
 def image_ref(spec: Spec, k8s_version: str) -> str:
     """The scheduler image: the spec's repository with its tag (default <k8s-version>-<version>)."""
     tag = spec.image.tag or spec_mod.default_image_tag(spec, k8s_version)
