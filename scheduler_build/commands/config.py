@@ -18,9 +18,13 @@ from scheduler_build.config import validate as config_validate
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
 from scheduler_build.image import assemble as image_stage
+from scheduler_build.publish import chart as chart_stage
+from scheduler_build.publish import sign as sign_stage
+from scheduler_build import epoch
 from scheduler_build.atomic import write_atomic
 from scheduler_build.progress import log, phase
-from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import (cosign_runner, describe, emit, emit_json, option, registry_client,
+                                              user_errors)
 
 
 @task(help={
@@ -74,10 +78,17 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=Fals
              "(default: the spec's image, tag <k8s-version>-<version>)",
     "k8s-version": "Kubernetes version for the default image tag (default: the spec's kubernetes.version)",
     "pin-digest": "values.yaml names the image's digest too (from the spec's image layout, as config.render)",
-    "json": "print the chart directory, its version, appVersion and what changed as JSON",
+    "push": "also push the chart as an OCI artifact to HOST[:PORT]/PATH (it lands at PATH/<name>:<version>, "
+            "what `helm pull oci://HOST/PATH/<name>` reads)",
+    "ca-cert": "CA bundle for the registry's TLS (as image.push)",
+    "insecure": "allow plain HTTP to a non-loopback registry (as image.push)",
+    "sign": "sign the pushed chart with cosign, as image.push --sign signs the image",
+    "key": f"the private key for --sign: DIR/cosign.key or env://VAR ({describe('sign.key')})",
+    "json": "print the chart directory, its version, appVersion, what changed (and what was pushed) as JSON",
 })
 @user_errors
-def chart(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False, json=False):
+def chart(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False, push=None, ca_cert=None,
+          insecure=False, sign=False, key=None, json=False):
     """Write a Helm chart of the same objects config.render writes; values.yaml holds the per-cluster choices."""
     image = manifests.check_image_flag(image) if image else None
     loaded = spec_mod.load(option(c, "spec.path", spec))
@@ -89,11 +100,28 @@ def chart(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False
     for line in changes.lines() or ["no file changed"]:
         log(f"    {line}")
     meta = yaml.safe_load(files["Chart.yaml"])
+    pushed = _push_chart(c, files, push, ca_cert, insecure, sign, key) if push else None
     if json:
         emit_json({"spec": str(loaded.path), "out": str(out_dir), "version": meta["version"],
-                   "appVersion": meta["appVersion"], "image": ref, "changes": changes.as_dict()})
+                   "appVersion": meta["appVersion"], "image": ref, "changes": changes.as_dict(),
+                   "pushed": chart_stage.as_dict(pushed) if pushed else None})
+    elif pushed:
+        emit(f"{out_dir}\n{pushed.reference}")
     else:
         emit(str(out_dir))
+
+
+def _push_chart(c, files, registry, ca_cert, insecure, sign, key) -> chart_stage.PushedChart:
+    """Push the chart next to the image (and sign it): the key is checked before any upload."""
+    key_ref = sign_stage.key_ref(option(c, "sign.key", key)) if sign else ""
+    name = yaml.safe_load(files["Chart.yaml"])["name"]
+    client = registry_client(c, chart_stage.chart_target(registry, name), ca_cert, insecure, None)
+    with phase("chart.push", client.target.name):
+        pushed = chart_stage.push(files, client, epoch.from_environment() or 0)
+    if key_ref:
+        with phase("chart.sign", client.target.name):
+            sign_stage.sign_references(cosign_runner(c), key_ref, [pushed.reference], client)
+    return pushed
 
 
 def _image(c, loaded, image, k8s_version, pin_digest) -> str:
