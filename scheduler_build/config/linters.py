@@ -24,25 +24,25 @@ CRITICAL = 1  # kube-score's grade for a critical finding
 
 
 @dataclass(frozen=True)
-class Exception_:
+class Deliberate:
     check: str  # kube-score's check id
     summary: str  # the finding's summary, as kube-score words it
     reason: str
 
 
 EXCEPTIONS = (
-    Exception_("container-resources", "CPU limit is not set",
+    Deliberate("container-resources", "CPU limit is not set",
                "A CPU limit throttles the scheduler (CFS quota) in the middle of a scheduling cycle and the "
                "extender while the scheduler waits on its answer; the CPU request already guarantees their "
                "share. Set deployment.resources.limits.cpu if your policy demands one."),
-    Exception_("container-image-pull-policy", "ImagePullPolicy is not set to Always",
+    Deliberate("container-image-pull-policy", "ImagePullPolicy is not set to Always",
                "Image tags are immutable (<kubernetes-version>-<version>, or a digest): IfNotPresent runs the "
                "same bytes and lets a pod restart while the registry is unreachable. image.pullPolicy: Always "
                "in the spec renders Always."),
-    Exception_("container-ephemeral-storage-request-and-limit", "Ephemeral Storage limit is not set",
+    Deliberate("container-ephemeral-storage-request-and-limit", "Ephemeral Storage limit is not set",
                "Both pods write only their logs and an empty /tmp; a limit evicts the pod when its log grows "
                "past it. Set it in deployment.resources if your policy requires one."),
-    Exception_("container-ephemeral-storage-request-and-limit", "Ephemeral Storage request is not set",
+    Deliberate("container-ephemeral-storage-request-and-limit", "Ephemeral Storage request is not set",
                "A request makes the pods unschedulable on nodes that report no ephemeral-storage capacity; "
                "their use is a few MiB of logs."),
 )
