@@ -192,3 +192,20 @@ def test_table_names_variants_ratios_threshold_and_plugin_cost():
     assert "| SchedulingBasic/500Nodes | spec | 330.0 | 280.0 | 340.0 | 0.94 | 2.50 | 9.00 | 12.00 |" in text
     assert "upstream's threshold at v1.36.3 is 270 pods/s" in text
     assert "UnderlayIPLimit/Filter p50 0.020 ms" in text
+
+
+def test_labelled_workload_is_upstreams_case_with_pods_that_opt_in(tmp_path):
+    spec = spec_mod.load(EXAMPLE)
+    labels = variants.pod_labels(spec)
+    assert labels == {"underlay.acme.example.com/needs-ip": "true", "underlay.example.com/ip": "true"}
+    upstream = "- name: SchedulingBasic\n  defaultPodTemplatePath: ../templates/pod-default.yaml\n" \
+               "  workloadTemplate: [{opcode: createNodes, countParam: $initNodes}]\n  workloads: [{name: 500Nodes}]\n"
+    pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: pod-\nspec: {}\n"
+    cases, labelled_pod = variants.labelled_files(upstream, pod, "SchedulingBasic", labels, tmp_path / "pod.yaml")
+    assert cases[0]["name"] == "SchedulingBasicLabelled" and cases[0]["workloads"] == [{"name": "500Nodes"}]
+    assert cases[0]["defaultPodTemplatePath"] == str(tmp_path / "pod.yaml")
+    assert labelled_pod["metadata"] == {"generateName": "pod-", "labels": labels}
+    assert variants.labelled(variants.parse_workloads("500Nodes")[0]).label == "SchedulingBasicLabelled/500Nodes"
+    plain = spec_mod.load(EXAMPLE)
+    plain.profiles = [{"schedulerName": "x"}]
+    assert variants.pod_labels(plain) == {}  # no plugin takes a podLabel: no labelled workload

@@ -9,11 +9,15 @@ from scheduler_build.spec import Spec
 COLORS = {"vanilla": "#4c72b0", "spec": "#55a868", "extender": "#dd8452"}
 
 
-def notes(spec: Spec) -> list[str]:
+def notes(spec: Spec, labels: dict[str, str]) -> list[str]:
     """What each variant is, said once with the figures."""
     out = ["vanilla: upstream's default profile; spec: the spec's configuration (first profile as default-scheduler, "
            "no extenders); extender: default profile + the spec's reference extender (plain HTTP on 127.0.0.1, "
            "started by the harness's prepare hook). All three run the same harness binary, patches included."]
+    if labels:
+        out.append("upstream's pods carry no label, so the spec's plugin and the extender pass them through; the "
+                   f"*Labelled workload is upstream's first chosen workload with pods labelled {', '.join(sorted(labels))} "
+                   "(their opt-in), so both do real work there")
     if spec.extenders:
         out.append(f"the spec's own extenders ({len(spec.extenders)}) are not started by the harness and are left out")
     return out

@@ -23,6 +23,7 @@ from scheduler_build.cluster.processes import free_port
 from scheduler_build.config.render import dump
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase
+from scheduler_build.safeyaml import load_yaml
 from scheduler_build.spec import Spec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,7 +50,8 @@ def harness_argv(h: harness.Harness, w: variants.Workload, work: Path, config: P
     return argv
 
 
-def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, variant: str, work: Path) -> results.RunFigures:
+def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, variant: str, work: Path,
+         config: Path) -> results.RunFigures:
     """Run the harness once for one workload and variant; its figures from the JSON it wrote."""
     work.mkdir(parents=True)
     scheduler_config, prepare, ready = None, None, ""
@@ -62,7 +64,7 @@ def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
         scheduler_config.write_text(dump(variants.extender_config(spec, f"http://127.0.0.1:{port}")))
         prepare, ready = _extender_args(port), f"http://127.0.0.1:{port}/readyz"
     names = h.plugin_names if variant != "vanilla" else ()
-    argv = harness_argv(h, w, work, variants.misc_config(h.module_dir), scheduler_config, names, prepare, ready)
+    argv = harness_argv(h, w, work, config, scheduler_config, names, prepare, ready)
     env = dict(os.environ, PATH=f"{etcd_bin.parent}{os.pathsep}{os.environ.get('PATH', '')}",
                PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p))
     (work / "command.json").write_text(json.dumps(argv, indent=1))
@@ -83,6 +85,21 @@ def _failure(log_path: Path) -> str:
     lines = [ln for ln in log_path.read_text(errors="replace").splitlines() if ln.strip()]
     wanted = [ln.strip() for ln in lines if "Fatal" in ln or "Error" in ln or "FAIL" in ln or "failed" in ln]
     return (wanted or lines or ["no output"])[-1][:300]
+
+
+def _labelled_config(h: harness.Harness, base: variants.Workload, labels: dict[str, str], out: Path) -> Path:
+    """The opt-in copy of base's test case and its pod template, written under out/."""
+    upstream = variants.misc_config(h.module_dir)
+    case = next(c for c in load_yaml(upstream.read_text()) if c.get("name") == base.case)
+    pod_source = (h.misc_dir / case.get("defaultPodTemplatePath", "")).resolve()
+    if not case.get("defaultPodTemplatePath") or not pod_source.is_file():
+        raise UserError(f"{upstream}: test case {base.case} has no default pod template to label",
+                        f"name a SchedulingBasic workload first in --workloads")
+    out.mkdir(parents=True)
+    cases, pod = variants.labelled_files(upstream.read_text(), pod_source.read_text(), base.case, labels, out / "pod.yaml")
+    (out / "pod.yaml").write_text(dump(pod))
+    (out / "performance-config.yaml").write_text(dump(cases))
+    return out / "performance-config.yaml"
 
 
 def machine() -> dict:
@@ -110,13 +127,23 @@ def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repea
     with phase("etcd", "at the version hack/lib/etcd.sh pins"):
         etcd_bin = etcd.binary(h.module_dir, cache_dir)
     root = Path(cache_dir) / "perf-runs" / time.strftime("%Y%m%dT%H%M%S")
+    configs = {w.label: variants.misc_config(h.module_dir) for w in workloads}
+    labels = variants.pod_labels(spec)
+    if labels and not any(w.case.endswith(variants.LABELLED) for w in workloads):
+        extra = variants.labelled(workloads[0])
+        configs[extra.label] = _labelled_config(h, workloads[0], labels, root / "labelled")
+        workloads = [*workloads, extra]
+        thresholds[extra.label] = None
+        log(f"    added {extra.label}: {workloads[0].label} with pods labelled {', '.join(sorted(labels))}, "
+            "so the spec's plugin and the extender act on them")
     before = machine()
     runs: dict[str, dict[str, list[results.RunFigures]]] = {w.label: {v: [] for v in chosen} for w in workloads}
     for rep in range(repeats):
         for w in workloads:
             for variant in chosen:
                 with phase("run", f"{w.label} {variant} ({rep + 1}/{repeats})"):
-                    figures = _one(h, etcd_bin, spec, w, variant, root / f"{w.label.replace('/', '_')}-{variant}-{rep + 1}")
+                    figures = _one(h, etcd_bin, spec, w, variant, root / f"{w.label.replace('/', '_')}-{variant}-{rep + 1}",
+                                   configs[w.label])
                     runs[w.label][variant].append(figures)
                     log(f"    {figures.throughput.get('Average', 0.0):.1f} pods/s, scheduling {figures.duration_s:.1f}s")
     return {
@@ -124,7 +151,7 @@ def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repea
         "workloads": [w.label for w in workloads], "thresholds": thresholds, "plugin_names": list(h.plugin_names),
         "harness": {"binary": str(h.binary), "compiled": h.compiled, "compile_seconds": h.compile_seconds},
         "runs_dir": str(root), "machine_before": before, "machine_after": machine(),
-        "notes": report.notes(spec),
+        "notes": report.notes(spec, labels),
         "summary": results.summarize(runs, h.plugin_names),
         "runs": {label: {v: [results.figures_dict(f) for f in rs] for v, rs in cells.items()} for label, cells in runs.items()},
     }

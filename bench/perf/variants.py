@@ -19,10 +19,12 @@ from pathlib import Path
 
 from scheduler_build.config import schedulerconfig
 from scheduler_build.errors import UserError
+from scheduler_build.extender.policy import UnderlayIPPolicy
 from scheduler_build.safeyaml import load_yaml
 from scheduler_build.spec import Spec
 
 VARIANTS = ("vanilla", "spec", "extender")
+LABELLED = "Labelled"  # suffix of the opt-in copy of a test case: SchedulingBasicLabelled
 DEFAULT_CASE = "SchedulingBasic"
 HARNESS_SCHEDULER = "default-scheduler"  # the schedulerName of upstream's pod templates (none set)
 NO_LEADER_ELECTION = {"leaderElect": False}
@@ -105,3 +107,37 @@ def extender_config(spec: Spec, url: str) -> dict:
 
 def misc_config(module_dir: Path) -> Path:
     return Path(module_dir) / "test/integration/scheduler_perf/misc/performance-config.yaml"
+
+
+def pod_labels(spec: Spec) -> dict[str, str]:
+    """The labels that make the spec's plugins and the reference extender act on a pod.
+
+    A plugin's `podLabel` argument (the example's convention: UnderlayIPLimit counts only pods
+    carrying it) and the reference extender's underlay-IP label; empty when no plugin takes one."""
+    labels = {}
+    for profile in spec.profiles:
+        for entry in profile.get("pluginConfig") or []:
+            label = (entry.get("args") or {}).get("podLabel")
+            if isinstance(label, str) and label:
+                labels[label] = "true"
+    if labels and spec.reference_extender.enabled:
+        labels[UnderlayIPPolicy.POD_LABEL] = "true"
+    return labels
+
+
+def labelled(w: Workload) -> Workload:
+    return Workload(w.case + LABELLED, w.name)
+
+
+def labelled_files(upstream_text: str, pod_text: str, case: str, labels: dict[str, str], pod_path: Path) -> tuple[list, dict]:
+    """(test cases, pod) for the opt-in copy of upstream's `case`: the same workloads and ops,
+    named <case>Labelled, with a default pod template that is upstream's plus `labels`."""
+    found = [c for c in (load_yaml(upstream_text) or []) if isinstance(c, dict) and c.get("name") == case]
+    if not found:
+        raise UserError(f"no test case {case} in upstream's performance-config.yaml", "name an upstream test case")
+    copy_case = copy.deepcopy(found[0])
+    copy_case["name"] = case + LABELLED
+    copy_case["defaultPodTemplatePath"] = str(pod_path)
+    pod = load_yaml(pod_text)
+    pod.setdefault("metadata", {}).setdefault("labels", {}).update(labels)
+    return [copy_case], pod
