@@ -14,14 +14,14 @@ from bench.perf import etcd, harness, report, results, run, variants
 from scheduler_build import spec as spec_mod
 from scheduler_build.build import plugins as plugins_stage
 from scheduler_build.errors import UserError
-from scheduler_build.resolve import versions as k8s
+from scheduler_build.resolve import versions
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "examples/underlay/scheduler.yaml"
 
 
-def resolution() -> k8s.Resolution:
-    return k8s.Resolution(requested="1.36", version="v1.36.3", minor="1.36", go_version="1.26.0",
+def resolution() -> versions.Resolution:
+    return versions.Resolution(requested="1.36", version="v1.36.3", minor="1.36", go_version="1.26.0",
                           staging_version="v0.36.3", replaces={"k8s.io/api": "v0.36.3", "k8s.io/kube-scheduler": "v0.36.3"})
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from scheduler_build import engine as docker_api
+from scheduler_build.engine import connect
 from scheduler_build import gotool
 from scheduler_build import platforms
 from scheduler_build.build import builder_image as builder
@@ -30,7 +30,7 @@ from scheduler_build.build import vendor, warm
 from scheduler_build.build.workspace import WRAPPER_MODULE, Workspace
 from scheduler_build.errors import BuildFailed
 from scheduler_build.progress import log, phase
-from scheduler_build.resolve import versions as k8s
+from scheduler_build.resolve import versions
 from scheduler_build.spec import Spec
 from scheduler_build.templating import render
 
@@ -54,7 +54,7 @@ class Harness:
         return self.module_dir / UPSTREAM_DIR / "misc"
 
 
-def render_workspace(resolution: k8s.Resolution, custom: plugins_stage.Customization) -> Workspace:
+def render_workspace(resolution: versions.Resolution, custom: plugins_stage.Customization) -> Workspace:
     """go.mod (the build's wrapper template: staging and local replaces) and perf_test.go. Pure."""
     context = dict(
         requires=dict(custom.requires), local_replaces=dict(custom.local_replaces), module=MODULE,
@@ -78,7 +78,7 @@ def prepare(spec: Spec, cache_dir: Path, gocache_volume: str, builder_image: str
     check: called with the Kubernetes tree before the compile (e.g. that the workloads exist)."""
     cache_dir = Path(cache_dir).resolve()
     with phase("resolve", spec.kubernetes_version):
-        resolution = k8s.resolve(spec.kubernetes_version, cache_dir)
+        resolution = versions.resolve(spec.kubernetes_version, cache_dir)
     custom = plugins_stage.Customization()
     if spec.plugins or spec.patches:
         with phase("customize", f"{len(spec.plugins)} plugin(s), {len(spec.patches)} patch(es)"):
@@ -87,7 +87,7 @@ def prepare(spec: Spec, cache_dir: Path, gocache_volume: str, builder_image: str
     check(module_dir)
     with phase("vendor", "the harness's wrapper test module"):
         vendored = vendor.prepare(render_workspace(resolution, custom), cache_dir)
-    engine = docker_api.connect()
+    engine = connect()
     chosen = builder.select(engine, resolution.go_version, builder_image, pull)
     key = inputs_key(vendored, dict(custom.overlays), chosen.image_id)
     out_dir = cache_dir / "perf-harness" / key
