@@ -35,10 +35,12 @@ def test_bench_perf_runs_three_variants_and_its_compare_gate_fails_on_a_planted_
     res = json.loads(out.read_text())
     rows = res["summary"]["SchedulingBasic/5Nodes"]
     assert set(rows) == {"vanilla", "spec", "extender"}
-    for variant, row in rows.items():
-        assert row["pods_per_second"]["median"] > 0, variant
-        assert row["attempt_ms"]["Perc50"] > 0, variant
+    for variant, row in rows.items():  # 10 pods: often under a second, so no throughput sample; the duration is there
+        assert row["duration_s"]["median"] > 0 and row["attempt_ms"]["Perc50"] > 0, variant
+        assert row["ratio_to_vanilla"] is not None, variant
     assert rows["vanilla"]["ratio_to_vanilla"] == 1.0
+    # The example's plugin acts on labelled pods only: the opt-in copy of the workload ran too.
+    assert set(res["summary"]["SchedulingBasicLabelled/5Nodes"]) == {"vanilla", "spec", "extender"}
     assert res["kubernetes"].startswith("v1.36.")
     assert "| SchedulingBasic/5Nodes | extender |" in proc.stdout
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

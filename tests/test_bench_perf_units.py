@@ -209,3 +209,15 @@ def test_labelled_workload_is_upstreams_case_with_pods_that_opt_in(tmp_path):
     plain = spec_mod.load(EXAMPLE)
     plain.profiles = [{"schedulerName": "x"}]
     assert variants.pod_labels(plain) == {}  # no plugin takes a podLabel: no labelled workload
+
+
+def test_ratio_falls_back_to_durations_when_pods_schedule_within_a_second():
+    def quick(duration: float) -> results.RunFigures:
+        items = data_items(1.0)
+        items["dataItems"] = [dict(i, data={"Duration": duration}) if i["labels"]["Metric"] == "SchedulingDuration" else i
+                              for i in items["dataItems"][1:]]
+        return results.parse_items(items)
+
+    rows = results.summarize({"w": {"vanilla": [quick(0.4)], "extender": [quick(0.8)]}})["w"]
+    assert rows["extender"]["pods_per_second"] == {} and rows["extender"]["ratio_to_vanilla"] == 0.5
+    assert rows["extender"]["ratio_basis"] == "duration"

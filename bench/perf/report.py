@@ -40,7 +40,7 @@ def markdown(res: dict) -> str:
                          f"{_fmt(row.get('duration_s', {}).get('median'), 2)} |")
     if any(not row["pods_per_second"] for rows in res["summary"].values() for row in rows.values()):
         lines += ["", "- an empty pods/s cell: the measured pods were scheduled in under a second, and upstream samples "
-                  "throughput once a second (use a larger workload, e.g. 500Nodes)"]
+                  "throughput once a second; that row's ratio is of scheduling durations (use 500Nodes or larger)"]
     lines.append("")
     for label in res["summary"]:
         threshold = res["thresholds"].get(label)

@@ -95,12 +95,26 @@ def summarize(runs: dict[str, dict[str, list[RunFigures]]], plugin_names: tuple[
                                   for p in ("Perc50", "Perc90", "Perc99")},
                    "plugins_ms": _plugin_medians(figures, plugin_names)}
             rows[variant] = row
-        base = rows.get(BASELINE, {}).get("pods_per_second", {}).get("median")
-        for row in rows.values():
-            mine = row["pods_per_second"].get("median")
-            row["ratio_to_vanilla"] = round(mine / base, 3) if base and mine else None
+        _ratios(rows)
         out[workload] = rows
     return out
+
+
+def _ratios(rows: dict[str, dict]) -> None:
+    """ratio_to_vanilla of pods/s medians; where a side has no throughput sample (all its pods
+    scheduled within a second), of the scheduling durations instead (same pods: the inverse ratio)."""
+    base = rows.get(BASELINE)
+    for row in rows.values():
+        row["ratio_to_vanilla"], row["ratio_basis"] = None, ""
+        if base is None:
+            continue
+        mine, theirs = row["pods_per_second"].get("median"), base["pods_per_second"].get("median")
+        if mine and theirs:
+            row["ratio_to_vanilla"], row["ratio_basis"] = round(mine / theirs, 3), "pods/s"
+            continue
+        mine, theirs = row["duration_s"].get("median"), base["duration_s"].get("median")
+        if mine and theirs:
+            row["ratio_to_vanilla"], row["ratio_basis"] = round(theirs / mine, 3), "duration"
 
 
 def regressions(current: dict, reference: dict, threshold: float) -> list[str]:
