@@ -55,7 +55,7 @@ def ldflags(stamp: VersionStamp, strip: bool = True, cgo_static: bool = False) -
 def go_build_command(package: str, output: str, flags: str, test: bool = False) -> list[str]:
     """`go build`, or with test: `go test -c` (a test binary; same flags, so Go's cache is shared)."""
     return [
-        *(("go", "test", "-c") if test else ("go", "build")),
+        *(("go", "test", "-c", "-vet=off") if test else ("go", "build")),
         "-trimpath",
         "-mod=vendor",
         "-buildvcs=false",
