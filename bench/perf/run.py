@@ -50,6 +50,17 @@ def harness_argv(h: harness.Harness, w: variants.Workload, work: Path, config: P
     return argv
 
 
+def source_root(h: harness.Harness, root: Path) -> dict[str, str]:
+    """TEST_SRCDIR/TEST_WORKSPACE for a -trimpath binary: the API server's test fixture directory is
+    found from its source file's path, which -trimpath makes `k8s.io/kubernetes@vX/...`; upstream
+    joins these two variables in front of it (its bazel path), so they point at the tree it came from."""
+    link = root / "ws" / f"k8s.io/kubernetes@{h.kubernetes}"
+    if not link.is_symlink():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(h.module_dir, target_is_directory=True)
+    return {"TEST_SRCDIR": str(root), "TEST_WORKSPACE": "ws"}
+
+
 def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, variant: str, work: Path,
          config: Path) -> results.RunFigures:
     """Run the harness once for one workload and variant; its figures from the JSON it wrote."""
@@ -66,7 +77,8 @@ def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
     names = h.plugin_names if variant != "vanilla" else ()
     argv = harness_argv(h, w, work, config, scheduler_config, names, prepare, ready)
     env = dict(os.environ, PATH=f"{etcd_bin.parent}{os.pathsep}{os.environ.get('PATH', '')}",
-               PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p))
+               PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
+               **source_root(h, work.parent / "src"))
     (work / "command.json").write_text(json.dumps(argv, indent=1))
     with open(work / "harness.log", "wb") as out:
         try:
