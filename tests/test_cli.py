@@ -38,7 +38,7 @@ PRODUCT = {"doctor", "clean", "build.build", "build.check-patches", "dev.run", "
            "deploy.deploy", "extender.serve", "image.build", "image.push", "image.extender", "image.keygen",
            "image.verify", "image.policy", "k8s.resolve",
            "k8s.versions", "scaffold.plugin"}
-DEVELOPER = {"test", "e2e.e2e", "bench.build", "bench.e2e", "bench.extender", "bench.image"}
+DEVELOPER = {"test", "e2e.e2e", "bench.build", "bench.e2e", "bench.extender", "bench.image", "bench.perf"}
 
 
 def test_console_script_lists_the_products_tasks_only(capsys, tmp_path, monkeypatch):
