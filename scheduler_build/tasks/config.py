@@ -32,7 +32,9 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, json=False):
     image = schedconfig.check_image_flag(image) if image else None
     loaded = spec_mod.load(option(c, "spec.path", spec))
     out_dir = Path(option(c, "config.out", out) or Path(option(c, "paths.dist_dir")) / "config" / loaded.name)
-    ref = image or schedconfig.image_ref(loaded, target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config)))
+    version = target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config))
+    config_validate.check_config_api(loaded, version, settings.cache_dir(c.config), strict=False)
+    ref = image or schedconfig.image_ref(loaded, version)
     with phase("render", str(out_dir)):
         files = schedconfig.render(loaded, out_dir, ref)
     for name in sorted(files):
