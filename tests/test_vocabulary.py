@@ -218,3 +218,27 @@ def test_a_new_minor_needs_no_code_change(tmp_path, new_minor_proxy):
     assert info.value.paths == ["profiles[0].plugins.gangPermit"]
     assert "introduced in 1.99" in str(info.value)
     assert os.environ["GOPROXY"].startswith("file://")
+
+
+@pytest.mark.integration
+def test_the_readme_version_table_is_what_the_proxy_serves(tmp_path):
+    from scheduler_build import settings
+    from scheduler_build.resolve import version_table
+
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    block = version_table.markdown(version_table.rows(settings.cache_dir()))
+    assert block in readme.read_text(), "regenerate: python -m scheduler_build.resolve.version_table --update README.md"
+    # the generator rewrites only its block, and a stale block is noticed
+    copy = tmp_path / "README.md"
+    copy.write_text(f"before\n{version_table.BEGIN}\n| 1.0 | v1.0.0 |\n{version_table.END}\nafter\n")
+    assert version_table.update(copy, block) is True and copy.read_text() == f"before\n{block}\nafter\n"
+    assert version_table.update(copy, block) is False
+
+
+def test_the_version_table_marks_the_points_each_minor_adds():
+    from scheduler_build.resolve import version_table
+
+    text = version_table.markdown([("1.36", "v1.36.3", "1.26.0", 33, ["filter"]),
+                                   ("1.37", "v1.37.2", "1.26.0", 33, ["filter", "podGroupPostFilter"])])
+    assert "| 1.37 | v1.37.2 | 1.26.0 | 33 | filter, **podGroupPostFilter** |" in text
+    assert "| 1.36 | v1.36.3 | 1.26.0 | 33 | filter |" in text
