@@ -8,7 +8,7 @@ from scheduler_build import settings
 from scheduler_build.errors import BuildFailed, UserError
 from scheduler_build.progress import log
 from scheduler_build.retarget import run as retarget_mod
-from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
 
 
 @task(help={
