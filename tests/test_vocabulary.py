@@ -242,3 +242,22 @@ def test_the_version_table_marks_the_points_each_minor_adds():
                                    ("1.37", "v1.37.2", "1.26.0", 33, ["filter", "podGroupPostFilter"])])
     assert "| 1.37 | v1.37.2 | 1.26.0 | 33 | filter, **podGroupPostFilter** |" in text
     assert "| 1.36 | v1.36.3 | 1.26.0 | 33 | filter |" in text
+
+
+def test_offline_render_falls_back_to_the_nearest_cached_older_release(tmp_path, monkeypatch, capsys):
+    from scheduler_build.errors import UserError
+
+    def offline(*args, **kwargs):
+        raise UserError("cannot download k8s.io/kube-scheduler: dial tcp: no route")
+
+    monkeypatch.setattr(gotool, "mod_download", offline)
+    assert vocabulary.config_api_or_fallback("v1.37.2", tmp_path) is None  # nothing cached: the check is skipped
+    for version in ("v1.35.4", "v1.36.3", "v1.38.0"):
+        path = vocabulary._cache_file(tmp_path, "config-api", version)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text('{"format": %d, "types": {"Plugins": {"filter": "PluginSet"}}}' % vocabulary.CACHE_FORMAT)
+    got = vocabulary.config_api_or_fallback("v1.37.2", tmp_path)
+    assert got is not None and got.version == "v1.36.3"  # never a newer minor's vocabulary
+    assert "checking against the cached v1.36.3" in capsys.readouterr().err
+    with pytest.raises(UserError):
+        vocabulary.config_api("v1.37.2", tmp_path)  # validate is strict
