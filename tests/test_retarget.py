@@ -59,6 +59,7 @@ replace (
 
 
 REPORT_SAME = """Incompatible changes:
+- PluginFactory: changed from func(Object, Handle) (Plugin, error) to func(context.Context, Object, Handle) (Plugin, error)
 - Handle: removed
 - ScorePlugin: removed
 - Status: removed
@@ -82,6 +83,7 @@ def test_apidiff_reports_read_as_moves_and_signature_changes():
     assert any(line.startswith("k8s.io/kube-scheduler/framework.ScorePlugin.Score: changed from") and "NodeInfo" in line
                for line in lines)
     assert "framework.NewStatus: removed" in lines  # gone from both: not a move
+    assert lines[-1].startswith("framework.PluginFactory: changed from")  # not named by the plugin, still a signature change
     # a package the target no longer has at all: every used name is looked for in the homes
     gone = apidiff.moves_and_changes("k8s.io/old/framework", {"Handle"}, None, {"k8s.io/kube-scheduler/framework": ""})
     assert [c.what for c in gone] == ["moved"]

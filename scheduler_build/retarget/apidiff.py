@@ -64,7 +64,8 @@ def parse_report(text: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]
 
 
 def moves_and_changes(package: str, used: set[str], same: str | None, homes: dict[str, str]) -> list[Change]:
-    """Pure: the changes to the names a plugin uses from `package`.
+    """Pure: the changes to the names a plugin uses from `package`, then the package's other signature
+    changes (a type the plugin never names, such as the factory type its registry's values must have).
 
     same: apidiff's report of old vs new `package` (None: the target has no such package);
     homes: candidate new homes (path -> report of old `package` vs that package). A used name
@@ -84,6 +85,8 @@ def moves_and_changes(package: str, used: set[str], same: str | None, homes: dic
             continue
         out.append(Change(package, name, "moved", home))
         out += [Change(package, n, what, home) for n, what in reports[home] if n.split(".", 1)[0] == name]
+    out += [Change(package, n, what) for n, what in incompatible
+            if n.split(".", 1)[0] not in used and what.startswith("changed")]
     return out
 
 

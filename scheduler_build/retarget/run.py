@@ -150,13 +150,15 @@ def retarget(request: RetargetRequest) -> RetargetResult:
 
 def _api_changes(path: Path, text: str, old: versions.Resolution, new_work: Path, tmp: Path,
                  errors: list[str], cache_dir: Path) -> list[apidiff.Change]:
-    """apidiff of each Kubernetes package the plugin uses whose names the errors mention; the old side
+    """apidiff of each k8s.io/kubernetes package the plugin imports, and of each staging package whose
+    names the errors mention; the old side
     is the module as written (`text`), its replaces derived for its own release the same way."""
     old_text = edited(text, gomod_edit.plan(gomod.parse(text), path, old, set(old.replaces)).flags)
     sources = [p.read_text() for p in sorted(path.rglob("*.go")) if not (set(p.relative_to(path).parts) & _SKIP)]
     used = explain.used_names(sources)
     words = set(explain.WORD.findall(" ".join(errors)))
-    wanted = {pkg: names for pkg, names in used.items() if names & words or pkg.rsplit("/", 1)[-1] in words}
+    wanted = {pkg: names for pkg, names in used.items()
+              if pkg.startswith(versions.KUBERNETES_MODULE + "/") or names & words or pkg.rsplit("/", 1)[-1] in words}
     if not wanted:
         return []
     old_work = _copy(path, tmp / "old", old_text)
