@@ -16,8 +16,10 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from scheduler_build import gotool
+from scheduler_build.engine import Mount
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 
@@ -112,22 +114,19 @@ def tool(cache_dir: Path) -> Path:
     return target
 
 
-def _env() -> dict[str, str]:
-    go_bin = str(Path(gotool.binary()).parent)
-    env = gotool.environment()
-    env["PATH"] = go_bin + os.pathsep + env.get("PATH", "")
-    return env
-
-
-def export_data(apidiff: Path, module_dir: Path, package: str, out: Path) -> bool:
-    """`apidiff -w OUT PACKAGE` inside the module (its go.mod chooses the version); False when absent there."""
-    proc = subprocess.run([str(apidiff), "-w", str(out), package], cwd=module_dir, env=_env(),
-                          capture_output=True, text=True, timeout=1800)
-    return proc.returncode == 0 and out.is_file()
+def export_data(builder: Any, apidiff: Path, module_dir: Path, package: str, out: Path) -> bool:
+    """`apidiff -w OUT PACKAGE` inside the module (its go.mod chooses the version), run by `builder`
+    (retarget.run.InBuilder: the compile's container and build cache); False when the package is absent."""
+    mounts = (Mount("/sb/apidiff", str(apidiff), read_only=True), Mount("/sb/out", str(out.parent)))
+    lines: list[str] = []
+    code = builder.run(["/sb/apidiff", "-w", f"/sb/out/{out.name}", package], module_dir, mounts, on_line=lines.append)
+    if code and lines:
+        log(f"    {package}: {lines[-1]}")
+    return code == 0 and out.is_file()
 
 
 def compare(apidiff: Path, old: Path, new: Path) -> str:
-    proc = subprocess.run([str(apidiff), str(old), str(new)], env=_env(), capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([str(apidiff), str(old), str(new)], capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise UserError(f"apidiff {old.name} {new.name} failed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
     return proc.stdout

@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 from scheduler_build import engine as engine_mod
 from scheduler_build import gotool
@@ -88,15 +89,35 @@ def tidy(work: Path, label: str) -> None:
             log(f"    {line}")
 
 
-def compile_in_builder(work: Path, request: RetargetRequest, go_version: str) -> tuple[bool, list[str]]:
-    """`go build ./...` then `go vet ./...` in the builder: no network, module cache read-only."""
+@dataclass
+class InBuilder:
+    """Go commands in the builder container: no network, the host's module cache read-only, the Go build
+    cache in the builds' volume (so the compile and apidiff's export data share it)."""
+
+    image: str
+    gocache_volume: str
+    modcache: str
+    engine: Any = None
+
+    ENV = {"GOFLAGS": "-mod=readonly -buildvcs=false", "GOPROXY": "off", "GOSUMDB": "off", "GOTOOLCHAIN": "local",
+           "GOMODCACHE": "/gomodcache", "GOCACHE": "/gocache", "CGO_ENABLED": "0", "HOME": "/tmp"}
+
+    def run(self, argv: list[str], src: Path, extra: tuple[Mount, ...] = (),
+            on_line: Callable[[str], None] = stream_line) -> int:
+        mounts = [Mount("/src", str(src), read_only=True), Mount("/gomodcache", self.modcache, read_only=True),
+                  Mount("/gocache", self.gocache_volume, volume=True), *extra]
+        return self.engine.run(self.image, argv, mounts=mounts, environment=dict(self.ENV), workdir="/src",
+                               on_line=on_line)
+
+
+def in_builder(request: RetargetRequest, go_version: str) -> InBuilder:
     engine = engine_mod.connect()
     chosen = builder_image.select(engine, go_version, configured=request.builder_image, pull=False)
-    env = {"GOFLAGS": "-mod=readonly -buildvcs=false", "GOPROXY": "off", "GOSUMDB": "off", "GOTOOLCHAIN": "local",
-           "GOMODCACHE": "/gomodcache", "GOCACHE": "/gocache", "CGO_ENABLED": "0", "HOME": "/tmp"}
-    mounts = [Mount("/src", str(work), read_only=True),
-              Mount("/gomodcache", gotool.env_value("GOMODCACHE"), read_only=True),
-              Mount("/gocache", request.gocache_volume, volume=True)]
+    return InBuilder(chosen.image, request.gocache_volume, gotool.env_value("GOMODCACHE"), engine)
+
+
+def compile_in_builder(work: Path, builder: InBuilder) -> tuple[bool, list[str]]:
+    """`go build ./...` then `go vet ./...`; (compiles, output lines)."""
     lines: list[str] = []
 
     def keep(line: str) -> None:
@@ -104,8 +125,8 @@ def compile_in_builder(work: Path, request: RetargetRequest, go_version: str) ->
         stream_line(line)
 
     for argv in (["go", "build", "./..."], ["go", "vet", "./..."]):
-        stream_line(f"+ {' '.join(argv)}   ({chosen.image})")
-        if engine.run(chosen.image, argv, mounts=mounts, environment=env, workdir="/src", on_line=keep):
+        stream_line(f"+ {' '.join(argv)}   ({builder.image})")
+        if builder.run(argv, work, on_line=keep):
             return False, lines
     return True, lines
 
@@ -133,7 +154,8 @@ def retarget(request: RetargetRequest) -> RetargetResult:
         work = _copy(path, Path(tmp) / "new", new_text)
         tidy(work, f"the module for {target.version}")
         with phase("compile", f"{mod.module} against Kubernetes {target.version} in the builder"):
-            result.compiled, output = compile_in_builder(work, request, target.go_version)
+            builder = in_builder(request, target.go_version)
+            result.compiled, output = compile_in_builder(work, builder)
         if result.compiled:
             if request.write:
                 for name in ("go.mod", "go.sum"):
@@ -142,14 +164,14 @@ def retarget(request: RetargetRequest) -> RetargetResult:
             return result
         result.errors = explain.compile_errors(output)
         if old is not None:
-            result.changes = _api_changes(path, text, old, work, Path(tmp), result.errors, request.cache_dir)
+            result.changes = _api_changes(path, text, old, work, Path(tmp), result.errors, request.cache_dir, builder)
         result.report = explain.report(explain.explain(result.errors, result.changes), result.changes,
                                        old_version or "?", target.version)
     return result
 
 
 def _api_changes(path: Path, text: str, old: versions.Resolution, new_work: Path, tmp: Path,
-                 errors: list[str], cache_dir: Path) -> list[apidiff.Change]:
+                 errors: list[str], cache_dir: Path, builder: InBuilder) -> list[apidiff.Change]:
     """apidiff of each k8s.io/kubernetes package the plugin imports, and of each staging package whose
     names the errors mention; the old side
     is the module as written (`text`), its replaces derived for its own release the same way."""
@@ -164,22 +186,27 @@ def _api_changes(path: Path, text: str, old: versions.Resolution, new_work: Path
     old_work = _copy(path, tmp / "old", old_text)
     tidy(old_work, f"the module as written, for {old.version}")
     tool = apidiff.tool(cache_dir)
+
+    def export(work: Path, package: str, out: Path) -> bool:
+        return apidiff.export_data(builder, tool, work, package, out)
+
     homes = apidiff.list_packages(new_work, f"{HOME_MODULE}/...")
     changes: list[apidiff.Change] = []
     exports = tmp / "exports"
     exports.mkdir()
+    exports.chmod(0o777)  # written from the builder container, whatever user it runs as
     with phase("apidiff", f"{len(wanted)} package(s): {old.version} -> the target"):
         for index, (package, names) in enumerate(sorted(wanted.items())):
             before = exports / f"{index}-old"
-            if not apidiff.export_data(tool, old_work, package, before):
+            if not export(old_work, package, before):
                 continue
             after = exports / f"{index}-new"
-            same = apidiff.compare(tool, before, after) if apidiff.export_data(tool, new_work, package, after) else None
+            same = apidiff.compare(tool, before, after) if export(new_work, package, after) else None
             candidates = {}
             for home in homes:
                 if home != package and home.rsplit("/", 1)[-1] == package.rsplit("/", 1)[-1]:
                     out = exports / f"{index}-{len(candidates)}-home"
-                    if apidiff.export_data(tool, new_work, home, out):
+                    if export(new_work, home, out):
                         candidates[home] = apidiff.compare(tool, before, out)
             changes += apidiff.moves_and_changes(package, names, same, candidates)
     return changes
