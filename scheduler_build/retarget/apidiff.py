@@ -26,6 +26,7 @@ from scheduler_build.progress import log
 MODULE = "golang.org/x/exp"
 VERSION = "v0.0.0-20261113113407-e3970619a1a4"
 _CHANGE = re.compile(r"^- (\S+?): (.*)$")
+_IDENT = re.compile(r"\b[A-Z][A-Za-z0-9_]*\b")
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,9 @@ def parse_report(text: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]
 
 
 def moves_and_changes(package: str, used: set[str], same: str | None, homes: dict[str, str]) -> list[Change]:
-    """Pure: the changes to the names a plugin uses from `package`, then the package's other signature
-    changes (a type the plugin never names, such as the factory type its registry's values must have).
+    """Pure: the changes to the names a plugin uses from `package`, then the signature changes of the
+    package's names those changes mention (a type the plugin never names, such as the factory type
+    its registry's values must have).
 
     same: apidiff's report of old vs new `package` (None: the target has no such package);
     homes: candidate new homes (path -> report of old `package` vs that package). A used name
@@ -87,8 +89,10 @@ def moves_and_changes(package: str, used: set[str], same: str | None, homes: dic
             continue
         out.append(Change(package, name, "moved", home))
         out += [Change(package, n, what, home) for n, what in reports[home] if n.split(".", 1)[0] == name]
+    # one level further: a changed name the used names' changes mention (Registry's values are PluginFactory)
+    mentioned = {word for change in out for word in _IDENT.findall(change.what)} - set(used)
     out += [Change(package, n, what) for n, what in incompatible
-            if n.split(".", 1)[0] not in used and what.startswith("changed")]
+            if n in mentioned and what.startswith("changed")]
     return out
 
 

@@ -48,7 +48,7 @@ def explain(errors: list[str], changes: list[Change]) -> list[Explained]:
     for error in errors:
         message = _ERROR.sub("", error)
         words = set(WORD.findall(message))
-        hits = [c for c in changes if c.top in words or c.name.rsplit(".", 1)[-1] in words]
+        hits = [c for c in changes if (c.top in words or c.name.rsplit(".", 1)[-1] in words) and c.what != "added"]
         out.append(Explained(error, hits))
     return out
 
