@@ -132,37 +132,3 @@ def test_an_old_style_plugin_gets_a_report_naming_each_api_move(tmp_path):
         assert f"framework.{name} -> k8s.io/kube-scheduler/framework.{name}" in changes, changes
     assert "ScorePlugin.Score: changed from" in changes and "NodeInfo" in changes, changes
     assert "PluginFactory: changed from" in changes and "context.Context" in changes, changes
-
-
-def served_minors() -> dict[str, str]:
-    got = inv("k8s.versions", "--json")
-    assert got.returncode == 0, got.stderr[-2000:]
-    table = json.loads(got.stdout)
-    return {m: table[m] for m in sorted(table, key=lambda m: int(m.split(".")[1]))}
-
-
-def scaffold(out: Path, minor: str) -> None:
-    made = inv("scaffold.plugin", "--name", "Carry", "--points", "filter,score", "--module", "example.com/carry",
-               "--k8s-version", minor, "--out", str(out), "--no-tidy")
-    assert made.returncode == 0, made.stderr[-3000:]
-
-
-@pytest.mark.integration
-def test_a_scaffold_carried_to_the_newest_served_minor_compiles(tmp_path):
-    """The oldest served minor whose scaffold has the framework in k8s.io/kube-scheduler (1.35 on; 1.34's
-    Handle and Plugin still lived in k8s.io/kubernetes, which kept no aliases after the move, so a 1.34
-    scaffold gets the moves reported instead, like the fixture above), retargeted with --write to the
-    newest served minor: it compiles and vets in the builder and is left tidied for it."""
-    served = served_minors()
-    minors = list(served)
-    newest = minors[-1]
-    carried = next(m for m in minors if int(m.split(".")[1]) >= 35)
-    assert carried != newest, f"only {minors} are served: nothing to carry across"
-    module = tmp_path / "carried"
-    scaffold(module, carried)
-    assert f"k8s.io/kubernetes {served[carried]}" in (module / "go.mod").read_text()
-    got = inv("plugin.retarget", "--path", str(module), "--k8s-version", newest, "--write", "--json")
-    assert got.returncode == 0, got.stderr[-5000:]
-    result = json.loads(got.stdout)
-    assert result["compiles"] and result["written"] == ["go.mod", "go.sum"]
-    assert f"k8s.io/kubernetes {served[newest]}" in (module / "go.mod").read_text()
