@@ -37,7 +37,7 @@ PRODUCT = {"doctor", "clean", "build.build", "build.check-patches", "dev.run", "
            "cluster.down", "cluster.status", "cluster.load", "config.render", "config.chart", "config.validate", "config.migrate-policy",
            "deploy.deploy", "extender.serve", "image.build", "image.push", "image.extender", "image.keygen",
            "image.verify", "image.policy", "k8s.resolve",
-           "k8s.versions", "scaffold.plugin"}
+           "k8s.versions", "scaffold.plugin", "plugin.retarget"}
 DEVELOPER = {"test", "e2e.e2e", "bench.build", "bench.e2e", "bench.extender", "bench.image", "bench.perf"}
 
 
