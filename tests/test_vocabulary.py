@@ -261,3 +261,31 @@ def test_offline_render_falls_back_to_the_nearest_cached_older_release(tmp_path,
     assert "checking against the cached v1.36.3" in capsys.readouterr().err
     with pytest.raises(UserError):
         vocabulary.config_api("v1.37.2", tmp_path)  # validate is strict
+
+
+@pytest.mark.integration
+def test_the_example_spec_validates_against_every_served_minor_its_plugin_supports():
+    """Field by field (the configuration API and in-tree names of each minor's own source): every served
+    minor from the one the example plugin's go.mod was written for. A binary per minor is not built here."""
+    import json
+    import subprocess
+    import sys
+
+    from scheduler_build.build import k8s_agreement
+    from scheduler_build.resolve import gomod
+
+    repo = Path(__file__).resolve().parents[1]
+    listed = subprocess.run([sys.executable, "-m", "invoke", "k8s.versions", "--json"], cwd=repo,
+                            capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    served = json.loads(listed.stdout)
+    plugin_mod = gomod.parse((repo / "examples" / "underlay" / "plugin" / "go.mod").read_text())
+    written_for = k8s_agreement.as_kubernetes("k8s.io/kubernetes", plugin_mod.requires["k8s.io/kubernetes"])[0]
+    supported = [m for m in served if int(m.split(".")[1]) >= written_for]
+    assert supported, served
+    for minor in supported:
+        got = subprocess.run([sys.executable, "-m", "invoke", "config.validate", "--spec",
+                              str(repo / "examples" / "underlay" / "scheduler.yaml"), "--fields-only",
+                              "--k8s-version", served[minor]], cwd=repo, capture_output=True, text=True)
+        assert got.returncode == 0, f"{minor}: {got.stderr[-2000:]}"
+        assert f"plugins of Kubernetes {served[minor]}" in got.stdout
