@@ -93,7 +93,8 @@ class Deployment:
     """How the scheduler Deployment runs. ``resources`` is a core/v1 ResourceRequirements dict."""
 
     replicas: int = 1
-    resources: dict = field(default_factory=lambda: {"requests": {"cpu": "100m", "memory": "128Mi"}})
+    resources: dict = field(default_factory=lambda: {"requests": {"cpu": "100m", "memory": "128Mi"},
+                                                     "limits": {"memory": "512Mi"}})
     verbosity: int = 2
     priority_class_name: str = ""
     node_selector: dict = field(default_factory=dict)
