@@ -44,7 +44,8 @@ CACHE_ENTRIES = {
     "plugins": "plugin module snapshots",
     "plugin-modules": "plugin module downloads",
     "rootfs": "the extender image's Debian root file systems",
-    "tools": "downloaded tools (cosign)",
+    "tools": "Go tools built from the module proxy (cosign, kubeconform, kube-score)",
+    "k8s-schemas": "JSON schemas generated from a release's OpenAPI document (kubeconform)",
     "node": "node images and binaries for local clusters",
 }
 

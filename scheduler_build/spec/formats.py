@@ -19,6 +19,9 @@ IMAGE_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 IMAGE_REF = re.compile(r"^[a-z0-9][a-z0-9._/:-]*(@sha256:[0-9a-f]{64})?$")  # repository[:tag][@digest]
 QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|Ki|Mi|Gi|Ti|M|G|T)?$")
 HTTP_URL = re.compile(r"^https?://[^\s/]+")
+# SBOM parties: SPDX writes `Organization: <name> (<email>)`, so a name holds no parentheses.
+PARTY_NAME = re.compile(r"^[^()\n\r]*[^()\s][^()\n\r]*$")
+EMAIL = re.compile(r"^[^@\s()<>]+@[^@\s()<>]+\.[^@\s()<>]+$")
 URL_PATH_SEGMENT = re.compile(r"^[A-Za-z0-9._~/-]+$")
 
 # The form of an extension point's key (a JSON field of the v1 Plugins struct). Which points exist is the
