@@ -31,6 +31,7 @@ from scheduler_build.build import plugins as plugins_stage
 from scheduler_build.build import vendor
 from scheduler_build.build import verify
 from scheduler_build.build import warm
+from scheduler_build.build import workspace_image
 from scheduler_build.build.info import (
     BinaryInfo, BuilderInfo, BuildInfo, FlagsInfo, HostInfo, KubernetesInfo, VendorInfo, sha256_file,
 )
@@ -126,6 +127,7 @@ class _Plan:
     custom: plugins_stage.Customization
     chosen: builder.Builder
     vendored: vendor.Vendored
+    workspace_image: workspace_image.WorkspaceImage
     package: str
     epoch: int
     git_version: str
@@ -161,6 +163,10 @@ def _plan(request: BuildRequest) -> _Plan:
         vendored = vendor.prepare(workspace, request.cache_dir)
         k8s_agreement.check_tidied((vendored.workspace_dir / "go.mod").read_text(), resolution)
         log(f"    tidy {'cached' if vendored.tidy_cached else 'ran'}, vendor {'cached' if vendored.vendor_cached else 'ran'} ({vendored.vendor_dir})")
+    with _timed(phases, "workspace-image"):
+        image = workspace_image.ensure(engine, chosen.image, chosen.go_version, vendored.vendor_dir,
+                                       vendored.vendor_key, custom.overlays)
+        log(f"    {image.tag} ({'cached' if image.cached else 'built'})")
     epoch = resolve_epoch(request.source_date_epoch, resolution.release_time)
     git_version = stamped_version(resolution.version, request.version_suffix)
     major, minor = resolution.minor.split(".")
@@ -168,7 +174,7 @@ def _plan(request: BuildRequest) -> _Plan:
     final_dir = platforms.dist_dir_for(Path(request.dist_dir).resolve(), request.name or request.component, resolution.version, arch, request.goos)
     return _Plan(
         request=request, engine=engine, arch=arch, resolution=resolution, custom=custom, chosen=chosen, vendored=vendored,
-        package=workspace.package, epoch=epoch, git_version=git_version,
+        workspace_image=image, package=workspace.package, epoch=epoch, git_version=git_version,
         flags=compile_stage.ldflags(stamp, strip=True, cgo_static=request.cgo_static),
         env=compile_stage.build_environment(request.goos, arch, request.cgo_static, epoch),
         final_dir=final_dir, phases=phases,
@@ -195,18 +201,19 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
         output.append(line)
         stream_line(line)
 
-    detail = f"{plan.package} for {request.goos}/{plan.arch} in {plan.chosen.image}, network none"
+    detail = f"{plan.package} for {request.goos}/{plan.arch} in {plan.workspace_image.tag}, network none"
     with _timed(plan.phases, "compile", detail):
         job = compile_stage.Job(
             workspace=plan.vendored.workspace_dir, vendor=plan.vendored.vendor_dir, out_dir=out_dir,
             gocache_volume=request.gocache_volume, package=plan.package, binary_name=request.component,
             flags=plan.flags, environment=plan.env, overlays=dict(plan.custom.overlays),
+            state_dir=Path(request.cache_dir) / "builds",
         )
+        image = plan.workspace_image
         if request.reuse_builder:
-            code, argv = warm.run(plan.engine, plan.chosen.image, job, image_id=plan.chosen.image_id,
-                                  cache_root=request.cache_dir, on_line=capture)
+            code, argv = warm.run(plan.engine, image.tag, job, image_id=image.image_id, on_line=capture)
         else:
-            code, argv = compile_stage.run(plan.engine, plan.chosen.image, job, on_line=capture)
+            code, argv = compile_stage.run(plan.engine, image.tag, job, on_line=capture)
         if code != 0:
             _explain_compile_failure(plan, output)
             raise BuildFailed(f"go build of {request.component} {plan.git_version} failed (exit {code}); the compiler output is above")
