@@ -196,6 +196,42 @@ class Engine:
         except docker.errors.DockerException as exc:
             return False, _short(exc)
 
+    def tag(self, image: str, ref: str) -> None:
+        repo, _, tag = ref.rpartition(":")
+        with _talking(f"tag {image} as {ref}"):
+            self._client.api.tag(image, repo, tag)
+
+    def push(self, ref: str, auth: dict | None = None) -> str:
+        """The engine pushes `ref` (its own registry config: certs.d, insecure registries); returns the digest."""
+        repo, _, tag = ref.rpartition(":")
+        digest = ""
+        with _talking(f"push {ref}"):
+            for chunk in self._client.api.push(repo, tag=tag, auth_config=auth, stream=True, decode=True):
+                if "error" in chunk or "errorDetail" in chunk:
+                    detail = (chunk.get("errorDetail") or {}).get("message") or chunk.get("error")
+                    raise UserError(f"the engine's push of {ref} failed: {detail}")
+                digest = (chunk.get("aux") or {}).get("Digest", digest)
+        return digest
+
+    def fetch_image(self, ref: str, auth: dict | None = None) -> tuple[bool, str]:
+        """The engine pulls `ref` (every layer checked against its digest); returns (ok, reason)."""
+        repo, _, tag = ref.rpartition(":")
+        try:
+            for chunk in self._client.api.pull(repo, tag=tag, auth_config=auth, stream=True, decode=True):
+                if "error" in chunk or "errorDetail" in chunk:
+                    return False, (chunk.get("errorDetail") or {}).get("message") or chunk.get("error")
+            return True, ""
+        except (docker.errors.DockerException, *LOST) as exc:
+            return False, _short(exc)
+
+    def in_registry(self, ref: str, auth: dict | None = None) -> bool:
+        """Whether the registry holds a complete manifest for `ref` (the engine asks it)."""
+        try:
+            self._client.api.inspect_distribution(ref, auth_config=auth)
+            return True
+        except (docker.errors.DockerException, *LOST):
+            return False
+
     def remove_containers(self, labels: dict[str, str]) -> int:
         """Force-remove the containers carrying all of `labels` (ours only); returns how many."""
         found = self._client.containers.list(all=True, filters={"label": [f"{k}={v}" for k, v in labels.items()]})
@@ -268,6 +304,12 @@ class Container:
             created = api.exec_create(self.id, command, environment=environment, workdir=workdir)
             _stream(api.exec_start(created["Id"], stream=True), on_line)
             return int(api.exec_inspect(created["Id"]).get("ExitCode") or 0)
+
+    def commit(self, ref: str) -> str:
+        """Commit the container's file system (not its volumes) as image `ref`; returns its ID."""
+        repo, _, tag = ref.rpartition(":")
+        with _talking(f"commit container {self.id[:12]}"):
+            return self._client.api.commit(self.id, repository=repo, tag=tag)["Id"]
 
     def stat(self, path: str) -> dict | None:
         """The engine's stat of `path` in the container (name, size, mode, mtime), None when absent."""

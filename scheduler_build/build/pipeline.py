@@ -28,6 +28,7 @@ from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.build import k8s_agreement
 from scheduler_build.build import plugins as plugins_stage
+from scheduler_build.build import registry_cache
 from scheduler_build.build import vendor
 from scheduler_build.build import verify
 from scheduler_build.build import warm
@@ -64,6 +65,9 @@ class BuildRequest:
     # and the patch series against the kubernetes tree, both from a build spec (plugins.py).
     plugin_sources: tuple = ()
     patches: tuple[Path, ...] = ()
+    # The registry as the shared cache (registry_cache.py): repositories, empty for none.
+    cache_from: str = field(default_factory=lambda: settings.default("build.cache_from"))
+    cache_to: str = field(default_factory=lambda: settings.default("build.cache_to"))
 
 
 @dataclass
@@ -146,6 +150,8 @@ def _plan(request: BuildRequest) -> _Plan:
     platforms.arch_of(f"{platforms.OS}/{arch}", "--arch")  # before resolve, vendor and compile run
     platforms.check_dist_name(request.name or request.component)
     check_suffix(request.version_suffix)
+    registry_cache.check_repo(request.cache_from, "--cache-from")
+    registry_cache.check_repo(request.cache_to, "--cache-to")
     phases: dict[str, float] = {}
     with _timed(phases, "resolve", request.k8s_version):
         resolution = k8s.resolve(request.k8s_version, request.cache_dir)
@@ -164,9 +170,7 @@ def _plan(request: BuildRequest) -> _Plan:
         k8s_agreement.check_tidied((vendored.workspace_dir / "go.mod").read_text(), resolution)
         log(f"    tidy {'cached' if vendored.tidy_cached else 'ran'}, vendor {'cached' if vendored.vendor_cached else 'ran'} ({vendored.vendor_dir})")
     with _timed(phases, "workspace-image"):
-        image = workspace_image.ensure(engine, chosen.image, chosen.go_version, vendored.vendor_dir,
-                                       vendored.vendor_key, custom.overlays)
-        log(f"    {image.tag} ({'cached' if image.cached else 'built'})")
+        image = _workspace_image(engine, request, chosen, vendored, custom)
     epoch = resolve_epoch(request.source_date_epoch, resolution.release_time)
     git_version = stamped_version(resolution.version, request.version_suffix)
     major, minor = resolution.minor.split(".")
@@ -179,6 +183,22 @@ def _plan(request: BuildRequest) -> _Plan:
         env=compile_stage.build_environment(request.goos, arch, request.cgo_static, epoch),
         final_dir=final_dir, phases=phases,
     )
+
+
+def _workspace_image(engine: docker_api.Engine, request: BuildRequest, chosen: builder.Builder,
+                     vendored: vendor.Vendored, custom: plugins_stage.Customization) -> workspace_image.WorkspaceImage:
+    """The workspace image: local, else from the registry cache (--cache-from), else built; then --cache-to."""
+    key = workspace_image.image_key(chosen.image, chosen.go_version, vendored.vendor_key, custom.overlays)
+    if request.cache_from and engine.inspect_image(workspace_image.tag_for(key)) is None:
+        registry_cache.pull_workspace(engine, request.cache_from, key)
+    if request.cache_from:
+        registry_cache.seed_gocache(engine, request.cache_from, key, request.gocache_volume)
+    image = workspace_image.ensure(engine, chosen.image, chosen.go_version, vendored.vendor_dir, vendored.vendor_key,
+                                   custom.overlays)
+    log(f"    {image.tag} ({'cached' if image.cached else 'built'})")
+    if request.cache_to:
+        registry_cache.push_workspace(engine, request.cache_to, key)
+    return image
 
 
 def _select_builder(engine: docker_api.Engine, request: BuildRequest, go_version: str) -> builder.Builder:
@@ -276,6 +296,9 @@ def run(request: BuildRequest) -> BuildResult:
         with _timed(plan.phases, "verify", str(final_dir / component)):
             checked = verify.verify(binary, plan.arch, plan.git_version, allow_dynamic=False)
             log(f"    static {checked.arch} ELF, {checked.version_method}: {checked.version_output}")
+        if request.cache_to:
+            with _timed(plan.phases, "cache-to", request.cache_to):
+                registry_cache.push_gocache(plan.engine, request.cache_to, plan.workspace_image.key, request.gocache_volume)
         info = _record(plan, argv, binary, checked, started)
         info.write(staging)
         os.chmod(staging, 0o755)
