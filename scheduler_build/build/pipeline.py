@@ -187,7 +187,7 @@ def _plan(request: BuildRequest) -> _Plan:
 
 def _workspace_image(engine: Engine, request: BuildRequest, chosen: builder.Builder,
                      vendored: vendor.Vendored, custom: plugins_stage.Customization) -> workspace_image.WorkspaceImage:
-    """The workspace image: local, else from the registry cache (--cache-from), else built; then --cache-to."""
+    """The workspace image: local, else from the registry cache (--cache-from), else built."""
     key = workspace_image.image_key(chosen.image, chosen.go_version, vendored.vendor_key, custom.overlays)
     if request.cache_from and engine.inspect_image(workspace_image.tag_for(key)) is None:
         registry_cache.pull_workspace(engine, request.cache_from, key)
@@ -196,8 +196,6 @@ def _workspace_image(engine: Engine, request: BuildRequest, chosen: builder.Buil
     image = workspace_image.ensure(engine, chosen.image, chosen.go_version, vendored.vendor_dir, vendored.vendor_key,
                                    custom.overlays)
     log(f"    {image.tag} ({'cached' if image.cached else 'built'})")
-    if request.cache_to:
-        registry_cache.push_workspace(engine, request.cache_to, key)
     return image
 
 
@@ -298,6 +296,7 @@ def run(request: BuildRequest) -> BuildResult:
             log(f"    static {checked.arch} ELF, {checked.version_method}: {checked.version_output}")
         if request.cache_to:
             with _timed(plan.phases, "cache-to", request.cache_to):
+                registry_cache.push_workspace(plan.engine, request.cache_to, plan.workspace_image.key)
                 registry_cache.push_gocache(plan.engine, request.cache_to, plan.workspace_image.key, request.gocache_volume)
         info = _record(plan, argv, binary, checked, started)
         info.write(staging)
