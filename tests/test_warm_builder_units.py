@@ -67,3 +67,33 @@ def test_clear_command_removes_only_the_workspace_files_and_local_modules(tmp_pa
     assert argv[:2] == ["sh", "-c"]
     assert "find /src -maxdepth 1 -type f -exec rm -f {} +" in argv[2] and "rm -rf /src/vendor/example.com/acme/underlay" in argv[2]
     assert warm.clear_command({})[2] == "find /src -maxdepth 1 -type f -exec rm -f {} +"
+
+
+def test_cache_repository_is_checked_before_anything_runs():
+    import pytest
+
+    from scheduler_build.build import registry_cache
+    from scheduler_build.errors import UserError
+
+    assert registry_cache.check_repo("127.0.0.1:5000/acme/sb-cache", "--cache-to") == "127.0.0.1:5000/acme/sb-cache"
+    assert registry_cache.check_repo("", "--cache-from") == ""
+    for bad in ("registry:5000/acme/cache:tag", "Registry/Upper", "no-path", "reg/a b"):
+        with pytest.raises(UserError, match="--cache-from"):
+            registry_cache.check_repo(bad, "--cache-from")
+    assert registry_cache.ref("r:1/a", "ws", "k" * 64) == f"r:1/a:ws-{'k' * 32}"
+
+
+def test_chunk_reader_feeds_a_streamed_tar(tmp_path):
+    from scheduler_build.engine import _ChunkReader
+
+    data = io.BytesIO()
+    with tarfile.open(fileobj=data, mode="w") as archive:
+        payload = bytes(range(256)) * 5000
+        info = tarfile.TarInfo("kube-scheduler")
+        info.size, info.mode = len(payload), 0o755
+        archive.addfile(info, io.BytesIO(payload))
+    raw = data.getvalue()
+    chunks = [raw[i:i + 7777] for i in range(0, len(raw), 7777)]
+    with tarfile.open(fileobj=io.BufferedReader(_ChunkReader(iter(chunks)), 1 << 16), mode="r|") as archive:
+        member = next(iter(archive))
+        assert archive.extractfile(member).read() == payload and member.mode == 0o755
