@@ -59,28 +59,41 @@ def remote(built_example_scheduler):
 
 
 @pytest.fixture(scope="module")
-def remote_spec_build(remote, tmp_path_factory):
+def cache_repo(tmp_path_factory):
+    """A registry on 127.0.0.1 as the shared build cache: REPO for --cache-to / --cache-from."""
+    registry = Registry(tmp_path_factory.mktemp("cache-registry")).start()
+    yield registry, f"{registry.host}/acme/sb-cache"
+    registry.stop()
+
+
+@pytest.fixture(scope="module")
+def remote_spec_build(remote, cache_repo, tmp_path_factory):
+    """`inv build --spec --cache-to REPO` through the test engine: its Go build cache starts empty, so
+    the snapshot it pushes holds this build's packages only."""
     dist = tmp_path_factory.mktemp("remote-dist")
-    done = inv(remote, "build", "--spec", str(SPEC), "--dist", str(dist), "--no-pull", "--json")
-    return dist, json.loads(done.stdout)
+    done = inv(remote, "build", "--spec", str(SPEC), "--dist", str(dist), "--no-pull", "--json", "--cache-to", cache_repo[1])
+    return dist, json.loads(done.stdout), done.stderr
 
 
 def test_the_test_engine_cannot_see_the_callers_files(remote):
+    """The engine resolves host paths in its own mount namespace: there the checkout, the cache
+    directory and /tmp are empty (a bind mount of them, made here by the test only, shows nothing)."""
     client = remote.client()
-    listing = client.containers.run(
-        next(iter(client.images.list()[0].tags)), ["sh", "-c", f"ls -A {REPO} {settings.cache_dir()} /tmp | wc -l"],
-        network_mode="none", remove=True)
-    assert listing.strip() == b"0"
+    image = next(iter(client.images.list()[0].tags))
+    for path in (REPO, settings.cache_dir(), Path("/tmp")):
+        assert any(Path(path).iterdir())  # not empty for the caller
+        listing = client.containers.run(image, ["sh", "-c", "find /probe -mindepth 1 | wc -l"], network_mode="none",
+                                        volumes={str(path): {"bind": "/probe", "mode": "ro"}}, remove=True)
+        assert listing.strip() == b"0", path
     # Negative control: what the toolkit did before issue 19, a bind mount of a cache entry, fails there.
     entry = next(p for p in (settings.cache_dir() / "src").iterdir() if p.is_dir())
     with pytest.raises(Exception, match="bind source path does not exist"):
-        client.containers.run(next(iter(client.images.list()[0].tags)), ["true"],
-                              volumes={str(entry): {"bind": "/src", "mode": "ro"}}, remove=True)
+        client.containers.run(image, ["true"], volumes={str(entry): {"bind": "/src", "mode": "ro"}}, remove=True)
 
 
 def test_build_spec_through_the_remote_engine_is_byte_identical(remote_spec_build, built_example_scheduler):
     """Local plugin and a patch, vendored tree as a workspace image, compiled in the remote engine."""
-    _, info = remote_spec_build
+    _, info, _ = remote_spec_build
     local = built_example_scheduler.info
     assert info["patches"] and info["plugins"]
     assert info["binary"]["sha256"] == local["binary"]["sha256"]
@@ -93,7 +106,7 @@ def test_plain_build_through_the_remote_engine_is_byte_identical(remote, remote_
 
 
 def test_validate_and_image_build_and_push_through_the_remote_engine(remote, remote_spec_build, tmp_path):
-    dist, info = remote_spec_build
+    dist, info, _ = remote_spec_build
     binary = info["binary"]["path"]
     checked = inv(remote, "config.validate", "--spec", str(SPEC), "--binary", binary, "--json")
     assert json.loads(checked.stdout)["ok"] is True
@@ -110,6 +123,61 @@ def test_validate_and_image_build_and_push_through_the_remote_engine(remote, rem
         assert refs and all("@sha256:" in ref for ref in refs)
     finally:
         registry.stop()
+
+
+def test_a_fresh_worker_builds_from_the_registry_cache(remote_spec_build, cache_repo, built_example_scheduler, tmp_path):
+    """A second empty engine with --cache-from: the workspace image is pulled, the Go build cache
+    seeded from the pushed snapshot, and the binary is the same bytes."""
+    _, _, pushed = remote_spec_build
+    assert f"pushed {cache_repo[1]}:ws-" in pushed and f"pushed {cache_repo[1]}:gocache-" in pushed
+    engine = _start_with_builder(built_example_scheduler.info["builder"]["image"])
+    try:
+        done = inv(engine, "build", "--spec", str(SPEC), "--dist", str(tmp_path), "--no-pull", "--json",
+                   "--cache-from", cache_repo[1])
+    finally:
+        remote_engine.stop(engine)
+    assert "workspace image from the registry cache" in done.stderr and "Go build cache seeded" in done.stderr
+    assert "building scheduler-build/workspace" not in done.stderr
+    assert json.loads(done.stdout)["binary"]["sha256"] == built_example_scheduler.info["binary"]["sha256"]
+
+
+def test_a_half_pushed_cache_entry_is_never_used(remote_spec_build, cache_repo):
+    """A manifest whose layer blob is missing (a push cut short, a registry that lost a blob) is a
+    miss: nothing is tagged, no Go cache volume is seeded, the build would go on without the cache."""
+    import requests
+
+    from scheduler_build import engine as engine_mod
+    from scheduler_build.build import registry_cache
+    from scheduler_build.build.workspace_image import KEY_LABEL
+
+    registry, repo = cache_repo
+    _, _, pushed = remote_spec_build
+    key32 = pushed.split(f"pushed {repo}:ws-", 1)[1][:32]
+    base = f"http://{registry.host}/v2/acme/sb-cache"
+    manifest = requests.get(f"{base}/manifests/ws-{key32}", timeout=30, headers={
+        "Accept": "application/vnd.docker.distribution.manifest.v2+json"}).json()
+    config = requests.get(f"{base}/blobs/{manifest['config']['digest']}", timeout=30).json()
+    key = config["config"]["Labels"][KEY_LABEL]
+    layer = manifest["layers"][-1]["digest"].split(":", 1)[1]  # the vendored tree, under both entries
+    blobs = list(registry.storage.rglob(f"blobs/sha256/{layer[:2]}/{layer}/data"))
+    assert blobs
+    for blob in blobs:
+        blob.unlink()
+    engine = remote_engine.start([REPO, settings.cache_dir()])
+    saved = os.environ.get("DOCKER_HOST")
+    os.environ["DOCKER_HOST"] = engine.host
+    try:
+        api = engine_mod.connect()
+        assert api.in_registry(registry_cache.ref(repo, "ws", key))  # the tag is there ...
+        assert not registry_cache.pull_workspace(api, repo, key)  # ... and never used
+        assert not registry_cache.seed_gocache(api, repo, key, "scheduler-build-gocache")
+        client = engine.client()
+        assert client.images.list() == [] and client.volumes.list() == []
+    finally:
+        os.environ.pop("DOCKER_HOST")
+        if saved is not None:
+            os.environ["DOCKER_HOST"] = saved
+        remote_engine.stop(engine)
 
 
 def test_engine_killed_mid_build_is_one_clear_error_and_leaves_nothing(built_example_scheduler, tmp_path):
@@ -143,8 +211,8 @@ def test_engine_killed_mid_build_is_one_clear_error_and_leaves_nothing(built_exa
     assert remote_engine.leftovers(engine) == []
 
 
-def test_teardown_leaves_no_process_mount_interface_or_file(built_example_scheduler):
-    engine = _start_with_builder(built_example_scheduler.info["builder"]["image"])
+def test_teardown_leaves_no_process_mount_interface_or_file():
+    engine = remote_engine.start([REPO, settings.cache_dir()])
     assert remote_engine.leftovers(engine)  # negative control: a running engine is seen
     remote_engine.stop(engine)
     assert remote_engine.leftovers(engine) == []
