@@ -19,6 +19,9 @@ import sys
 import time
 from pathlib import Path
 
+import docker
+import docker.errors
+import docker.types
 import pytest
 
 from conftest import REPO, TEST_K8S_MINOR
@@ -85,10 +88,11 @@ def test_the_test_engine_cannot_see_the_callers_files(remote):
         listing = client.containers.run(image, ["sh", "-c", "find /probe -mindepth 1 | wc -l"], network_mode="none",
                                         volumes={str(path): {"bind": "/probe", "mode": "ro"}}, remove=True)
         assert listing.strip() == b"0", path
-    # Negative control: what the toolkit did before issue 19, a bind mount of a cache entry, fails there.
+    # Negative control: what the toolkit did before issue 19, a bind mount of a cache entry, fails there
+    # (the issue's error; a legacy `-v` bind would instead create an empty directory in its place).
     entry = next(p for p in (settings.cache_dir() / "src").iterdir() if p.is_dir())
-    with pytest.raises(Exception, match="bind source path does not exist"):
-        client.containers.run(image, ["true"], volumes={str(entry): {"bind": "/src", "mode": "ro"}}, remove=True)
+    with pytest.raises(docker.errors.APIError, match="bind source path does not exist"):
+        client.containers.create(image, ["true"], mounts=[docker.types.Mount("/src", str(entry), type="bind")])
 
 
 def test_build_spec_through_the_remote_engine_is_byte_identical(remote_spec_build, built_example_scheduler):

@@ -7,8 +7,8 @@ one archive, the binary comes out through the engine's archive API. Nothing is
 mounted from the caller's file system. Go's build cache lives in a named volume
 so rebuilds are incremental; the output goes to a second named volume (`<Go
 cache volume>-out`), one directory per set of inputs, so Go sees its last link
-and skips an unchanged one, and the binary is copied out only when the engine
-reports a different file than the one last copied (`collect`).
+and skips an unchanged one, and the binary is copied out only when its Go build
+ID (printed after the compile) differs from the one last copied (`collect`).
 """
 
 from __future__ import annotations
@@ -138,26 +138,44 @@ def _host_stamp(path: Path) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns]
 
 
-def collect(box: Container, path: str, dest: Path, record: Path) -> bool:
+BUILD_ID_MARK = "scheduler-build: build id "
+
+
+def with_build_id(argv: list[str], output: str) -> list[str]:
+    """The compile's command: `go build`, then the output's Go build ID on one marked line.
+
+    The build ID ends in the hash of the binary's content, so it tells whether the binary
+    changed without copying it (Go touches an up-to-date output's mtime, so a stat cannot)."""
+    script = f"{shlex.join(argv)} && echo \"{BUILD_ID_MARK}$(go tool buildid {shlex.quote(output)})\""
+    return ["sh", "-c", script]
+
+
+def build_id_filter(on_line: Callable[[str], None], found: list[str]) -> Callable[[str], None]:
+    """Pass the compiler's lines on; keep the marked build-ID line for `collect`."""
+    def handle(line: str) -> None:
+        if line.startswith(BUILD_ID_MARK):
+            found.append(line[len(BUILD_ID_MARK):].strip())
+        else:
+            on_line(line)
+    return handle
+
+
+def collect(box: Container, path: str, build_id: str, dest: Path, record: Path) -> bool:
     """Copy the built `path` out to `dest` unless `dest` already is it; returns whether it was copied.
 
-    `dest` is seeded with the last published binary; the record says which engine
-    file (size, mtime) was last copied out to which host file (size, mtime): when
-    both still match, Go skipped the link and the seed is the binary."""
-    seen = box.stat(path)
-    if seen is None:
-        raise UserError(f"the compile wrote no {path}", "the compiler output is above")
-    engine_stamp = [seen.get("size"), seen.get("mtime")]
+    `dest` is seeded with the last published binary; the record says which Go build ID
+    was last copied out to which host file (size, mtime): when both still match, the
+    seed is the binary."""
     try:
         last = json.loads(record.read_text())
     except (OSError, ValueError):
         last = {}
     host_stamp = _host_stamp(dest)
-    if host_stamp is not None and last.get("engine") == engine_stamp and last.get("host") == host_stamp:
+    if build_id and host_stamp is not None and last.get("build_id") == build_id and last.get("host") == host_stamp:
         return False
     box.fetch(path, dest)
     dest.chmod(0o755)
-    write_atomic(record, json.dumps({"engine": engine_stamp, "host": _host_stamp(dest)}))
+    write_atomic(record, json.dumps({"build_id": build_id, "host": _host_stamp(dest)}))
     return True
 
 
@@ -170,10 +188,12 @@ def run(engine: Engine, image: str, job: Job, network: str = "none",
     argv = go_build_command(job.package, output, job.flags)
     volumes = [Volume(GOCACHE, job.gocache_volume), Volume(OUT, out_volume(job.gocache_volume))]
     stream_line("+ " + shlex.join(argv))
-    with output_lock(job, key), engine.container(image, argv, volumes=volumes, environment=job.environment,
-                                                 workdir=SRC, network=network) as box:
+    build_id: list[str] = []
+    with output_lock(job, key), engine.container(image, with_build_id(argv, output), volumes=volumes,
+                                                 environment=job.environment, workdir=SRC, network=network) as box:
         box.put("/", inputs_tar(job.workspace, job.overlays, dirs=[f"out/{key}"]))
-        code = box.run(on_line)
+        code = box.run(build_id_filter(on_line, build_id))
         if code == 0:
-            collect(box, output, Path(job.out_dir) / job.binary_name, Path(job.state_dir) / f"{key}.json")
+            collect(box, output, "".join(build_id[-1:]), Path(job.out_dir) / job.binary_name,
+                    Path(job.state_dir) / f"{key}.json")
     return code, argv
