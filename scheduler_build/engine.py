@@ -55,6 +55,18 @@ class Image:
 
 
 @dataclass(frozen=True)
+class Mount:
+    """LEGACY: a bind mount of a host path (or a named volume, volume=True). Only `inv plugin.retarget`
+    still uses it (its module cache); it fails on an engine that does not share the caller's files.
+    Not converted yet (issue 19); tests/test_no_bind_mounts.py allows exactly that use."""
+
+    target: str
+    source: str
+    read_only: bool = False
+    volume: bool = False
+
+
+@dataclass(frozen=True)
 class Volume:
     """A named engine volume at `target` (never a host path: the engine may not share the caller's files)."""
 
@@ -138,11 +150,13 @@ class Engine:
 
     @contextmanager
     def container(self, image: str, command: list[str], *, volumes: list[Volume] = (), environment: dict[str, str],
-                  workdir: str, network: str = "none", user: str | None = None) -> Iterator["Container"]:
+                  workdir: str, network: str = "none", user: str | None = None,
+                  legacy_mounts: list[Mount] = ()) -> Iterator["Container"]:
         """A created (not started) container of `image`, removed on exit: put inputs, run, fetch outputs."""
         with _talking(f"create a container from {image}"):
             created = self._client.containers.create(
-                image, command=command, mounts=_mounts(volumes), environment=environment, working_dir=workdir,
+                image, command=command, mounts=_mounts(volumes) + _legacy_binds(legacy_mounts),
+                environment=environment, working_dir=workdir,
                 network_mode=network, user=user, detach=True,
             )
         try:
@@ -155,10 +169,11 @@ class Engine:
 
     def run(self, image: str, command: list[str], *, volumes: list[Volume] = (), environment: dict[str, str],
             workdir: str, network: str = "none", user: str | None = None,
-            on_line: Callable[[str], None] = stream_line) -> int:
-        """Run `command` in a fresh container, stream its output, remove it; return the exit code."""
+            on_line: Callable[[str], None] = stream_line, mounts: list[Mount] = ()) -> int:
+        """Run `command` in a fresh container, stream its output, remove it; return the exit code.
+        (`mounts`: the legacy bind mounts of `inv plugin.retarget` only, see Mount.)"""
         with self.container(image, command, volumes=volumes, environment=environment, workdir=workdir,
-                            network=network, user=user) as box:
+                            network=network, user=user, legacy_mounts=mounts) as box:
             return box.run(on_line)
 
     def ensure_running(self, name: str, image: str, *, volumes: list[Volume], labels: dict[str, str],
@@ -274,6 +289,15 @@ class Engine:
 
 def _mounts(volumes: list[Volume]) -> list[docker.types.Mount]:
     return [docker.types.Mount(v.target, v.name, type="volume", read_only=v.read_only) for v in volumes]
+
+
+def _legacy_binds(mounts: list[Mount]) -> list[docker.types.Mount]:
+    """`inv plugin.retarget`'s bind mounts (see Mount): the one place a host path is mounted."""
+    return [docker.types.Mount(m.target, m.source, type=LEGACY_KINDS[m.volume], read_only=m.read_only)
+            for m in mounts]
+
+
+LEGACY_KINDS = {True: "volume", False: "bind"}
 
 
 class Container:

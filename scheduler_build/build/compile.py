@@ -65,9 +65,10 @@ def ldflags(stamp: VersionStamp, strip: bool = True, cgo_static: bool = False) -
     return " ".join(parts)
 
 
-def go_build_command(package: str, output: str, flags: str) -> list[str]:
+def go_build_command(package: str, output: str, flags: str, test: bool = False) -> list[str]:
+    """`go build`, or with test: `go test -c` (a test binary; same flags, so Go's cache is shared)."""
     return [
-        "go", "build",
+        *(("go", "test", "-c", "-vet=off") if test else ("go", "build")),
         "-trimpath",
         "-mod=vendor",
         "-buildvcs=false",
@@ -108,6 +109,7 @@ class Job:
     # module path -> a local module's content snapshot, put in place of vendor/<module>
     # (snapshot.py), so the vendor tree (and the workspace image) need no refresh on an edit.
     overlays: dict[str, Path] = field(default_factory=dict)
+    test: bool = False  # `go test -c` of job.package instead of `go build` (bench.perf's harness)
     state_dir: Path = Path(".cache/builds")  # what was last copied out of each output directory
 
     def out_key(self, image: str) -> str:
@@ -185,7 +187,7 @@ def run(engine: Engine, image: str, job: Job, network: str = "none",
     image `image`; returns (exit code, argv)."""
     key = job.out_key(image)
     output = f"{OUT}/{key}/{job.binary_name}"
-    argv = go_build_command(job.package, output, job.flags)
+    argv = go_build_command(job.package, output, job.flags, job.test)
     volumes = [Volume(GOCACHE, job.gocache_volume), Volume(OUT, out_volume(job.gocache_volume))]
     stream_line("+ " + shlex.join(argv))
     build_id: list[str] = []

@@ -56,7 +56,7 @@ def run(engine: Engine, image: str, job: Job, *, image_id: str,
                                 labels={LABEL: "1", VOLUME_LABEL: job.gocache_volume})
     key = job.out_key(image)
     output = f"{OUT}/{key}/{job.binary_name}"
-    argv = go_build_command(job.package, output, job.flags)
+    argv = go_build_command(job.package, output, job.flags, job.test)
     with output_lock(job, key):
         code = box.exec(clear_command(job.overlays), environment={}, workdir="/", on_line=on_line)
         if code != 0:
