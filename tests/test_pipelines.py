@@ -24,7 +24,9 @@ WORKFLOWS = sorted((REPO / "ci" / "github").glob("*.yml"))
 DRONE = REPO / "ci" / "drone.yml"
 
 # Pipelines call the invoke tasks only; these are the plumbing lines allowed besides.
-ALLOWED_COMMANDS = (re.compile(r"^inv "), re.compile(r"^bash ci/setup\.sh$"), re.compile(r'^export SOURCE_DATE_EPOCH="\$\(git log -1 --format=%ct\)"$'))
+ALLOWED_COMMANDS = (re.compile(r"^inv "), re.compile(r"^bash ci/setup\.sh$"), re.compile(r'^export SOURCE_DATE_EPOCH="\$\(git log -1 --format=%ct\)"$'),
+                    re.compile(r"^python -m pip install -q -e \.$"),
+                    re.compile(r'^echo "matrix=\$\(inv release\.matrix --json --spec "\$SPEC"\)" >> "\$GITHUB_OUTPUT"$'))
 
 
 def check_jsonschema(schema: str, *files: Path) -> subprocess.CompletedProcess:
@@ -126,9 +128,15 @@ def test_pipelines_call_invoke_tasks_only_and_take_secrets_from_the_store():
     assert release[True]["push"]["tags"] == ["v*"]  # YAML 1.1 reads the key `on` as True
     pr = yaml.safe_load((REPO / "ci/github/pull-request.yml").read_text())
     assert "pull_request" in pr[True]
-    for workflow in (release, pr):
-        uses = [s.get("uses", "") for s in workflow["jobs"][next(iter(workflow["jobs"]))]["steps"]]
-        assert any(u.startswith("actions/cache@") for u in uses)
+    for job in (release["jobs"]["build"], pr["jobs"]["test"]):
+        assert any(s.get("uses", "").startswith("actions/cache@") for s in job["steps"])
+
+
+def release_matrix() -> dict:
+    from scheduler_build import spec
+    from scheduler_build.build.matrix import release_matrix as matrix
+
+    return matrix(spec.load(REPO / "examples/underlay/scheduler.yaml"))
 
 
 def actionlint_binary() -> str:
@@ -164,9 +172,12 @@ def test_release_pipelines_sign_verify_and_keep_the_signing_key_to_one_step():
     # Fan-out: one build step per platform, in parallel (both depend on setup only).
     builds = [s for s in release["steps"] if s["name"].startswith("build-")]
     assert len(builds) == 2 and all(s["depends_on"] == ["setup"] for s in builds)
+    assert [s["commands"][-1].split("--arch ")[1] for s in builds] == release_matrix()["arch"]
+    # GitHub: the matrix is the spec's (`inv release.matrix --json`), not a list copied into YAML.
     workflow = yaml.safe_load((REPO / "ci/github/release.yml").read_text())
-    assert workflow["jobs"]["build"]["strategy"]["matrix"]["arch"] == ["amd64", "arm64"]
-    assert workflow["jobs"]["release"]["needs"] == "build"
+    assert workflow["jobs"]["build"]["strategy"]["matrix"] == "${{ fromJSON(needs.matrix.outputs.matrix) }}"
+    assert workflow["jobs"]["build"]["needs"] == "matrix" and workflow["jobs"]["release"]["needs"] == ["matrix", "build"]
+    assert "arm64" not in (REPO / "ci/github/release.yml").read_text()
     steps = workflow["jobs"]["release"]["steps"] + workflow["jobs"]["build"]["steps"]
     assert [s["name"] for s in steps if "secrets.COSIGN_KEY" in str(s.get("env"))] == ["Push by digest, sign and attest"]
     assert "env" not in workflow["jobs"]["release"] and "COSIGN" not in str(workflow.get("env"))

@@ -20,6 +20,7 @@ machine's warm caches).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -98,8 +99,11 @@ def test_github_release_workflow_run_steps_in_order(checkout, secrets, tmp_path)
              "COSIGN_PUB": secrets["cosign_pub"], "COSIGN_PASSWORD": PASSWORD, "REGISTRY_USERNAME": "", "REGISTRY_PASSWORD": ""}
     workflow = yaml.safe_load((checkout / "ci/github/release.yml").read_text())
     github_env = tmp_path / "github_env"
-    jobs = [(workflow["jobs"]["build"], {"arch": arch}) for arch in workflow["jobs"]["build"]["strategy"]["matrix"]["arch"]]
-    jobs.append((workflow["jobs"]["release"], {}))
+    matrix = json.loads(subprocess.run(["inv", "release.matrix", "--json"], cwd=checkout, capture_output=True, text=True,
+                                       check=True).stdout)
+    jobs = [(workflow["jobs"]["build"], {"arch": arch, "kubernetes": version})
+            for version in matrix["kubernetes"] for arch in matrix["arch"]]
+    jobs += [(workflow["jobs"]["release"], {"kubernetes": version}) for version in matrix["kubernetes"]]
     ran = []
     for job, matrix in jobs:
         for step in job["steps"]:
@@ -107,7 +111,7 @@ def test_github_release_workflow_run_steps_in_order(checkout, secrets, tmp_path)
                 continue
             carried = dict(line.split("=", 1) for line in github_env.read_text().splitlines()) if github_env.exists() else {}
             env = {k: _github_env(v, named, matrix, checkout) for k, v in (step.get("env") or {}).items()}
-            env.update(carried, GITHUB_ENV=str(github_env))
+            env.update(carried, GITHUB_ENV=str(github_env), SPEC="examples/underlay/scheduler.yaml")
             proc = run_script(_github_env(step["run"], named, matrix, checkout), env, checkout)
             ran.append(step["name"])
     assert ran[-2:] == ["Push by digest, sign and attest", "Verify what was pushed"]

@@ -14,7 +14,7 @@ from invoke import Collection  # noqa: E402 - after the path fix above
 
 from scheduler_build import settings  # noqa: E402
 from scheduler_build.tasks import (  # noqa: E402
-    build, builder, clean, cluster, config, deploy, dev, doctor, extender, image, k8s, scaffold)
+    build, builder, clean, cluster, config, deploy, dev, doctor, extender, image, k8s, release, scaffold)
 
 
 def namespace() -> Collection:
@@ -22,7 +22,7 @@ def namespace() -> Collection:
     ns.add_task(doctor.doctor)
     ns.add_task(clean.clean)
     for collection in (k8s.ns, builder.ns, build.ns, cluster.ns, image.ns, scaffold.ns, config.ns, deploy.ns, dev.ns,
-                       extender.ns):
+                       extender.ns, release.ns):
         ns.add_collection(collection)
     ns.configure(settings.DEFAULTS)
     return ns
