@@ -62,13 +62,13 @@ def all_commands() -> list[str]:
 def test_drone_pipelines_pass_drones_schema(tmp_path):
     documents = drone_documents(DRONE.read_text(), tmp_path)
     names = [yaml.safe_load(p.read_text())["name"] for p in documents]
-    assert names == ["pull-request", "release"]
+    assert names == ["pull-request", "release", "pull-request-docker", "release-docker"]
     proc = check_jsonschema("vendor.drone-ci", *documents)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_every_drone_step_carries_the_cache_environment():
-    for doc in (d for d in yaml.safe_load_all(DRONE.read_text()) if d):
+def test_every_drone_exec_step_carries_the_cache_environment():
+    for doc in (d for d in yaml.safe_load_all(DRONE.read_text()) if d and d["type"] == "exec"):
         assert "environment" not in doc, f"pipeline {doc['name']}: the exec runner drops a pipeline-level environment"
         for step in doc["steps"]:
             assert step["environment"]["GOMODCACHE"] == "/var/cache/scheduler-build/go-mod", step["name"]
@@ -130,6 +130,25 @@ def test_pipelines_call_invoke_tasks_only_and_take_secrets_from_the_store():
     assert "pull_request" in pr[True]
     for job in (release["jobs"]["build"], pr["jobs"]["test"]):
         assert any(s.get("uses", "").startswith("actions/cache@") for s in job["steps"])
+
+
+def test_drone_docker_steps_run_in_the_local_step_image_and_keep_secrets_to_their_steps():
+    from scheduler_build.image import ci_step
+
+    docs = {d["name"]: d for d in yaml.safe_load_all(DRONE.read_text()) if d and d["type"] == "docker"}
+    assert sorted(docs) == ["pull-request-docker", "release-docker"]
+    for doc in docs.values():
+        host = {v["name"]: v["host"]["path"] for v in doc["volumes"]}
+        assert host["docker-socket"] == "/var/run/docker.sock"
+        for step in doc["steps"]:
+            assert (step["image"], step["pull"]) == (ci_step.TAG, "never"), step["name"]
+    release = docs["release-docker"]["steps"]
+    keyed = {s["name"]: sorted(v["from_secret"] for v in (s.get("environment") or {}).values() if isinstance(v, dict))
+             for s in release}
+    assert keyed["push"] == ["cosign_key", "cosign_password", "registry_password", "registry_repository", "registry_username"]
+    assert [n for n, secrets in keyed.items() if "cosign_key" in secrets] == ["push"]
+    builds = [s["commands"][-1].split("--arch ")[1] for s in release if s["name"].startswith("build-")]
+    assert builds == release_matrix()["arch"]
 
 
 def release_matrix() -> dict:

@@ -4,10 +4,12 @@ import json as jsonlib
 
 from invoke import Collection, task
 
+from scheduler_build import settings
 from scheduler_build.build import from_spec as spec_build
 from scheduler_build.build import matrix as release_matrix
 from scheduler_build.errors import UserError
-from scheduler_build.tasks._common import describe, emit, option, user_errors
+from scheduler_build.image import ci_step
+from scheduler_build.tasks._common import describe, emit, option, project_dir, user_errors
 
 
 @task(help={
@@ -26,4 +28,15 @@ def matrix(c, spec=None, k8s_versions=None, json=False):
     emit(jsonlib.dumps(result, separators=(",", ":")) if json else release_matrix.table(result))
 
 
-ns = Collection("release", matrix)
+@task(name="step-image", help={
+    "tag": f"image tag (default: {ci_step.TAG})",
+    "force": "rebuild even when the image's inputs are unchanged",
+})
+@user_errors
+def step_image(c, tag=None, force=False):
+    """Build the image CI steps run in (Python, this package, Go, git) locally, from a bootstrapped Debian base."""
+    result = ci_step.build(settings.cache_dir(c.config), project_dir(c.config), tag or ci_step.TAG, force=force)
+    emit(f"{result.tag} {result.image_id}")
+
+
+ns = Collection("release", matrix, step_image)
