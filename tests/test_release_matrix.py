@@ -47,7 +47,7 @@ def test_bad_versions_are_one_clear_error(tmp_path, versions, words):
 
 def _inv(*args, cwd=REPO):
     return subprocess.run(["inv", "release.matrix", *args], capture_output=True, text=True, cwd=cwd, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))))
 
 
 def test_json_is_one_line_for_github_output(tmp_path):

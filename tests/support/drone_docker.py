@@ -17,8 +17,9 @@ Docker engine, what that runner does with a `type: docker` pipeline:
 - volumes: a step's `volumes` bind the pipeline volume of that name (`host.path`, e.g.
   the engine's socket) or a `temp` volume at the step's `path`.
 
-Not done (unused by ci/drone.yml): services, `when` conditions, plugins' `settings`,
-per-pipeline networks (steps use the engine's default bridge).
+Not done (unused by ci/drone.yml): services, `when` conditions, plugins' `settings`.
+Different: the runner puts a pipeline's steps on a network of their own; this machine's
+engine has no bridge networking, so the steps share the host's network.
 """
 
 from __future__ import annotations
@@ -160,7 +161,8 @@ def _run_step(docker, step: dict, env: dict[str, str], mounts: dict[str, dict]) 
     encoded = base64.b64encode(env["DRONE_SCRIPT"].encode()).decode()
     container = docker.containers.create(
         step["image"], ["echo $DRONE_SCRIPT | base64 -d | /bin/sh -e"], entrypoint=["/bin/sh", "-c"],
-        environment={**env, "DRONE_SCRIPT": encoded}, volumes=mounts, working_dir="/drone/src", labels=LABEL)
+        environment={**env, "DRONE_SCRIPT": encoded}, volumes=mounts, working_dir="/drone/src", labels=LABEL,
+        network_mode="host")
     try:
         container.start()
         exit_code = container.wait(timeout=3600)["StatusCode"]
