@@ -16,7 +16,7 @@ from invoke import Config, Program
 from invoke.exceptions import Exit, ParseError, UncastableEnvVar
 
 from scheduler_build import __version__, safeyaml, settings
-from scheduler_build.tasks import namespace
+from scheduler_build.commands import namespace
 
 
 class SchedulerBuildConfig(Config):

@@ -29,6 +29,7 @@ INCLUDE = ("python3", "ca-certificates", "git")
 TAG = f"scheduler-build/ci:{__version__}"
 WHEEL_PLATFORMS = ("manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_28_x86_64")
 LABEL = "org.scheduler-build.inputs"
+PROJECT_FILES = ("pyproject.toml", "README.md", "scheduler_build", "templates", "dockerfiles")  # what the wheel is built from
 
 
 @dataclass
@@ -51,7 +52,8 @@ def requirements() -> list[str]:
 
 def inputs_digest(project: Path, rootfs: Path, goroot: Path) -> str:
     digest = hashlib.sha256(f"{rootfs.name}|{goroot.resolve()}|{(goroot / 'VERSION').read_text()}|".encode())
-    for path in sorted(p for p in [project / "pyproject.toml", *(project / "scheduler_build").rglob("*")] if p.is_file()):
+    files = [project / "pyproject.toml", *(f for d in PROJECT_FILES[2:] for f in (project / d).rglob("*"))]
+    for path in sorted(p for p in files if p.is_file()):
         if "__pycache__" not in path.parts:
             digest.update(str(path.relative_to(project)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
@@ -70,7 +72,13 @@ def install_site(project: Path, context: Path) -> None:
     platforms = [a for p in WHEEL_PLATFORMS for a in ("--platform", p)]
     _pip(["--only-binary=:all:", "--python-version", "3.11", "--implementation", "cp", *platforms,
           "--target", str(context / "site"), *requirements()], "the dependencies")
-    _pip(["--no-deps", "--target", str(context / "package"), str(project)], "scheduler-build")
+    # pip builds in the source tree (build/, *.egg-info): build from a copy, never write into the checkout.
+    staged = context / "source"
+    staged.mkdir()
+    for name in PROJECT_FILES:
+        (shutil.copytree if (project / name).is_dir() else shutil.copy2)(project / name, staged / name)
+    _pip(["--no-deps", "--target", str(context / "package"), str(staged)], "scheduler-build")
+    shutil.rmtree(staged)
 
 
 def build(cache_dir: Path, project: Path, tag: str = TAG, force: bool = False) -> StepImage:

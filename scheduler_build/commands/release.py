@@ -9,7 +9,7 @@ from scheduler_build.build import from_spec as spec_build
 from scheduler_build.build import matrix as release_matrix
 from scheduler_build.errors import UserError
 from scheduler_build.image import ci_step
-from scheduler_build.tasks._common import describe, emit, option, project_dir, user_errors
+from scheduler_build.commands._common import describe, emit, option, project_dir, user_errors
 
 
 @task(help={
