@@ -17,5 +17,5 @@ ENV PYTHONPATH=/opt/scheduler-build \
     PATH=/usr/local/go/bin:/usr/local/bin:/usr/bin:/bin
 RUN printf '#!/bin/sh\nexec /usr/bin/python3 -m invoke "$@"\n' > /usr/local/bin/inv && chmod 755 /usr/local/bin/inv \
  && git config --system --add safe.directory '*' \
- && /usr/bin/python3 -c "import scheduler_build.tasks, invoke, docker, yaml, jinja2, pytest" && go version
+ && /usr/bin/python3 -c "import scheduler_build.commands, invoke, docker, yaml, jinja2, pytest" && go version
 WORKDIR /drone/src
