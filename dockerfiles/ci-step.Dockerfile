@@ -4,11 +4,13 @@
 # Context (assembled by scheduler_build/image/ci_step.py):
 #   rootfs.tar  debootstrap --variant=minbase --include=python3,ca-certificates,git bookworm, cached
 #   go/         the host's Go toolchain (GOROOT)
+#   ca-certificates.crt  the host's CA bundle
 #   site/       scheduler-build's dependencies and test extra (pip install --target)
 #   package/    scheduler-build itself (last: a code change rebuilds only this layer)
 FROM scratch
 ADD rootfs.tar /
 COPY go/ /usr/local/go/
+COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY site/ /opt/scheduler-build/
 COPY package/ /opt/scheduler-build/
 ENV PYTHONPATH=/opt/scheduler-build \

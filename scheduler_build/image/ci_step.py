@@ -1,7 +1,8 @@
 """`inv release.step-image`: the image CI steps run in, built locally from what is here (no pull).
 
 Debian's minimal root file system with python3 and git (debootstrap, cached like the
-extender's base), this package with its dependencies and test extra (binary wheels
+extender's base), the host's CA bundle (as the builder image carries it: the Go module
+proxy and registries are reached through the host's trust), this package with its dependencies and test extra (binary wheels
 for the base's CPython 3.11, `pip install --target`), and the host's Go toolchain.
 Steps (Drone's docker runner, or any CI that runs steps in containers) mount the
 host's Docker socket to reach the engine. The image is labelled with a digest of
@@ -23,6 +24,7 @@ from pathlib import Path
 from scheduler_build import __version__, engine as docker_api, gotool, resources
 from scheduler_build.errors import UserError
 from scheduler_build.image import extender
+from scheduler_build.image.layer import CA_BUNDLE
 from scheduler_build.progress import log, phase
 
 INCLUDE = ("python3", "ca-certificates", "git")
@@ -51,7 +53,8 @@ def requirements() -> list[str]:
 
 
 def inputs_digest(project: Path, rootfs: Path, goroot: Path) -> str:
-    digest = hashlib.sha256(f"{rootfs.name}|{goroot.resolve()}|{(goroot / 'VERSION').read_text()}|".encode())
+    digest = hashlib.sha256(f"{rootfs.name}|{goroot.resolve()}|{(goroot / 'VERSION').read_text()}|".encode()
+                            + CA_BUNDLE.read_bytes())
     files = [project / "pyproject.toml", *(f for d in PROJECT_FILES[2:] for f in (project / d).rglob("*"))]
     for path in sorted(p for p in files if p.is_file()):
         if "__pycache__" not in path.parts:
@@ -99,6 +102,7 @@ def build(cache_dir: Path, project: Path, tag: str = TAG, force: bool = False) -
         with phase("step-image.install", "scheduler-build, its dependencies and test extra"):
             install_site(project, context)
         shutil.copytree(goroot, context / "go", symlinks=True)
+        shutil.copy2(CA_BUNDLE, context / "ca-certificates.crt")
         (context / "Dockerfile").write_bytes(resources.dockerfile("ci-step.Dockerfile"))
         with phase("step-image.build", tag):
             image_id = engine.build(context, tag, labels={
