@@ -88,6 +88,7 @@ def release_secrets(act, tmp_path_factory):
     registry.stop()
 
 
+@pytest.mark.timeout(3600)  # two builds, images, push: generous on a loaded 2-core machine
 def test_release_workflow_fans_out_from_the_spec_and_pushes_signed(act, release_secrets):
     host, keys = release_secrets
     act.secrets = {"COSIGN_KEY": (keys / "cosign.key").read_text(), "COSIGN_PASSWORD": PASSWORD,
