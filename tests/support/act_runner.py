@@ -54,7 +54,7 @@ class Act:
     secrets: dict[str, str] = field(default_factory=dict)
     variables: dict[str, str] = field(default_factory=dict)
 
-    def argv(self, event: str, workflow: Path, event_file: Path) -> list[str]:
+    def argv(self, event: str, workflow: Path, event_file: Path, job: str | None) -> list[str]:
         argv = [str(act_binary()), event, "-C", str(self.origin), "-W", str(workflow), "-e", str(event_file),
                 "-P", "ubuntu-24.04=-self-hosted", "--no-skip-checkout", "--no-cache-server", "--action-offline-mode",
                 "--action-cache-path", str(self.work / "act-cache"),
@@ -66,14 +66,16 @@ class Act:
         argv += [a for k, v in env.items() for a in ("--env", f"{k}={v}")]
         argv += [a for k, v in self.secrets.items() for a in ("--secret", f"{k}={v}")]
         argv += [a for k, v in self.variables.items() for a in ("--var", f"{k}={v}")]
-        return argv
+        return argv + (["-j", job] if job else [])
 
-    def run(self, event: str, workflow: Path, payload: dict, timeout: float = 3600) -> subprocess.CompletedProcess:
+    def run(self, event: str, workflow: Path, payload: dict, job: str | None = None,
+            timeout: float = 3600) -> subprocess.CompletedProcess:
+        """Run the workflow's jobs for `event` (only `job` and the jobs it needs, when given)."""
         event_file = self.work / f"{event}.json"
         event_file.write_text(json.dumps(payload))
         env = {k: v for k, v in os.environ.items() if not k.startswith(PRIVATE_ENV)}
         env["PATH"] = f"{SUPPORT / 'runner-bin'}:{env['PATH']}"
-        return subprocess.run(self.argv(event, workflow, event_file), cwd=self.origin, env=env, capture_output=True,
+        return subprocess.run(self.argv(event, workflow, event_file, job), cwd=self.origin, env=env, capture_output=True,
                               text=True, timeout=timeout)
 
 
