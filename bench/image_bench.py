@@ -54,7 +54,7 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 3) ->
             request.force = force
             return image_tasks.build_and_load(request, arch)
 
-        layout_link = work / "dist" / "kube-scheduler" / built.info["kubernetes"]["version"] / "image"
+        layout_link = work / "dist" / "kube-scheduler" / built.info.kubernetes.version / "image"
         result, ours = _measure_builds(client, repository, package, layout_link, repeats)
         native = result.platforms[0]
         baseline = _docker_build_baseline(client, result, work / "context", repository, repeats)
@@ -68,7 +68,7 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 3) ->
         push = _measure_pushes(client, result, engine_image, work, repeats)
         _drop_engine_images(client, repository)
         return {
-            "k8s_version": built.info["kubernetes"]["version"],
+            "k8s_version": built.info.kubernetes.version,
             "platform": f"linux/{arch}",
             "repeats": repeats,
             "size": size,

@@ -49,7 +49,7 @@ def test_build_is_static_stamped_and_recorded(built_scheduler):
 def test_compile_container_has_no_network(built_scheduler):
     """The proof that vendoring is complete: the builder, run as the compile runs it,
     cannot reach the Go module proxy, so the successful compile fetched nothing."""
-    image = built_scheduler.info["builder"]["image"]
+    image = built_scheduler.info.builder.image
     lines: list[str] = []
     code = connect().run(
         image,
@@ -82,8 +82,8 @@ def test_arm64_cross_build_is_aarch64_and_runs_under_qemu(tmp_path):
     parsed = elf.inspect(result.binary.read_bytes())
     assert parsed.arch == "arm64" and parsed.is_static
     assert result.binary.parent.name == "linux-arm64"
-    assert result.info["binary"]["version_check"] in ("qemu", "native")
-    assert result.info["binary"]["version_output"] == f"Kubernetes {result.info['kubernetes']['version']}"
+    assert result.info.binary.version_check in ("qemu", "native")
+    assert result.info.binary.version_output == f"Kubernetes {result.info.kubernetes.version}"
 
 
 def test_failed_build_keeps_the_previous_good_state(built_scheduler, tmp_path):

@@ -47,7 +47,7 @@ def multiarch(built_scheduler):
 
     dist = built_scheduler.binary.parents[3]
     other = build.run(build_request(dist, arch=_other_arch()))
-    return {"dist": dist, "native": built_scheduler, "other": other, "epoch": str(built_scheduler.info["source_date_epoch"])}
+    return {"dist": dist, "native": built_scheduler, "other": other, "epoch": str(built_scheduler.info.source_date_epoch)}
 
 
 @pytest.fixture(scope="session")
@@ -128,7 +128,7 @@ def test_multiarch_images_sboms_and_cross_binary(built_images):
     assert info.arch == _other_arch() and info.is_static
     qemu = platforms.ARCHES[_other_arch()].qemu
     out = subprocess.run([shutil.which(qemu), str(other.binary), "--version"], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0 and other.info["kubernetes"]["version"] in out.stdout
+    assert out.returncode == 0 and other.info.kubernetes.version in out.stdout
 
     client = docker_sdk.client()
     native_tag = f"{TEST_REPOSITORY}:{result['tags'][0]}"
@@ -482,6 +482,6 @@ def test_patches_label_is_the_patch_series_digest(built_example_scheduler, built
     assert json.loads(built_example_scheduler.build_info.read_text())["patch_series_digest"] == expected
 
     plain_labels, _ = _packaged_labels(built_scheduler, tmp_path / "plain",
-                                       k8s_version=built_scheduler.info["kubernetes"]["version"])
+                                       k8s_version=built_scheduler.info.kubernetes.version)
     assert plain_labels[key] == "sha256:" + hashlib.sha256(b"").hexdigest()
     assert plain_labels[key] != labels[key]

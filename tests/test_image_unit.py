@@ -157,8 +157,11 @@ def test_build_info_round_trips_and_rejects_foreign_files(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(UserError, match="build record"):
         build_info.BuildInfo.from_file(path)
+    path.write_text(json.dumps({**info.to_dict(), "schema": 1}))  # before kubernetes.module_sum was recorded
+    with pytest.raises(UserError, match="not a schema-2 build record; rebuild with `inv build`"):
+        build_info.BuildInfo.from_file(path)
     path.write_text("{}")
-    with pytest.raises(UserError, match="schema-1"):
+    with pytest.raises(UserError, match="schema-2"):
         build_info.BuildInfo.from_file(path)
     with pytest.raises(UserError, match="unreadable"):
         build_info.BuildInfo.from_file(tmp_path / "missing.json")

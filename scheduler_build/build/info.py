@@ -3,7 +3,9 @@
 The build writes it from one `BuildInfo`; the image stage (and anything else that
 packages a binary) reads it back through `BuildInfo.from_file`, so a key is named
 in one place. The JSON keys are the ones the record has always had, plus
-`patch_series_digest` (the digest the image's patches label carries).
+`patch_series_digest` (the digest the image's patches label carries) and, from
+schema 2, `kubernetes.module_sum`, recorded while the build has Go and the
+module proxy at hand so the image stage needs neither.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any, Iterable
 from scheduler_build.errors import UserError
 
 FILE_NAME = "build-info.json"
-SCHEMA = 1
+SCHEMA = 2  # 2: kubernetes.module_sum (the image stage no longer asks Go for it)
 
 
 @dataclass
@@ -28,6 +30,7 @@ class KubernetesInfo:
     stamped_version: str  # what `--version` prints, e.g. v1.36.3-acme.1
     go_version_required: str
     staging_replaces: dict[str, str] = field(default_factory=dict)
+    module_sum: str = ""  # go.sum's h1: hash of k8s.io/kubernetes at `version` (the provenance's go.sum annotation)
 
 
 @dataclass

@@ -61,7 +61,7 @@ def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cg
             request = from_spec.apply_spec(request, loaded, k8s_version=k8s_version, name=name, version_suffix=version_suffix)
         results.append(build_stage.run(request))
     if json:
-        infos = [r.info for r in results]
+        infos = [r.info.to_dict() for r in results]
         emit_json(infos[0] if len(infos) == 1 else infos)
     else:
         emit("\n".join(str(r.binary) for r in results))

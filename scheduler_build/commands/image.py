@@ -15,6 +15,7 @@ from scheduler_build.build import pipeline as build_stage
 from scheduler_build.errors import UserError
 from scheduler_build.image import assemble as image_stage
 from scheduler_build.image import extender as extender_image
+from scheduler_build.image import provenance
 from scheduler_build.image import request as image_request
 from scheduler_build.platforms import check_dist_name, host_arch  # not `platforms`: the tasks' --platforms flag has that name
 from scheduler_build.progress import phase
@@ -268,22 +269,19 @@ def _rebuild(c, report: verify_stage.Report, spec, no_spec, version) -> None:
     if not report.statements:
         report.add("rebuild", report.digest, False, "no verified provenance to rebuild from")
         return
-    definition = next(iter(report.statements.values()))["predicate"]["buildDefinition"]
-    external, internal = definition["externalParameters"], definition["internalParameters"]
+    recorded = provenance.Recorded.from_statement(next(iter(report.statements.values())))
     with tempfile.TemporaryDirectory(prefix="scheduler-build-rebuild-") as dist:
-        opts = _options(c, spec, no_spec, None if (spec or not no_spec) else external["kubernetesVersion"],
-                        ",".join(external["platforms"]), dist, external["name"], version, None,
-                        str(internal["binarySourceDateEpoch"]), True)
-        recorded, local = (external.get("spec") or {}).get("digest", {}).get("sha256", ""), ""
-        if opts.spec_path:
-            local = hashlib.sha256(Path(opts.spec_path).read_bytes()).hexdigest()
-        if recorded != local:
-            raise UserError(f"--rebuild: the image was built from spec sha256 {recorded or '(none)'}, "
+        opts = _options(c, spec, no_spec, None if (spec or not no_spec) else recorded.kubernetes_version,
+                        ",".join(recorded.platforms), dist, recorded.name, version, None,
+                        str(recorded.binary_source_date_epoch), True)
+        local = hashlib.sha256(Path(opts.spec_path).read_bytes()).hexdigest() if opts.spec_path else ""
+        if recorded.spec_sha256 != local:
+            raise UserError(f"--rebuild: the image was built from spec sha256 {recorded.spec_sha256 or '(none)'}, "
                             f"this checkout's {opts.spec_path or 'flags'} is {local or '(none)'}",
                             "check out the commit that was released, or pass --spec / --no-spec as it was built")
-        with phase("image.rebuild", f"{','.join(external['platforms'])} in {dist}"):
+        with phase("image.rebuild", f"{','.join(recorded.platforms)} in {dist}"):
             _build_missing(opts, _plan(opts))
-            opts = dataclasses.replace(opts, source_date_epoch=str(internal["sourceDateEpoch"]))
+            opts = dataclasses.replace(opts, source_date_epoch=str(recorded.source_date_epoch))
             result = image_stage.build(image_request.prepare(opts, host_arch()), host_arch())
     for image in result.platforms:
         expected = report.images.get(image.platform, "")
