@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from scheduler_build import platforms
+from scheduler_build import spec as spec_mod
 from scheduler_build.build import info as build_info
 from scheduler_build.errors import UserError
 from scheduler_build.image import assemble
@@ -176,13 +177,14 @@ def test_missing_platform_names_the_build_command(tmp_path, monkeypatch):
     planned = image.plan(opts, "amd64")
     assert planned.missing() == [("linux/amd64", "amd64"), ("linux/arm64", "arm64")]
     with pytest.raises(UserError) as err:
-        image.prepare(opts, "amd64")
+        image.prepare(planned)
     assert "no linux/amd64 build of kube-scheduler v1.36.3" in str(err.value)
     assert f"inv build --no-spec --k8s-version 1.36 --dist {tmp_path / 'out'} --arch amd64" in err.value.hint
     spec = Path(__file__).resolve().parent.parent / "examples/underlay/scheduler.yaml"
-    assert image.plan(image.Options(spec_path=str(spec), cache_dir=tmp_path), "amd64").build_command("arm64") == \
+    loaded = spec_mod.load(spec)
+    assert image.plan(image.Options(spec=loaded, cache_dir=tmp_path), "amd64").build_command("arm64") == \
         f"inv build --spec {spec} --arch arm64"
-    planned = image.plan(image.Options(spec_path=str(spec), platforms="linux/arm64", dist_dir=tmp_path / "dist", cache_dir=tmp_path), "amd64")
+    planned = image.plan(image.Options(spec=loaded, platforms="linux/arm64", dist_dir=tmp_path / "dist", cache_dir=tmp_path), "amd64")
     # What dist/ holds is read through BuildInfo; an edited binary is refused.
     target = planned.platform_dir("arm64")
     target.mkdir(parents=True)

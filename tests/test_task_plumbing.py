@@ -149,7 +149,7 @@ def test_emit_json_is_one_sorted_document(capsys):
 
 
 def test_task_modules_import_at_the_top_and_not_each_other():
-    for path in sorted((REPO / "scheduler_build" / "tasks").glob("*.py")):
+    for path in sorted((REPO / "scheduler_build" / "commands").glob("*.py")):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef):
