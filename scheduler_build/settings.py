@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_build.errors import UserError
-from scheduler_build.extender import settings_defaults as extender_defaults
+from scheduler_build.extender_config import settings_defaults as extender_defaults
 
 # Defaults for every setting, registered on the root collection; invoke merges
 # files and environment variables over them. Env vars only reach keys listed here.

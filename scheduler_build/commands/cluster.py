@@ -4,7 +4,7 @@ from pathlib import Path
 
 from invoke import Collection, task
 
-from scheduler_build import __version__, settings
+from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 from scheduler_build.build import pipeline as build_stage
 from scheduler_build.cluster import controlplane as cluster_mod
@@ -15,6 +15,7 @@ from scheduler_build.cluster import registries as registries_mod
 from scheduler_build.config import render
 from scheduler_build.config import target
 from scheduler_build.errors import UserError
+from scheduler_build.extender_config import default_image_tag
 from scheduler_build.image import assemble
 from scheduler_build.image.info import ImageInfo
 from scheduler_build.platforms import host_arch
@@ -128,7 +129,7 @@ def spec_images(c, spec_path: str) -> list[tuple[str, str]]:
     pairs = [(str(layout), scheduler)]
     ext = loaded.reference_extender
     if ext.enabled:
-        built = option(c, "image.extender_tag") or f"scheduler-build/extender:{__version__}"
+        built = option(c, "image.extender_tag") or default_image_tag()
         pairs.append((built, ext.image or built))
     return pairs
 

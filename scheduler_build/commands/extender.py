@@ -3,10 +3,7 @@
 from invoke import Collection, task
 
 from scheduler_build.errors import UserError
-from scheduler_build.extender import ServeConfig, TLSOptions
-from scheduler_build.extender import serve as serve_extender
-from scheduler_build.extender.app import VERBS
-from scheduler_build.extender.cli import validate
+from scheduler_build.extender_config import VERBS, ServeConfig, TLSOptions
 from scheduler_build.commands._common import describe, option, user_errors
 
 
@@ -35,6 +32,9 @@ def serve(c, host=None, port=None, kubeconfig=None, policy=None, url_prefix=None
     """Serve the extender in the foreground until Ctrl-C: its verbs, probes and metrics.
 
     Verbs filter, prioritize, preempt and bind; /healthz, /readyz and /metrics. JSON logs on stderr."""
+    from scheduler_build.extender import serve as serve_extender  # the stage, only when serving: `inv` starts fast
+    from scheduler_build.extender.cli import validate
+
     def opt(key, flag):
         return option(c, f"extender.{key}", flag)
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from invoke import Collection, task
 
-from scheduler_build import __version__
 from scheduler_build import settings
 from scheduler_build.build.info import sha256_file
 from scheduler_build.errors import UserError
+from scheduler_build.extender_config import IMAGE_REPOSITORY, default_image_tag
 from scheduler_build.flows import image as image_flow
 from scheduler_build.image import assemble as image_stage
 from scheduler_build.image import extender as extender_image
@@ -170,7 +170,7 @@ def _signer(c, key_ref: str) -> image_flow.Signer | None:
 
 @task(
     help={
-        "tag": f"image tag ({describe('image.extender_tag', 'scheduler-build/extender:<toolkit version>')})",
+        "tag": f"image tag ({describe('image.extender_tag', f'{IMAGE_REPOSITORY}:<toolkit version>')})",
         "mirror": f"Debian mirror for debootstrap ({describe('image.debian_mirror')})",
         "force": "rebuild even when the tag exists on the same cached base",
     },
@@ -178,7 +178,7 @@ def _signer(c, key_ref: str) -> image_flow.Signer | None:
 @user_errors
 def extender(c, tag=None, mirror=None, force=False):
     """The reference extender's image: Python on a debootstrapped Debian base (cached, never pulled), non-root."""
-    chosen = option(c, "image.extender_tag", tag) or f"scheduler-build/extender:{__version__}"
+    chosen = option(c, "image.extender_tag", tag) or default_image_tag()
     with phase("image.extender", chosen):
         result = extender_image.build(settings.cache_dir(c.config), chosen, host_arch(), bool(force),
                                       mirror=option(c, "image.debian_mirror", mirror))

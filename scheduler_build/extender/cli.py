@@ -12,11 +12,9 @@ import ssl
 import sys
 
 from scheduler_build.errors import UserError
-from scheduler_build.extender import ServeConfig, TLSOptions, serve
-from scheduler_build.extender.app import VERBS
+from scheduler_build.extender import serve
 from scheduler_build.extender.policy import POLICIES
-
-LOG_LEVELS = ("debug", "info", "warning", "error")
+from scheduler_build.extender_config import LOG_LEVELS, VERBS, ServeConfig, TLSOptions
 
 
 def mib(size: int) -> str:

@@ -22,12 +22,12 @@ import ssl
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
 from scheduler_build.extender.app import Extender
+from scheduler_build.extender_config import TLSOptions
 
 log = logging.getLogger("scheduler_build.extender")
 
@@ -196,13 +196,6 @@ def http_protocol(one_write: bool | None = None) -> Any:
             super().connection_made(OneWrite(transport, loop))
 
     return OneWriteHttpToolsProtocol
-
-
-@dataclass
-class TLSOptions:
-    cert_file: str = ""
-    key_file: str = ""
-    client_ca_file: str = ""  # set: clients must present a certificate signed by it (mTLS)
 
 
 class JsonFormatter(logging.Formatter):

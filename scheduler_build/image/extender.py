@@ -4,7 +4,7 @@ No image is ever pulled: the base is a minimal Debian root file system made by
 debootstrap (`--variant=minbase`, plus python3) from the Debian mirror, cached
 as a tarball under the toolkit's cache keyed by suite, architecture, mirror and
 package list. The extender (scheduler_build.extender with scheduler_build's
-`__init__` and `errors`, nothing else of the toolkit) and its runtime wheels
+`__init__`, `errors` and `extender_config`, nothing else of the toolkit) and its runtime wheels
 (`pip install --target`, binary wheels for the base's CPython) go into their
 own directory; the image runs as 65532:65532.
 """
@@ -31,7 +31,7 @@ MIRROR = "http://deb.debian.org/debian"
 INCLUDE = ("python3", "ca-certificates")
 # What the extender imports at run time (pyproject's dependencies for it).
 RUNTIME_WHEELS = ("msgspec>=0.18", "prometheus-client>=0.20", "uvicorn>=0.30", "uvloop>=0.19", "httptools>=0.6", "kubernetes>=29.0")
-EXTENDER_FILES = ("__init__.py", "errors.py")  # outside extender/, what it imports
+EXTENDER_FILES = ("__init__.py", "errors.py", "extender_config.py")  # outside extender/, what it imports
 DEBIAN_ARCH = {"amd64": "amd64", "arm64": "arm64"}
 
 

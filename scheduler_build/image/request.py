@@ -202,7 +202,7 @@ def plan(opts: Options, host_arch: str) -> Plan:
     parsed = parse_platforms(platforms_text)
     name = opts.name or (spec.name if spec else "") or "kube-scheduler"
     spec_version = check_spec_version(opts.spec_version or (spec.version if spec else "") or "0.1.0")
-    repository = opts.repository or (spec.image.repository if spec and spec.image.repository else "") or f"scheduler-build/{name}"
+    repository = opts.repository or (spec.image.repository if spec and spec.image.repository else "") or spec_mod.default_repository(name)
     version = versions.resolve(requested, opts.cache_dir).version
     return Plan(opts, spec, requested, version, name, spec_version, repository, parsed)
 
