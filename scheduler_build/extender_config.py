@@ -17,6 +17,14 @@ VERBS = ("filter", "prioritize", "preempt", "bind")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 MAX_BODY_BYTES = 64 * 1024 * 1024  # NodeLists of 5000 nodes are ~30 MB
 IMAGE_REPOSITORY = "scheduler-build/extender"
+# The extender.one_write setting's variable under `scheduler-build`; the console script reads it too.
+ONE_WRITE_ENV = "SCHEDULER_BUILD_EXTENDER_ONE_WRITE"
+_OFF = ("0", "false", "no", "off")
+
+
+def one_write_default(environ: dict[str, str]) -> bool:
+    """OneWrite unless ONE_WRITE_ENV says 0/false/no/off (the console script's default for --one-write)."""
+    return environ.get(ONE_WRITE_ENV, "1").strip().lower() not in _OFF
 
 
 def default_image_tag() -> str:
@@ -48,6 +56,7 @@ class ServeConfig:
     tls: TLSOptions = field(default_factory=TLSOptions)  # tls.client_ca_file set: mutual TLS
     log_level: str = "info"
     health_port: int = 0  # >0: plain-HTTP /healthz and /readyz on this port too (probes under mTLS)
+    one_write: bool = True  # each response's head and body in one write (extender/one_write.py); off: plain httptools
 
 
 def settings_defaults() -> dict[str, Any]:
@@ -58,5 +67,5 @@ def settings_defaults() -> dict[str, Any]:
         "url_prefix": cfg.url_prefix, **{f"{verb}_verb": cfg.verbs[verb] for verb in VERBS},
         "max_body_bytes": cfg.max_body_bytes, "assume_ttl": cfg.assume_ttl,
         "tls_cert": cfg.tls.cert_file, "tls_key": cfg.tls.key_file, "tls_client_ca": cfg.tls.client_ca_file,
-        "log_level": cfg.log_level,
+        "log_level": cfg.log_level, "one_write": cfg.one_write,
     }

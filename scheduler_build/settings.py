@@ -214,6 +214,8 @@ _MEANINGS = {
     "config.fields_only": "`config.validate` checks fields only, without the binary",
     "deploy.context": "kubeconfig context; empty: its current-context",
     "deploy.no_wait": "do not wait for the Deployment to become available",
+    "extender.one_write": "each response's head and body in one write; off: `inv extender.serve --no-one-write`, "
+                          "`scheduler-extender --no-one-write`, or the `scheduler-build` variable set to 0",
 }
 
 

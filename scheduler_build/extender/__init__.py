@@ -43,7 +43,7 @@ def serve(cfg: ServeConfig) -> None:
     """Run the extender in the foreground until SIGINT/SIGTERM."""
     setup_logging(cfg.log_level)
     extender, reflectors = create(cfg, freeze_after_list=True)
-    server = Server(extender, cfg.host, cfg.port, cfg.tls)
+    server = Server(extender, cfg.host, cfg.port, cfg.tls, one_write=cfg.one_write)
     log.info("extender serving on %s (policy %s, prefix %s)", server.url, cfg.policy, cfg.url_prefix)
     if cfg.health_port:
         start_health_server(extender, cfg.host, cfg.health_port)
