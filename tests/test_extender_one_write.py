@@ -33,22 +33,6 @@ def server():
 def test_one_write_sends_head_and_body_together_and_never_loses_or_reorders():
     OneWrite = one_write_mod.OneWrite
 
-    class Transport:
-        def __init__(self):
-            self.sent, self.closed = [], False
-
-        def write(self, data):
-            self.sent.append(data)
-
-        def is_closing(self):
-            return self.closed
-
-        def close(self):
-            self.closed = True
-
-        def get_extra_info(self, name):
-            return "peer" if name == "peername" else None
-
     class Loop:
         def __init__(self):
             self.soon = []
@@ -57,7 +41,7 @@ def test_one_write_sends_head_and_body_together_and_never_loses_or_reorders():
             self.soon.append(fn)
 
     head = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n"
-    t, loop = Transport(), Loop()
+    t, loop = _Transport(), Loop()
     w = OneWrite(t, loop)
     w.write(head)
     assert t.sent == []  # held
@@ -79,7 +63,7 @@ def test_one_write_sends_head_and_body_together_and_never_loses_or_reorders():
 
 class _Transport:
     def __init__(self):
-        self.sent, self.eof = [], False
+        self.sent, self.eof, self.closed = [], False, False
 
     def write(self, data):
         self.sent.append(data)
@@ -88,7 +72,13 @@ class _Transport:
         self.eof = True
 
     def is_closing(self):
-        return False
+        return self.closed
+
+    def close(self):
+        self.closed = True
+
+    def get_extra_info(self, name):
+        return "peer" if name == "peername" else None
 
     def sendfile(self, *args):  # a method OneWrite was never checked against
         raise AssertionError("forwarded blindly")

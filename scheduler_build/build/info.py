@@ -118,8 +118,25 @@ def series_digest(patches: Iterable[PatchInfo]) -> str:
     return "sha256:" + h.hexdigest()
 
 
+class JsonRecord:
+    """A typed record's one encoding (indented, sorted JSON) and its file: build-info.json, image-info.json."""
+
+    FILE_NAME = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)  # type: ignore[call-overload]
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+    def write(self, directory: Path) -> Path:
+        path = Path(directory) / self.FILE_NAME
+        path.write_text(self.to_json())
+        return path
+
+
 @dataclass
-class BuildInfo:
+class BuildInfo(JsonRecord):
     scheduler_build: str
     name: str
     component: str
@@ -137,6 +154,7 @@ class BuildInfo:
     phases_seconds: dict[str, float] = field(default_factory=dict)
     duration_seconds: float = 0.0
     schema: int = SCHEMA
+    FILE_NAME = FILE_NAME  # not a field: no annotation
 
     def __post_init__(self) -> None:
         if not self.patch_series_digest:
@@ -150,14 +168,6 @@ class BuildInfo:
         out = dataclasses.asdict(self)
         out["plugins"] = [p.to_dict() for p in self.plugins]
         return out
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
-
-    def write(self, directory: Path) -> Path:
-        path = Path(directory) / FILE_NAME
-        path.write_text(self.to_json())
-        return path
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BuildInfo:

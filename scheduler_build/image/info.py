@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scheduler_build.build.info import JsonRecord
 from scheduler_build.errors import UserError
 
 FILE_NAME = "image-info.json"
@@ -60,7 +61,7 @@ class PlatformEntry:
 
 
 @dataclass
-class ImageInfo:
+class ImageInfo(JsonRecord):
     name: str
     repository: str
     kubernetes_version: str
@@ -71,17 +72,7 @@ class ImageInfo:
     index_size: int
     platforms: list[PlatformEntry] = field(default_factory=list)
     schema: int = SCHEMA
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
-
-    def write(self, directory: Path) -> Path:
-        path = Path(directory) / FILE_NAME
-        path.write_text(self.to_json())
-        return path
+    FILE_NAME = FILE_NAME  # not a field: no annotation
 
     def provenance(self) -> dict[str, str]:
         """Each platform image's manifest digest -> its provenance statement's blob digest."""
