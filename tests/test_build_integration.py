@@ -11,7 +11,7 @@ import pytest
 
 from conftest import build_request
 from tests.support import docker_sdk
-from scheduler_build import platforms
+from scheduler_build import gotool, platforms
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import builder_image as builder
 from scheduler_build.engine import connect
@@ -37,6 +37,9 @@ def test_build_is_static_stamped_and_recorded(built_scheduler):
     assert info["flags"]["network"] == "none" and info["flags"]["env"]["CGO_ENABLED"] == "0"
     assert "-trimpath" in info["flags"]["command"] and "-mod=vendor" in info["flags"]["command"]
     assert len(info["kubernetes"]["staging_replaces"]) >= 30
+    # go.sum's hash of k8s.io/kubernetes, recorded here so the image stage needs no Go: the module cache's own.
+    assert info["kubernetes"]["module_sum"].startswith("h1:") and info["schema"] == 2
+    assert info["kubernetes"]["module_sum"] == gotool.mod_download("k8s.io/kubernetes", expected)["Sum"]
     assert set(info["phases_seconds"]) == {"resolve", "builder", "vendor", "compile", "verify"}
     # Final directory holds the binary and its record (the image stage may add the
     # SBOMs beside them) and no temporary leftovers.
