@@ -114,3 +114,13 @@ def test_archive_without_a_record_is_refused(tmp_path):
     with pytest.raises(UserError, match=f"{FILE_NAME} is unreadable"):
         with archive.extracted(tar):
             pass
+
+
+def test_cluster_load_of_a_layout_with_a_foreign_record_is_refused_before_the_node_is_touched(tmp_path, monkeypatch):
+    from scheduler_build.cluster import load
+
+    lay, info = tiny_layout(tmp_path / "layout")
+    monkeypatch.setattr(load, "_ctr_import", lambda *a: pytest.fail("imported despite a foreign record"))
+    (lay.root / FILE_NAME).write_text(json.dumps({**info.to_dict(), "schema": 7}))
+    with pytest.raises(UserError, match="is not a schema-1 image record"):
+        load._import_path(tmp_path / "ctd", lay.root, "")
