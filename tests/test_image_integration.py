@@ -138,7 +138,7 @@ def test_multiarch_images_sboms_and_cross_binary(built_images):
     config = image.attrs["Config"]
     assert config["User"] == "65532:65532" and config["Entrypoint"] == ["/usr/local/bin/kube-scheduler"]
     labels = config["Labels"]
-    k8s_version = built_images["native"].info["kubernetes"]["version"]
+    k8s_version = built_images["native"].info.kubernetes.version
     assert labels["org.scheduler-build.kubernetes.version"] == k8s_version
     assert labels["org.scheduler-build.go.version"].startswith("go1.")
     assert labels["org.scheduler-build.patches.digest"].startswith("sha256:")
