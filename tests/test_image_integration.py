@@ -424,6 +424,7 @@ def test_extender_image_on_a_bootstrapped_python_base_runs_non_root(tmp_path):
     image = client.images.get(tag)
     assert image.attrs["Config"]["User"] == "65532:65532"
     assert "pull" not in proc.stderr.lower()
+    assert "OneWrite on: uvicorn.protocols.http.httptools_impl" in proc.stderr  # the image build's own assertion ran
     ident = client.containers.run(tag, entrypoint=["/usr/bin/id", "-u"], network_mode="none", remove=True)
     assert ident.decode().strip() == "65532"
     # Only the extender's own code ships: no test fixtures, no build or deploy stages.
@@ -431,7 +432,9 @@ def test_extender_image_on_a_bootstrapped_python_base_runs_non_root(tmp_path):
                                     network_mode="none", remove=True).decode().split()
     shipped = sorted(path.removeprefix("/opt/extender/scheduler_build/") for path in listing)
     package = REPO / "scheduler_build"
-    expected = sorted(["__init__.py", "errors.py"] + [f"extender/{p.name}" for p in (package / "extender").glob("*.py")])
+    from scheduler_build.image.extender import EXTENDER_FILES  # __init__, errors and the extender's config leaf
+
+    expected = sorted([*EXTENDER_FILES] + [f"extender/{p.name}" for p in (package / "extender").glob("*.py")])
     assert shipped == expected
     assert not [p for p in shipped if p.endswith(("apistub.py", "samples.py", "harness.py", "e2e.py"))]
     port = free_port()
