@@ -424,7 +424,10 @@ def test_extender_image_on_a_bootstrapped_python_base_runs_non_root(tmp_path):
     image = client.images.get(tag)
     assert image.attrs["Config"]["User"] == "65532:65532"
     assert "pull" not in proc.stderr.lower()
-    assert "OneWrite on: uvicorn.protocols.http.httptools_impl" in proc.stderr  # the image build's own assertion ran
+    # The build asserts it too (its RUN step fails otherwise): the image's Python serves through OneWrite.
+    probe = "from scheduler_build.extender.one_write import http_protocol; print(http_protocol().__name__)"
+    served = client.containers.run(tag, entrypoint=["/usr/bin/python3", "-c", probe], network_mode="none", remove=True)
+    assert served.decode().strip() == "OneWriteHttpToolsProtocol"
     ident = client.containers.run(tag, entrypoint=["/usr/bin/id", "-u"], network_mode="none", remove=True)
     assert ident.decode().strip() == "65532"
     # Only the extender's own code ships: no test fixtures, no build or deploy stages.
