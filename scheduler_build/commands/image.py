@@ -1,12 +1,12 @@
 """image: reproducible FROM-scratch images with SBOMs, pushed to a registry by digest."""
 
-import os
 import tempfile
 from pathlib import Path
 
 from invoke import Collection, task
 
-from scheduler_build import settings
+from scheduler_build import resources, settings
+from scheduler_build.atomic import write_atomic
 from scheduler_build.build.info import sha256_file
 from scheduler_build.errors import UserError
 from scheduler_build.extender_config import IMAGE_REPOSITORY, default_image_tag
@@ -19,11 +19,11 @@ from scheduler_build.platforms import check_dist_name, host_arch  # not `platfor
 from scheduler_build.progress import phase
 from scheduler_build.spec.formats import IMAGE_REPO
 from scheduler_build.publish import archive as archive_stage
-from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish import sign as sign_stage
 from scheduler_build.publish import verify as verify_stage
-from scheduler_build.commands._common import build_request, describe, emit, emit_json, load_spec, option, user_errors
+from scheduler_build.commands._common import (build_request, cosign_runner, describe, emit, emit_json, load_spec, option,
+                                              registry_client, user_errors)
 
 
 def _repository(repository: str) -> str:
@@ -132,7 +132,7 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
     if from_archive:
         target = registry_stage.parse_target(option(c, "registry.url", registry))
         with archive_stage.extracted(Path(from_archive)) as layout:
-            pushed = image_flow.push_layout(layout, _client(c, target, ca_cert, insecure, retries), _signer(c, key_ref))
+            pushed = image_flow.push_layout(layout, registry_client(c, target, ca_cert, insecure, retries), _signer(c, key_ref))
     else:
         opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, False)
         planned = _plan(opts)  # one spec load, one resolve for the whole push
@@ -143,29 +143,18 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
         # Where to: --registry, else registry.url, else the spec's image.repository.
         fallback_repo = planned.spec.image.repository if planned.spec else ""
         target = registry_stage.parse_target(option(c, "registry.url", registry) or fallback_repo)
-        pushed = image_flow.push_layout(layout, _client(c, target, ca_cert, insecure, retries), _signer(c, key_ref))
+        pushed = image_flow.push_layout(layout, registry_client(c, target, ca_cert, insecure, retries), _signer(c, key_ref))
     if json:
         emit_json(pushed.as_dict())
     else:
         emit("\n".join(pushed.references))
 
 
-def _client(c, target: registry_stage.Target, ca_cert, insecure, retries) -> registry_stage.Client:
-    return registry_stage.Client(
-        target=target,
-        creds=registry_stage.credentials(target.host),
-        ca_cert=option(c, "push.ca_cert", ca_cert) or "",
-        insecure=option(c, "push.insecure", insecure),
-        retries=max(0, option(c, "push.retries", retries)),
-        backoff=option(c, "push.backoff"),
-    )
-
-
 def _signer(c, key_ref: str) -> image_flow.Signer | None:
     """With a key: sign the index and images and attest their provenance with the pinned cosign."""
     if not key_ref:
         return None
-    return lambda layout, client: sign_stage.sign_pushed(_cosign(c), key_ref, layout, client)
+    return lambda layout, client: sign_stage.sign_pushed(cosign_runner(c), key_ref, layout, client)
 
 
 @task(
@@ -185,14 +174,6 @@ def extender(c, tag=None, mirror=None, force=False):
     emit(f"{result.tag}")
 
 
-def _cosign(c) -> cosign_tool.Cosign:
-    """The pinned cosign (built on first use) with the key's password: $COSIGN_PASSWORD, else sign.password."""
-    password = os.environ.get(cosign_tool.PASSWORD_ENV)
-    if password is None:
-        password = option(c, "sign.password") or ""
-    return cosign_tool.Cosign(cosign_tool.binary(settings.cache_dir(c.config)), password=password)
-
-
 @task(auto_shortflags=False, help={"out": "directory to write cosign.key (encrypted) and cosign.pub into; "
                                           "the password: $COSIGN_PASSWORD (empty allowed), else sign.password"})
 @user_errors
@@ -200,7 +181,7 @@ def keygen(c, out):
     """A cosign key pair for image.push --sign and image.verify; an existing pair is never overwritten."""
     sign_stage.keygen_out_dir(out)  # a bad --out is refused before cosign is built
     with phase("image.keygen", out):
-        private, public = sign_stage.keygen(_cosign(c), Path(out))
+        private, public = sign_stage.keygen(cosign_runner(c), Path(out))
     emit(f"{private}\n{public}")
 
 
@@ -224,9 +205,9 @@ def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False, rebuild=F
     """Check signatures, the SLSA provenance, both SBOM referrers and the labels of what a registry holds."""
     public = sign_stage.key_ref(option(c, "sign.public_key", key), "--key")
     target, _ = verify_stage.split_reference(ref)
-    client = _client(c, target, ca_cert, insecure, None)
+    client = registry_client(c, target, ca_cert, insecure, None)
     with phase("image.verify", ref):
-        report = verify_stage.verify(_cosign(c), public, ref, client)
+        report = verify_stage.verify(cosign_runner(c), public, ref, client)
         if rebuild:
             _rebuild(c, report, spec, no_spec, version)
         if json:
@@ -235,6 +216,18 @@ def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False, rebuild=F
             emit("\n".join(f"{'ok' if x['ok'] else 'FAIL'} {x['check']} {x['subject']}" for x in report.checks))
         if not report.ok:
             raise UserError(f"{ref} failed verification: " + "; ".join(report.failures()), "the checks are listed on stdout")
+
+
+@task(help={"out": "write the policy to FILE (atomically) instead of stdout"})
+@user_errors
+def policy(c, out=None):
+    """The shipped Rego policy for `cosign verify-attestation --type slsaprovenance1 --policy` (a release or admission gate)."""
+    text = resources.policy()
+    if out:
+        write_atomic(Path(out), text)
+        emit(str(out))
+    else:
+        emit(text.decode())
 
 
 def _rebuild(c, report: verify_stage.Report, spec, no_spec, version) -> None:
@@ -256,4 +249,4 @@ def _rebuild(c, report: verify_stage.Report, spec, no_spec, version) -> None:
             planned = _plan(opts)
             image_flow.rebuild_and_compare(report, planned, _request_for(c, planned), recorded.source_date_epoch, host_arch())
 
-ns = Collection("image", build, push, extender, keygen, verify)
+ns = Collection("image", build, push, extender, keygen, verify, policy)
