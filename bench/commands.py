@@ -32,11 +32,17 @@ def _report(module, results: dict, json: bool) -> None:
     "repeats": "warm runs per side (default 5)",
     "no-cold": "skip the two cold builds (about 3 minutes each on 2 cores)",
     "plugin-edit": "instead: the example plugin edited (and not) vs its own native `go build ./cmd/scheduler`",
+    "fresh-worker": "instead: a fresh worker (empty cache dir, second empty engine) building a key another worker "
+                    "pushed with --cache-to, vs a local cold build (docs/remote-engine.md)",
     "json": "print raw figures as JSON instead of a Markdown table",
 })
 @user_errors
-def build_bench(c, k8s_version=None, repeats=5, no_cold=False, plugin_edit=False, json=False):
+def build_bench(c, k8s_version=None, repeats=5, no_cold=False, plugin_edit=False, fresh_worker=False, json=False):
     """Warm `inv build` after touching one file vs a native `go build`, plus cold time and peak memory."""
+    if fresh_worker:
+        module = _bench_module("fresh_worker_bench")
+        _report(module, module.run(option(c, "k8s.version", k8s_version)), json)
+        return
     if plugin_edit:
         module = _bench_module("plugin_edit_bench")
         _report(module, module.run(option(c, "k8s.version", k8s_version), int(repeats)), json)

@@ -26,7 +26,7 @@ from scheduler_build import platforms
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.build import plugins as plugins_stage
-from scheduler_build.build import vendor, warm
+from scheduler_build.build import vendor, warm, workspace_image
 from scheduler_build.build.workspace import WRAPPER_MODULE, Workspace
 from scheduler_build.errors import BuildFailed
 from scheduler_build.progress import log, phase
@@ -100,11 +100,13 @@ def prepare(spec: Spec, cache_dir: Path, gocache_volume: str, builder_image: str
     job = compile_stage.Job(
         workspace=vendored.workspace_dir, vendor=vendored.vendor_dir, out_dir=out_dir, gocache_volume=gocache_volume,
         package=".", binary_name=BINARY, flags="", environment=compile_stage.build_environment("linux", arch, False, 0),
-        overlays=dict(custom.overlays), test=True,
+        overlays=dict(custom.overlays), test=True, state_dir=cache_dir / "builds",
     )
+    image = workspace_image.ensure(engine, chosen.image, chosen.go_version, vendored.vendor_dir, vendored.vendor_key,
+                                   custom.overlays)
     started = time.monotonic()
-    with phase("compile", f"go test -c (scheduler_perf {resolution.version}) in {chosen.image}, network none"):
-        code, _ = warm.run(engine, chosen.image, job, image_id=chosen.image_id, cache_root=cache_dir)
+    with phase("compile", f"go test -c (scheduler_perf {resolution.version}) in {image.tag}, network none"):
+        code, _ = warm.run(engine, image.tag, job, image_id=image.image_id)
     if code != 0:
         raise BuildFailed(f"go test -c of the scheduler_perf harness failed (exit {code}); the compiler output is above")
     seconds = round(time.monotonic() - started, 1)

@@ -75,7 +75,8 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
                   component: str | None = None, name: str | None = None, cgo_static: bool = False,
                   builder_image: str | None = None, no_pull: bool = False, dist: Any = None,
                   source_date_epoch: str | None = None, version_suffix: str | None = None,
-                  gocache_volume: str | None = None, spec: Spec | None = None) -> BuildRequest:
+                  gocache_volume: str | None = None, cache_from: str | None = None, cache_to: str | None = None,
+                  spec: Spec | None = None) -> BuildRequest:
     """A BuildRequest from flags, then settings (`k8s.*`, `build.*`, `builder.*`, `paths.dist_dir`), then the
     spec's plugins, patches, version and suffix when one is given (flags keep precedence)."""
     request = BuildRequest(
@@ -94,6 +95,8 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
         version_suffix=option(c, "build.version_suffix", version_suffix),
         gocache_volume=option(c, "build.gocache_volume", gocache_volume),
         reuse_builder=option(c, "build.reuse_builder"),
+        cache_from=option(c, "build.cache_from", cache_from),
+        cache_to=option(c, "build.cache_to", cache_to),
     )
     if spec is not None:
         request = from_spec.apply_spec(request, spec, k8s_version=k8s_version, name=name, version_suffix=version_suffix)

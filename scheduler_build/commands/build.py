@@ -34,12 +34,14 @@ from scheduler_build.commands._common import build_request, describe, emit, emit
         "no-spec": "plain build: no plugins, no patches, even with spec.path set",
         "all-platforms": "with a spec, build every platform it lists, else the host's or its first "
                          f"({describe('build.all_platforms')})",
+        "cache-from": f"registry repository to take the workspace image and Go build cache from ({describe('build.cache_from')})",
+        "cache-to": f"registry repository to push the workspace image and Go build cache to ({describe('build.cache_to')})",
     },
 )
 @user_errors
 def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cgo_static=False,
           builder_image=None, no_pull=False, dist=None, source_date_epoch=None, version_suffix=None,
-          gocache_volume=None, json=False, spec=None, no_spec=False, all_platforms=False):
+          gocache_volume=None, json=False, spec=None, no_spec=False, all_platforms=False, cache_from=None, cache_to=None):
     """Build a static, version-stamped kube-scheduler in a golang container with no network.
 
     With a build spec (the default: the bundled example), its out-of-tree plugins and
@@ -51,7 +53,8 @@ def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cg
         arches = from_spec.spec_arches(loaded, option(c, "build.all_platforms", all_platforms))
     flags = dict(k8s_version=k8s_version, os=os, component=component, name=name, cgo_static=cgo_static,
                  builder_image=builder_image, no_pull=no_pull, dist=dist, source_date_epoch=source_date_epoch,
-                 version_suffix=version_suffix, gocache_volume=gocache_volume, spec=loaded)
+                 version_suffix=version_suffix, gocache_volume=gocache_volume, cache_from=cache_from, cache_to=cache_to,
+                 spec=loaded)
     results = [build_stage.run(build_request(c, arch=target_arch, **flags)) for target_arch in arches]
     if json:
         infos = [r.info.to_dict() for r in results]
