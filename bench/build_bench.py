@@ -91,8 +91,8 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 5, co
     first = build.run(request)  # warms vendor, tidy and the default Go cache volume
     workspace = render_wrapper(resolution)
     vendored = vendor.prepare(workspace, cache)
-    flags = first.info["flags"]["ldflags"]
-    image = first.info["builder"]["image"]
+    flags = first.info.flags.ldflags
+    image = first.info.builder.image
 
     # The native side builds a copy of the very same source directory.
     native_src = Path(tempfile.mkdtemp(prefix="sb-bench-src-"))

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from scheduler_build import settings
-from scheduler_build.extender.server import ONE_WRITE_ENV
+from scheduler_build.extender_config import ONE_WRITE_ENV
 
 REPO = Path(__file__).resolve().parent.parent
 CAPACITY_LABEL = "underlay.example.com/capacity"

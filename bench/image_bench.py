@@ -26,7 +26,7 @@ from scheduler_build.build import pipeline as build
 from scheduler_build.image import assemble, oci
 from scheduler_build.image import request as image_request
 from scheduler_build.publish import registry
-from scheduler_build.commands import image as image_tasks
+from scheduler_build.flows import image as image_flow
 from tests.support import docker_sdk
 from tests.support.registry_server import Registry
 
@@ -45,16 +45,16 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 3) ->
     try:
         built = build.run(build.BuildRequest(k8s_version=k8s_version, dist_dir=work / "dist",
                                              cache_dir=settings.cache_dir(), pull=False))
-        opts = image_request.Options(k8s_version=k8s_version, platforms=f"linux/{arch}", dist_dir=work / "dist",
+        opts = image_request.Options(k8s_version=k8s_version, k8s_default=k8s_version, platforms=f"linux/{arch}", dist_dir=work / "dist",
                                      cache_dir=settings.cache_dir(), repository=repository)
 
         def package(force: bool = False) -> assemble.ImageResult:
             """What `inv image.build` does once dist/ holds the binary: assemble, then load."""
-            request = image_request.prepare(opts, arch)
+            request = image_request.prepare(image_request.plan(opts, arch))
             request.force = force
-            return image_tasks.build_and_load(request, arch)
+            return image_flow.build_and_load(request, arch)
 
-        layout_link = work / "dist" / "kube-scheduler" / built.info["kubernetes"]["version"] / "image"
+        layout_link = work / "dist" / "kube-scheduler" / built.info.kubernetes.version / "image"
         result, ours = _measure_builds(client, repository, package, layout_link, repeats)
         native = result.platforms[0]
         baseline = _docker_build_baseline(client, result, work / "context", repository, repeats)
@@ -68,7 +68,7 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 3) ->
         push = _measure_pushes(client, result, engine_image, work, repeats)
         _drop_engine_images(client, repository)
         return {
-            "k8s_version": built.info["kubernetes"]["version"],
+            "k8s_version": built.info.kubernetes.version,
             "platform": f"linux/{arch}",
             "repeats": repeats,
             "size": size,

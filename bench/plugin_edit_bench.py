@@ -59,7 +59,7 @@ def native_build(plugin: Path, out: Path, flags: str) -> float:
 def _ours(request: build.BuildRequest) -> tuple[float, dict]:
     start = time.monotonic()
     result = build.run(request)
-    return time.monotonic() - start, result.info
+    return time.monotonic() - start, result.info.to_dict()
 
 
 def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 5) -> dict:

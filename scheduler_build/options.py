@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scheduler_build.errors import UserError
-from scheduler_build.extender.cli import LOG_LEVELS
+from scheduler_build.extender_config import LOG_LEVELS
 
 _DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m(?!s))?\s*(?:(\d+(?:\.\d+)?)s?)?\s*$")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)

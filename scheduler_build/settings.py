@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_build.errors import UserError
-from scheduler_build.extender import settings_defaults as extender_defaults
+from scheduler_build.extender_config import settings_defaults as extender_defaults
 
 # Defaults for every setting, registered on the root collection; invoke merges
 # files and environment variables over them. Env vars only reach keys listed here.
@@ -216,6 +216,8 @@ _MEANINGS = {
     "config.fields_only": "`config.validate` checks fields only, without the binary",
     "deploy.context": "kubeconfig context; empty: its current-context",
     "deploy.no_wait": "do not wait for the Deployment to become available",
+    "extender.one_write": "each response's head and body in one write; off: `inv extender.serve --no-one-write`, "
+                          "`scheduler-extender --no-one-write`, or the `scheduler-build` variable set to 0",
 }
 
 

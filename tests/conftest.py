@@ -56,6 +56,7 @@ def built_example_scheduler(tmp_path_factory):
     import subprocess
     import sys
 
+    from scheduler_build.build.info import BuildInfo
     from scheduler_build.build.pipeline import BuildResult
 
     dist = tmp_path_factory.mktemp("example-dist")
@@ -67,4 +68,4 @@ def built_example_scheduler(tmp_path_factory):
     assert done.returncode == 0, done.stderr[-5000:]
     info = json.loads(done.stdout)
     binary = Path(info["binary"]["path"])
-    return BuildResult(binary=binary, build_info=binary.parent / "build-info.json", info=info)
+    return BuildResult(binary=binary, build_info=binary.parent / "build-info.json", info=BuildInfo.from_dict(info))

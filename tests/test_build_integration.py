@@ -11,7 +11,7 @@ import pytest
 
 from conftest import build_request
 from tests.support import docker_sdk
-from scheduler_build import platforms
+from scheduler_build import gotool, platforms
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import builder_image as builder
 from scheduler_build.engine import connect
@@ -37,6 +37,9 @@ def test_build_is_static_stamped_and_recorded(built_scheduler):
     assert info["flags"]["network"] == "none" and info["flags"]["env"]["CGO_ENABLED"] == "0"
     assert "-trimpath" in info["flags"]["command"] and "-mod=vendor" in info["flags"]["command"]
     assert len(info["kubernetes"]["staging_replaces"]) >= 30
+    # go.sum's hash of k8s.io/kubernetes, recorded here so the image stage needs no Go: the module cache's own.
+    assert info["kubernetes"]["module_sum"].startswith("h1:") and info["schema"] == 2
+    assert info["kubernetes"]["module_sum"] == gotool.mod_download("k8s.io/kubernetes", expected)["Sum"]
     assert set(info["phases_seconds"]) == {"resolve", "builder", "vendor", "workspace-image", "compile", "verify"}
     # Final directory holds the binary and its record (the image stage may add the
     # SBOMs beside them) and no temporary leftovers.
@@ -49,7 +52,7 @@ def test_build_is_static_stamped_and_recorded(built_scheduler):
 def test_compile_container_has_no_network(built_scheduler):
     """The proof that vendoring is complete: the builder, run as the compile runs it,
     cannot reach the Go module proxy, so the successful compile fetched nothing."""
-    image = built_scheduler.info["builder"]["image"]
+    image = built_scheduler.info.builder.image
     lines: list[str] = []
     code = connect().run(
         image,
@@ -83,8 +86,8 @@ def test_arm64_cross_build_is_aarch64_and_runs_under_qemu(tmp_path):
     parsed = elf.inspect(result.binary.read_bytes())
     assert parsed.arch == "arm64" and parsed.is_static
     assert result.binary.parent.name == "linux-arm64"
-    assert result.info["binary"]["version_check"] in ("qemu", "native")
-    assert result.info["binary"]["version_output"] == f"Kubernetes {result.info['kubernetes']['version']}"
+    assert result.info.binary.version_check in ("qemu", "native")
+    assert result.info.binary.version_output == f"Kubernetes {result.info.kubernetes.version}"
 
 
 def test_failed_build_keeps_the_previous_good_state(built_scheduler, tmp_path):

@@ -34,12 +34,12 @@ POLICIES = ["full.json", "underlay-configmap.yaml", "priorities.yaml"]
 @pytest.fixture(scope="module")
 def runner_image(built_scheduler):
     """The builder image the shared build used (it exists once built_scheduler does)."""
-    return built_scheduler.info["builder"]["image"]
+    return built_scheduler.info.builder.image
 
 
 @pytest.fixture(scope="module")
 def version(built_scheduler):
-    return built_scheduler.info["kubernetes"]["version"]
+    return built_scheduler.info.kubernetes.version
 
 
 def test_in_tree_names_come_from_the_versions_source(version):
@@ -94,7 +94,7 @@ def test_binary_refusal_shows_its_own_error(built_scheduler, runner_image):
 
 def test_cli_validate_passes_and_reports_the_binarys_refusal(built_scheduler, tmp_path):
     ok = subprocess.run([sys.executable, "-m", "invoke", "config.validate", "--spec", str(DATA / "specs" / "intree-full.yaml"),
-                         "--binary", str(built_scheduler.binary), "--k8s-version", built_scheduler.info["kubernetes"]["version"]],
+                         "--binary", str(built_scheduler.binary), "--k8s-version", built_scheduler.info.kubernetes.version],
                         cwd=REPO, capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.startswith("ok:")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from scheduler_build.deploy import apply
 from scheduler_build.config import render
@@ -27,6 +28,18 @@ def test_load_dir_reads_the_kustomization_and_orders_dependencies_first(tmp_path
     assert kinds.index("ServiceAccount") < kinds.index("ClusterRoleBinding") < kinds.index("Deployment")
     assert kinds.index("ConfigMap") < kinds.index("Deployment")
     assert sum(k == "Deployment" for k in kinds) == 2
+
+
+def test_a_rendering_on_disk_and_in_memory_is_read_by_one_kustomization_reader(tmp_path):
+    spec = spec_mod.load(SPECS / "intree-full.yaml")
+    files = render.render_files(spec, "r/x:1")
+    render.render(spec, tmp_path / "out", "r/x:1")
+    assert apply.load_files(files) == apply.load_dir(tmp_path / "out")
+    listed = dict(files)
+    missing = yaml.safe_load(files["kustomization.yaml"])["resources"][-1]
+    del listed[missing]
+    with pytest.raises(UserError, match=f"lists {missing}, which does not exist"):
+        apply.load_files(listed)
 
 
 def test_load_dir_without_kustomization(tmp_path):

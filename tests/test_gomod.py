@@ -42,3 +42,11 @@ def test_resolution_from_real_text(data_dir):
     res = versions.resolution_from("1.36", "v1.36.3", (data_dir / "kubernetes-v1.36.3.go.mod").read_text(), info, ["1.36"])
     assert res.go_version == "1.26.0" and res.release_time.startswith("2026-07-22")
     assert res.replaces["k8s.io/client-go"] == "v0.36.3"
+
+
+def test_go_sum_hash_is_the_tree_line_not_the_go_mod_line():
+    go_sum = ("k8s.io/kubernetes v1.36.3 h1:tree=\n"
+              "k8s.io/kubernetes v1.36.3/go.mod h1:gomod=\n"
+              "k8s.io/kubernetes v1.36.2 h1:older=\n")
+    assert gomod.go_sum_hash(go_sum, "k8s.io/kubernetes", "v1.36.3") == "h1:tree="
+    assert gomod.go_sum_hash(go_sum, "k8s.io/kubernetes", "v1.36.9") == ""  # replaced by a patched copy: no line

@@ -21,6 +21,7 @@ import pytest
 
 from tests.support import docker_sdk
 from scheduler_build import platforms
+from scheduler_build import spec as spec_mod
 from scheduler_build.engine import connect
 from scheduler_build.build import elf
 from scheduler_build.publish import registry
@@ -47,7 +48,7 @@ def multiarch(built_scheduler):
 
     dist = built_scheduler.binary.parents[3]
     other = build.run(build_request(dist, arch=_other_arch()))
-    return {"dist": dist, "native": built_scheduler, "other": other, "epoch": str(built_scheduler.info["source_date_epoch"])}
+    return {"dist": dist, "native": built_scheduler, "other": other, "epoch": str(built_scheduler.info.source_date_epoch)}
 
 
 @pytest.fixture(scope="session")
@@ -128,7 +129,7 @@ def test_multiarch_images_sboms_and_cross_binary(built_images):
     assert info.arch == _other_arch() and info.is_static
     qemu = platforms.ARCHES[_other_arch()].qemu
     out = subprocess.run([shutil.which(qemu), str(other.binary), "--version"], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0 and other.info["kubernetes"]["version"] in out.stdout
+    assert out.returncode == 0 and other.info.kubernetes.version in out.stdout
 
     client = docker_sdk.client()
     native_tag = f"{TEST_REPOSITORY}:{result['tags'][0]}"
@@ -137,7 +138,7 @@ def test_multiarch_images_sboms_and_cross_binary(built_images):
     config = image.attrs["Config"]
     assert config["User"] == "65532:65532" and config["Entrypoint"] == ["/usr/local/bin/kube-scheduler"]
     labels = config["Labels"]
-    k8s_version = built_images["native"].info["kubernetes"]["version"]
+    k8s_version = built_images["native"].info.kubernetes.version
     assert labels["org.scheduler-build.kubernetes.version"] == k8s_version
     assert labels["org.scheduler-build.go.version"].startswith("go1.")
     assert labels["org.scheduler-build.patches.digest"].startswith("sha256:")
@@ -423,6 +424,10 @@ def test_extender_image_on_a_bootstrapped_python_base_runs_non_root(tmp_path):
     image = client.images.get(tag)
     assert image.attrs["Config"]["User"] == "65532:65532"
     assert "pull" not in proc.stderr.lower()
+    # The build asserts it too (its RUN step fails otherwise): the image's Python serves through OneWrite.
+    probe = "from scheduler_build.extender.one_write import http_protocol; print(http_protocol().__name__)"
+    served = client.containers.run(tag, entrypoint=["/usr/bin/python3", "-c", probe], network_mode="none", remove=True)
+    assert served.decode().strip() == "OneWriteHttpToolsProtocol"
     ident = client.containers.run(tag, entrypoint=["/usr/bin/id", "-u"], network_mode="none", remove=True)
     assert ident.decode().strip() == "65532"
     # Only the extender's own code ships: no test fixtures, no build or deploy stages.
@@ -430,7 +435,9 @@ def test_extender_image_on_a_bootstrapped_python_base_runs_non_root(tmp_path):
                                     network_mode="none", remove=True).decode().split()
     shipped = sorted(path.removeprefix("/opt/extender/scheduler_build/") for path in listing)
     package = REPO / "scheduler_build"
-    expected = sorted(["__init__.py", "errors.py"] + [f"extender/{p.name}" for p in (package / "extender").glob("*.py")])
+    from scheduler_build.image.extender import EXTENDER_FILES  # __init__, errors and the extender's config leaf
+
+    expected = sorted([*EXTENDER_FILES] + [f"extender/{p.name}" for p in (package / "extender").glob("*.py")])
     assert shipped == expected
     assert not [p for p in shipped if p.endswith(("apistub.py", "samples.py", "harness.py", "e2e.py"))]
     port = free_port()
@@ -461,7 +468,7 @@ def _packaged_labels(build_result, tmp_path: Path, **options) -> tuple[dict, dic
     dist = tmp_path / "dist"
     shutil.copytree(platform_dir, dist / platform_dir.relative_to(platform_dir.parents[2]))
     opts = image_request.Options(platforms=f"linux/{host}", dist_dir=dist, cache_dir=settings.cache_dir(), **options)
-    request = image_request.prepare(opts, host)
+    request = image_request.prepare(image_request.plan(opts, host))
     result = assemble.build(request, host)
     layout = oci.Layout(result.layout)
     manifest = layout.json_blob(result.platforms[0].manifest_digest)
@@ -474,7 +481,7 @@ def test_patches_label_is_the_patch_series_digest(built_example_scheduler, built
 
     key = "org.scheduler-build.patches.digest"
     spec = REPO / "examples/underlay/scheduler.yaml"
-    labels, info = _packaged_labels(built_example_scheduler, tmp_path / "patched", spec_path=str(spec))
+    labels, info = _packaged_labels(built_example_scheduler, tmp_path / "patched", spec=spec_mod.load(spec))
     patch = REPO / "examples/patches/0001-scheduler-add-AcmeSchedulable-in-tree-plugin.patch"
     series = f"{patch.name}\0{hashlib.sha256(patch.read_bytes()).hexdigest()}\n".encode()
     expected = "sha256:" + hashlib.sha256(series).hexdigest()
@@ -482,6 +489,6 @@ def test_patches_label_is_the_patch_series_digest(built_example_scheduler, built
     assert json.loads(built_example_scheduler.build_info.read_text())["patch_series_digest"] == expected
 
     plain_labels, _ = _packaged_labels(built_scheduler, tmp_path / "plain",
-                                       k8s_version=built_scheduler.info["kubernetes"]["version"])
+                                       k8s_version=built_scheduler.info.kubernetes.version)
     assert plain_labels[key] == "sha256:" + hashlib.sha256(b"").hexdigest()
     assert plain_labels[key] != labels[key]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from scheduler_build import platforms
+from scheduler_build import spec as spec_mod
 from scheduler_build.build import info as build_info
 from scheduler_build.errors import UserError
 from scheduler_build.image import assemble
@@ -157,8 +158,11 @@ def test_build_info_round_trips_and_rejects_foreign_files(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(UserError, match="build record"):
         build_info.BuildInfo.from_file(path)
+    path.write_text(json.dumps({**info.to_dict(), "schema": 1}))  # before kubernetes.module_sum was recorded
+    with pytest.raises(UserError, match="not a schema-2 build record; rebuild with `inv build`"):
+        build_info.BuildInfo.from_file(path)
     path.write_text("{}")
-    with pytest.raises(UserError, match="schema-1"):
+    with pytest.raises(UserError, match="schema-2"):
         build_info.BuildInfo.from_file(path)
     with pytest.raises(UserError, match="unreadable"):
         build_info.BuildInfo.from_file(tmp_path / "missing.json")
@@ -173,13 +177,14 @@ def test_missing_platform_names_the_build_command(tmp_path, monkeypatch):
     planned = image.plan(opts, "amd64")
     assert planned.missing() == [("linux/amd64", "amd64"), ("linux/arm64", "arm64")]
     with pytest.raises(UserError) as err:
-        image.prepare(opts, "amd64")
+        image.prepare(planned)
     assert "no linux/amd64 build of kube-scheduler v1.36.3" in str(err.value)
     assert f"inv build --no-spec --k8s-version 1.36 --dist {tmp_path / 'out'} --arch amd64" in err.value.hint
     spec = Path(__file__).resolve().parent.parent / "examples/underlay/scheduler.yaml"
-    assert image.plan(image.Options(spec_path=str(spec), cache_dir=tmp_path), "amd64").build_command("arm64") == \
+    loaded = spec_mod.load(spec)
+    assert image.plan(image.Options(spec=loaded, cache_dir=tmp_path), "amd64").build_command("arm64") == \
         f"inv build --spec {spec} --arch arm64"
-    planned = image.plan(image.Options(spec_path=str(spec), platforms="linux/arm64", dist_dir=tmp_path / "dist", cache_dir=tmp_path), "amd64")
+    planned = image.plan(image.Options(spec=loaded, platforms="linux/arm64", dist_dir=tmp_path / "dist", cache_dir=tmp_path), "amd64")
     # What dist/ holds is read through BuildInfo; an edited binary is refused.
     target = planned.platform_dir("arm64")
     target.mkdir(parents=True)

@@ -124,7 +124,7 @@ def test_conflicting_patch_stops_the_build_before_compiling(tmp_path):
 @pytest.fixture(scope="module")
 def example_build(built_example_scheduler):
     """build-info of `inv build --spec examples/underlay/scheduler.yaml` (conftest: one shared build)."""
-    return built_example_scheduler.info
+    return built_example_scheduler.info.to_dict()
 
 
 def run_validation(binary: Path, config: dict, tmp_path: Path) -> subprocess.CompletedProcess:

@@ -46,21 +46,21 @@ def test_plugin_edit_skips_tidy_and_vendor_and_matches_a_from_scratch_build(tmp_
     _set_label(plugin, before)
     first = pipeline.run(request)
     assert before.encode() in first.binary.read_bytes()
-    first_key = first.info["vendor"]["key"]
+    first_key = first.info.vendor.key
 
     _set_label(plugin, after)
     edited = pipeline.run(request)
     data = edited.binary.read_bytes()
     assert after.encode() in data and before.encode() not in data  # the compile saw the edit
-    assert edited.info["vendor"]["cached"] and edited.info["vendor"]["key"] == first_key  # no tidy, no vendor
-    assert edited.info["plugins"][0]["sha256"] != first.info["plugins"][0]["sha256"]
+    assert edited.info.vendor.cached and edited.info.vendor.key == first_key  # no tidy, no vendor
+    assert edited.info.plugins[0].sha256 != first.info.plugins[0].sha256
 
     # Hermetic and reproducible: the same inputs vendored from scratch and compiled in a
     # one-shot container (not the long-lived builder) give the same bytes.
     scratch = pipeline.run(build_request(tmp_path / "dist-scratch", plugin_sources=(source,), name="edit-loop",
                                          cache_dir=tmp_path / "cache", reuse_builder=False))
-    assert not scratch.info["vendor"]["cached"]
-    assert scratch.info["binary"]["sha256"] == edited.info["binary"]["sha256"]
+    assert not scratch.info.vendor.cached
+    assert scratch.info.binary.sha256 == edited.info.binary.sha256
 
 
 def test_long_lived_builder_has_no_network_and_no_host_path(tmp_path):

@@ -16,7 +16,7 @@ from scheduler_build.config import validate
 from scheduler_build.errors import UserError
 from scheduler_build.resolve import versions
 from scheduler_build.spec import SpecError
-from scheduler_build.spec.checks_registrations import in_tree_clashes
+from scheduler_build.spec.checks_registrations import check_in_tree, in_tree_clashes
 
 REPO = Path(__file__).resolve().parent.parent
 COLLECTION = REPO / "tests/data/collection"
@@ -96,12 +96,14 @@ def test_a_name_registered_by_two_entries_names_both(tmp_path):
 
 def test_a_name_clashing_with_an_in_tree_plugin_names_both(tmp_path):
     loaded = load(tmp_path, entry(register=[{"name": "NodeResourcesFit", "factory": "NewFree", "package": NODERES}]))
-    in_tree_clashes(loaded.plugins, frozenset({"CollectionGang2"}), "v1.36.3")  # no clash
-    with pytest.raises(UserError, match=r"plugins\[0\].register\[0\]: plugin name 'NodeResourcesFit' clashes with the "
-                                        r"in-tree plugin 'NodeResourcesFit' of Kubernetes v1.36.3"):
-        in_tree_clashes(loaded.plugins, frozenset({"NodeResourcesFit"}), "v1.36.3")
+    assert in_tree_clashes(loaded.plugins, frozenset({"CollectionGang2"}), "v1.36.3") == []  # no clash
+    check_in_tree(loaded.plugins, frozenset({"CollectionGang2"}), "v1.36.3")
+    # The build and config.validate name the same field (one check): the name itself.
+    with pytest.raises(UserError, match=r"plugins\[0\].register\[0\].name: plugin name 'NodeResourcesFit' clashes with "
+                                        r"the in-tree plugin 'NodeResourcesFit' of Kubernetes v1.36.3"):
+        check_in_tree(loaded.plugins, frozenset({"NodeResourcesFit"}), "v1.36.3")
     with pytest.raises(UserError, match=r"plugins\[0\].names\[0\]: plugin name 'CollectionGang'"):
-        in_tree_clashes(loaded.plugins, frozenset({"CollectionGang"}), "v1.36.3")
+        check_in_tree(loaded.plugins, frozenset({"CollectionGang"}), "v1.36.3")
 
 
 def test_config_validate_fields_refuses_an_in_tree_clash_with_its_field(tmp_path):

@@ -20,7 +20,7 @@ from scheduler_build.publish import sign, verify
 from tests.test_image_unit import VERSION_M, record
 
 PATCHED = dict(
-    kubernetes=build_info.KubernetesInfo("1.36", "v1.36.3", "v1.36.3-acme.1", "1.26.0"),
+    kubernetes=build_info.KubernetesInfo("1.36", "v1.36.3", "v1.36.3-acme.1", "1.26.0", module_sum="h1:k8s="),
     plugins=[build_info.PluginInfo("example.com/underlay", ["UnderlayIPLimit"], "path", path="plugins/underlay", sha256="ee" * 32),
              build_info.PluginInfo("example.com/mod", ["Mod"], "module", module="example.com/mod", version="v0.1.0")],
     patches=[build_info.PatchInfo("0001-fix.patch", "ff" * 32)],
@@ -28,7 +28,7 @@ PATCHED = dict(
 
 
 def _predicate(info, **overrides):
-    args = dict(platforms=["linux/arm64", "linux/amd64"], spec_sha256="12" * 32, module_sum="h1:k8s=",
+    args = dict(platforms=["linux/arm64", "linux/amd64"], spec_sha256="12" * 32,
                 source="https://git.example/acme/sched", revision="abc", epoch=1700000000)
     args.update(overrides)
     return provenance.predicate(info, **args)
@@ -158,10 +158,11 @@ def test_oci_archive_is_deterministic_and_checked_when_unpacked(tmp_path):
     from scheduler_build.image import oci
     from scheduler_build.publish import archive
 
-    layout = oci.Layout(tmp_path / "layout")
-    image = oci.canonical({"schemaVersion": 2, "mediaType": oci.INDEX, "manifests": []})
-    digest = layout.put(image)
-    layout.write_index([{"mediaType": oci.INDEX, "digest": digest, "size": len(image), "annotations": {oci.REF_NAME: "v1"}}])
+    from tests.test_image_info import tiny_layout
+
+    layout, info = tiny_layout(tmp_path / "layout")
+    digest = info.index_digest
+    image = layout.blob(digest)
     one, two = archive.write(layout.root, tmp_path / "a.tar", 1700000000), archive.write(layout.root, tmp_path / "b.tar", 1700000000)
     assert one.read_bytes() == two.read_bytes()
     with archive.extracted(one) as directory:
@@ -176,3 +177,18 @@ def test_oci_archive_is_deterministic_and_checked_when_unpacked(tmp_path):
     with pytest.raises(UserError, match="does not match its digest"):
         with archive.extracted(tmp_path / "bad.tar"):
             pass
+
+
+def test_provenance_reads_back_typed_and_refuses_other_statements():
+    info = record(**PATCHED)
+    statement = provenance.statement("acme/sched", "sha256:" + "01" * 32, _predicate(info))
+    recorded = provenance.Recorded.from_statement(statement)
+    assert recorded.platforms == ["linux/amd64", "linux/arm64"] and recorded.spec_sha256 == "12" * 32
+    assert (recorded.name, recorded.kubernetes_version, recorded.source_date_epoch) == ("kube-scheduler", "v1.36.3", 1700000000)
+    del statement["predicate"]["buildDefinition"]["internalParameters"]["sourceDateEpoch"]
+    with pytest.raises(UserError, match="missing or bad 'sourceDateEpoch'"):
+        provenance.Recorded.from_statement(statement)
+    foreign = provenance.statement("acme/sched", "sha256:" + "01" * 32, _predicate(info))
+    foreign["predicate"]["buildDefinition"]["buildType"] = "https://example.com/other"
+    with pytest.raises(UserError, match="buildType"):
+        provenance.Recorded.from_statement(foreign)

@@ -150,16 +150,16 @@ def test_provenance_names_local_sources_relative_to_the_spec(tmp_path):
     plugin = tmp_path / "checkout" / "examples" / "underlay" / "plugin"
     info = record(plugins=[build_info.PluginInfo("example.com/underlay", ["U"], "path", path=str(plugin), sha256="ee" * 32)],
                   patches=[build_info.PatchInfo("0001-x.patch", "ff" * 32)])
-    deps = provenance.resolved_dependencies(info, "", plugin.parent, {"0001-x.patch": "../patches/0001-x.patch"})
+    deps = provenance.resolved_dependencies(info, plugin.parent, {"0001-x.patch": "../patches/0001-x.patch"})
     uris = {d["name"]: d.get("uri") for d in deps}
     assert uris["example.com/underlay"] == "file:plugin" and uris["0001-x.patch"] == "file:../patches/0001-x.patch"
     assert str(tmp_path) not in json.dumps(deps)
     # Moved checkout, same statement; without a spec no path at all, the digest still names the tree.
     moved = record(plugins=[build_info.PluginInfo("example.com/underlay", ["U"], "path", path="/elsewhere/underlay/plugin",
                                                   sha256="ee" * 32)], patches=info.patches)
-    assert provenance.resolved_dependencies(moved, "", Path("/elsewhere/underlay"),
+    assert provenance.resolved_dependencies(moved, Path("/elsewhere/underlay"),
                                             {"0001-x.patch": "../patches/0001-x.patch"}) == deps
-    bare = {d["name"]: d for d in provenance.resolved_dependencies(info, "", None)}
+    bare = {d["name"]: d for d in provenance.resolved_dependencies(info, None)}
     assert "uri" not in bare["example.com/underlay"] and bare["example.com/underlay"]["digest"] == {"sha256": "ee" * 32}
 
 

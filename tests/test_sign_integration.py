@@ -52,7 +52,7 @@ def release(built_scheduler, tmp_path_factory):
     keys = work / "keys"
     logs.append(inv("image.keygen", "--out", str(keys), cwd=work).stderr)
     dist = built_scheduler.binary.parents[3]
-    env = {"SOURCE_DATE_EPOCH": str(built_scheduler.info["source_date_epoch"])}
+    env = {"SOURCE_DATE_EPOCH": str(built_scheduler.info.source_date_epoch)}
     built = inv("image.build", "--no-spec", "--dist", str(dist), "--platforms", f"linux/{platforms.host_arch()}",
                 "--repository", LOCAL_REPOSITORY, "--oci-archive", str(work / "image.tar"), "--json", cwd=work, env=env)
     logs += [built.stdout, built.stderr]
@@ -114,7 +114,7 @@ def test_oci_archive_pushes_elsewhere_with_the_same_digests(release):
 def test_provenance_is_byte_identical_when_rebuilt(release, built_scheduler):
     layout = release["layout"]
     before = json.loads((layout / "image-info.json").read_text())["platforms"][0]["provenance_digest"]
-    env = {"SOURCE_DATE_EPOCH": str(built_scheduler.info["source_date_epoch"])}
+    env = {"SOURCE_DATE_EPOCH": str(built_scheduler.info.source_date_epoch)}
     proc = inv("image.build", "--no-spec", "--dist", str(release["dist"]), "--platforms", f"linux/{platforms.host_arch()}",
                "--repository", LOCAL_REPOSITORY, "--force", "--json", cwd=release["work"], env=env)
     release["logs"] += [proc.stdout, proc.stderr]

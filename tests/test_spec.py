@@ -10,6 +10,7 @@ import yaml
 
 from scheduler_build import platforms
 from scheduler_build import spec as spec_mod
+from scheduler_build.config import schedulerconfig
 from scheduler_build.errors import UserError
 from scheduler_build.spec import SpecError
 from scheduler_build.spec.fields import seconds
@@ -68,7 +69,7 @@ def test_valid_spec_loads_with_resolved_paths_and_defaults(tmp_path):
     assert s.leader_election["resourceNamespace"] == "acme-system"
     assert s.leader_election["resourceLock"] == "leases"
     assert s.plugin_names == ("UnderlayIPLimit",)
-    exts = s.all_extenders()
+    exts = schedulerconfig.extenders(s)
     assert len(exts) == 2 and exts[1]["urlPrefix"] == "https://acme-scheduler-extender.acme-system.svc:8888"
     assert exts[1]["nodeCacheCapable"] is True and exts[1]["weight"] == 1
 

@@ -3,7 +3,9 @@
 The build writes it from one `BuildInfo`; the image stage (and anything else that
 packages a binary) reads it back through `BuildInfo.from_file`, so a key is named
 in one place. The JSON keys are the ones the record has always had, plus
-`patch_series_digest` (the digest the image's patches label carries).
+`patch_series_digest` (the digest the image's patches label carries) and, from
+schema 2, `kubernetes.module_sum`, recorded while the build has Go and the
+module proxy at hand so the image stage needs neither.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any, Iterable
 from scheduler_build.errors import UserError
 
 FILE_NAME = "build-info.json"
-SCHEMA = 1
+SCHEMA = 2  # 2: kubernetes.module_sum (the image stage no longer asks Go for it)
 
 
 @dataclass
@@ -28,6 +30,7 @@ class KubernetesInfo:
     stamped_version: str  # what `--version` prints, e.g. v1.36.3-acme.1
     go_version_required: str
     staging_replaces: dict[str, str] = field(default_factory=dict)
+    module_sum: str = ""  # go.sum's h1: hash of k8s.io/kubernetes at `version` (the provenance's go.sum annotation)
 
 
 @dataclass
@@ -115,8 +118,25 @@ def series_digest(patches: Iterable[PatchInfo]) -> str:
     return "sha256:" + h.hexdigest()
 
 
+class JsonRecord:
+    """A typed record's one encoding (indented, sorted JSON) and its file: build-info.json, image-info.json."""
+
+    FILE_NAME = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)  # type: ignore[call-overload]
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+    def write(self, directory: Path) -> Path:
+        path = Path(directory) / self.FILE_NAME
+        path.write_text(self.to_json())
+        return path
+
+
 @dataclass
-class BuildInfo:
+class BuildInfo(JsonRecord):
     scheduler_build: str
     name: str
     component: str
@@ -134,6 +154,7 @@ class BuildInfo:
     phases_seconds: dict[str, float] = field(default_factory=dict)
     duration_seconds: float = 0.0
     schema: int = SCHEMA
+    FILE_NAME = FILE_NAME  # not a field: no annotation
 
     def __post_init__(self) -> None:
         if not self.patch_series_digest:
@@ -147,14 +168,6 @@ class BuildInfo:
         out = dataclasses.asdict(self)
         out["plugins"] = [p.to_dict() for p in self.plugins]
         return out
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
-
-    def write(self, directory: Path) -> Path:
-        path = Path(directory) / FILE_NAME
-        path.write_text(self.to_json())
-        return path
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BuildInfo:

@@ -22,7 +22,7 @@ from scheduler_build import settings
 from scheduler_build import __version__
 from scheduler_build.engine import Engine, connect
 from scheduler_build import epoch as epoch_mod
-from scheduler_build import platforms
+from scheduler_build import gotool, platforms
 from scheduler_build.atomic import publish_dir
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
@@ -39,7 +39,7 @@ from scheduler_build.build.info import (
 from scheduler_build.build.workspace import compile_errors, render_wrapper
 from scheduler_build.errors import BuildFailed, UserError
 from scheduler_build.progress import log, phase, stream_line
-from scheduler_build.resolve import versions
+from scheduler_build.resolve import gomod, versions
 
 COMPONENTS_HINT = "components are the commands under k8s.io/kubernetes/cmd, e.g. kube-scheduler, kube-apiserver, kube-controller-manager"
 
@@ -74,11 +74,7 @@ class BuildRequest:
 class BuildResult:
     binary: Path
     build_info: Path
-    info: dict = field(default_factory=dict)  # build-info.json's data (BuildInfo.to_dict())
-
-    @property
-    def record(self) -> BuildInfo:
-        return BuildInfo.from_dict(self.info)
+    info: BuildInfo  # what build-info.json holds
 
 
 def resolve_epoch(explicit: str, release_time: str) -> int:
@@ -139,6 +135,7 @@ class _Plan:
     env: dict[str, str]
     final_dir: Path
     phases: dict[str, float]
+    module_sum: str
 
 
 def _plan(request: BuildRequest) -> _Plan:
@@ -169,6 +166,7 @@ def _plan(request: BuildRequest) -> _Plan:
         vendored = vendor.prepare(workspace, request.cache_dir)
         k8s_agreement.check_tidied((vendored.workspace_dir / "go.mod").read_text(), resolution)
         log(f"    tidy {'cached' if vendored.tidy_cached else 'ran'}, vendor {'cached' if vendored.vendor_cached else 'ran'} ({vendored.vendor_dir})")
+        module_sum = _module_sum(vendored, resolution)
     with _timed(phases, "workspace-image"):
         image = _workspace_image(engine, request, chosen, vendored, custom)
     epoch = resolve_epoch(request.source_date_epoch, resolution.release_time)
@@ -181,8 +179,16 @@ def _plan(request: BuildRequest) -> _Plan:
         workspace_image=image, package=workspace.package, epoch=epoch, git_version=git_version,
         flags=compile_stage.ldflags(stamp, strip=True, cgo_static=request.cgo_static),
         env=compile_stage.build_environment(request.goos, arch, request.cgo_static, epoch),
-        final_dir=final_dir, phases=phases,
+        final_dir=final_dir, phases=phases, module_sum=module_sum,
     )
+
+
+def _module_sum(vendored: vendor.Vendored, resolution: versions.Resolution) -> str:
+    """go.sum's hash of k8s.io/kubernetes, recorded for the provenance: from the tidied go.sum, else (a patched
+    build replaces the module with a local copy) from the module cache the patches were read from."""
+    go_sum = (vendored.workspace_dir / "go.sum").read_text()
+    found = gomod.go_sum_hash(go_sum, versions.KUBERNETES_MODULE, resolution.version)
+    return found or gotool.mod_download(versions.KUBERNETES_MODULE, resolution.version).get("Sum", "")
 
 
 def _workspace_image(engine: Engine, request: BuildRequest, chosen: builder.Builder,
@@ -258,7 +264,7 @@ def _record(plan: _Plan, argv: list[str], binary: Path, checked: verify.Verified
         platform=f"{request.goos}/{plan.arch}",
         kubernetes=KubernetesInfo(
             requested=request.k8s_version, version=resolution.version, stamped_version=plan.git_version,
-            go_version_required=resolution.go_version, staging_replaces=resolution.replaces,
+            go_version_required=resolution.go_version, staging_replaces=resolution.replaces, module_sum=plan.module_sum,
         ),
         builder=BuilderInfo(image=chosen.image, image_id=chosen.image_id, go_version=chosen.go_version, source=chosen.source),
         vendor=VendorInfo(go_sum_sha256=vendored.go_sum_sha256, key=vendored.vendor_key, cached=vendored.vendor_cached),
@@ -306,4 +312,4 @@ def run(request: BuildRequest) -> BuildResult:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     log(f"built {final_dir / component} in {info.duration_seconds:.1f}s")
-    return BuildResult(binary=final_dir / component, build_info=final_dir / "build-info.json", info=info.to_dict())
+    return BuildResult(binary=final_dir / component, build_info=final_dir / "build-info.json", info=info)

@@ -192,7 +192,7 @@ def prepare(
         raise UserError(f"plugins only apply to kube-scheduler, not {component}", "drop the plugins or build kube-scheduler")
     if plugins:
         names = in_tree if in_tree is not None else intree.in_tree_plugins(resolution.version, cache_root)
-        registrations.in_tree_clashes(plugins, names, resolution.version)
+        registrations.check_in_tree(plugins, names, resolution.version)
     for plugin in plugins:
         custom.plugins_info.append(_wire_plugin(plugin, resolution, cache_root, custom, source_of))
     _main_go_lines(plugins, custom)

@@ -19,6 +19,7 @@ from pathlib import Path
 from scheduler_build.cluster import containerd
 from scheduler_build.errors import UserError
 from scheduler_build.image import oci
+from scheduler_build.image.info import FILE_NAME as INFO_FILE, ImageInfo
 from scheduler_build.progress import log
 
 
@@ -77,6 +78,8 @@ def _import_path(ctd_dir: Path, path: Path, name: str) -> None:
     if path.is_dir():
         if not (path / "index.json").is_file():
             raise UserError(f"{path} is not an OCI layout (no index.json)", "pass a directory `inv image.build` wrote, or an image reference")
+        if (path / INFO_FILE).is_file():
+            ImageInfo.of_layout(path)  # an old, foreign or altered record is one clear error before the import
         with tempfile.TemporaryFile() as tmp:
             _layout_archive(path, name, tmp)
             tmp.seek(0)

@@ -1,13 +1,12 @@
 """build: compile kube-scheduler (or another component) hermetically in a golang container."""
 
-from pathlib import Path
-
 from invoke import Collection, task
 
 from scheduler_build import settings
 from scheduler_build.build import from_spec
 from scheduler_build.build import pipeline as build_stage
-from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.errors import UserError
+from scheduler_build.commands._common import build_request, describe, emit, emit_json, load_spec, option, user_errors
 
 
 @task(
@@ -48,48 +47,20 @@ def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cg
     With a build spec (the default: the bundled example), its out-of-tree plugins and
     patch series are compiled into the same hermetic build.
     """
-    loaded = None
-    spec_path = from_spec.choose_spec(spec, no_spec, option(c, "spec.path"), plain_flags=bool(k8s_version or component))
-    if spec_path is not None:
-        loaded = from_spec.load_spec(spec_path)
+    loaded = load_spec(c, spec, no_spec, plain_flags=bool(k8s_version or component))
     arches = [option(c, "build.arch", arch)]
     if loaded is not None and not arch:
         arches = from_spec.spec_arches(loaded, option(c, "build.all_platforms", all_platforms))
-    results = []
-    for target_arch in arches:
-        request = _request(c, k8s_version, target_arch, os, component, name, cgo_static, builder_image, no_pull, dist,
-                           source_date_epoch, version_suffix, gocache_volume)
-        request.cache_from = option(c, "build.cache_from", cache_from)
-        request.cache_to = option(c, "build.cache_to", cache_to)
-        if loaded is not None:
-            request = from_spec.apply_spec(request, loaded, k8s_version=k8s_version, name=name, version_suffix=version_suffix)
-        results.append(build_stage.run(request))
+    flags = dict(k8s_version=k8s_version, os=os, component=component, name=name, cgo_static=cgo_static,
+                 builder_image=builder_image, no_pull=no_pull, dist=dist, source_date_epoch=source_date_epoch,
+                 version_suffix=version_suffix, gocache_volume=gocache_volume, cache_from=cache_from, cache_to=cache_to,
+                 spec=loaded)
+    results = [build_stage.run(build_request(c, arch=target_arch, **flags)) for target_arch in arches]
     if json:
-        infos = [r.info for r in results]
+        infos = [r.info.to_dict() for r in results]
         emit_json(infos[0] if len(infos) == 1 else infos)
     else:
         emit("\n".join(str(r.binary) for r in results))
-
-
-def _request(c, k8s_version, arch, os, component, name, cgo_static, builder_image, no_pull, dist,
-             source_date_epoch, version_suffix, gocache_volume):
-    return build_stage.BuildRequest(
-        k8s_version=option(c, "k8s.version", k8s_version),
-        component=option(c, "build.component", component),
-        name=option(c, "build.name", name),
-        goos=option(c, "build.os", os),
-        arch=arch,
-        cgo_static=option(c, "build.cgo_static", cgo_static),
-        builder_image=option(c, "builder.image", builder_image),
-        pull=False if no_pull else option(c, "builder.pull"),
-        goroot=option(c, "builder.goroot"),
-        dist_dir=Path(option(c, "paths.dist_dir", dist)),
-        cache_dir=settings.cache_dir(c.config),
-        source_date_epoch=str(option(c, "build.source_date_epoch", source_date_epoch) or ""),
-        version_suffix=option(c, "build.version_suffix", version_suffix),
-        gocache_volume=option(c, "build.gocache_volume", gocache_volume),
-        reuse_builder=option(c, "build.reuse_builder"),
-    )
 
 
 @task(
@@ -103,8 +74,9 @@ def _request(c, k8s_version, arch, os, component, name, cgo_static, builder_imag
 @user_errors
 def check_patches(c, spec=None, k8s_version=None, json=False):
     """Dry-run the spec's patch series against a Kubernetes version; nothing is written."""
-    spec_path = from_spec.choose_spec(spec, False, option(c, "spec.path"), plain_flags=False)
-    loaded = from_spec.load_spec(spec_path)
+    loaded = load_spec(c, spec)
+    if loaded is None:
+        raise UserError("no build spec to check", "pass --spec PATH or set spec.path")
     version = k8s_version or loaded.kubernetes_version
     report = from_spec.check_patches(loaded, version, settings.cache_dir(c.config))
     if json:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from invoke import Collection, task
 
-from scheduler_build import __version__, settings
+from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 from scheduler_build.build import pipeline as build_stage
 from scheduler_build.cluster import controlplane as cluster_mod
@@ -15,9 +15,12 @@ from scheduler_build.cluster import registries as registries_mod
 from scheduler_build.config import render
 from scheduler_build.config import target
 from scheduler_build.errors import UserError
+from scheduler_build.extender_config import default_image_tag
 from scheduler_build.image import assemble
+from scheduler_build.image.info import ImageInfo
+from scheduler_build.platforms import host_arch
 from scheduler_build.progress import phase
-from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import build_request, describe, emit, emit_json, option, user_errors
 
 
 STATE_DIR_DEFAULT = describe("cluster.state_dir", "<cache>/cluster")
@@ -38,17 +41,10 @@ def apiserver_binary(c, apiserver=None, k8s_version=None) -> Path:
 
 
 def component_binary(c, component: str, k8s_version=None) -> Path:
-    """Our own hermetic build of one Kubernetes component (cached like every build)."""
-    request = build_stage.BuildRequest(
-        k8s_version=option(c, "k8s.version", k8s_version),
-        component=component,
-        builder_image=option(c, "builder.image"),
-        pull=option(c, "builder.pull"),
-        goroot=option(c, "builder.goroot"),
-        dist_dir=Path(option(c, "paths.dist_dir")),
-        cache_dir=settings.cache_dir(c.config),
-        gocache_volume=option(c, "build.gocache_volume"),
-    )
+    """Our own hermetic build of one Kubernetes component (cached like every build): the builder.* and build.*
+    settings of `inv build`, except what would make it another program: for this host, under its own name, unstamped."""
+    request = build_request(c, k8s_version=k8s_version, component=component, arch=host_arch(), os="linux", name=component,
+                            version_suffix="")
     return build_stage.run(request).binary
 
 
@@ -129,10 +125,11 @@ def spec_images(c, spec_path: str) -> list[tuple[str, str]]:
     layout = assemble.layout_dir(Path(option(c, "paths.dist_dir")), loaded.name, release)
     if not (layout / "index.json").is_file():
         raise UserError(f"no image built for {spec_path} under {layout}", f"run `inv image.build --spec {spec_path}` first")
+    ImageInfo.of_layout(layout)  # an old, foreign or altered layout is one clear error before the node imports it
     pairs = [(str(layout), scheduler)]
     ext = loaded.reference_extender
     if ext.enabled:
-        built = option(c, "image.extender_tag") or f"scheduler-build/extender:{__version__}"
+        built = option(c, "image.extender_tag") or default_image_tag()
         pairs.append((built, ext.image or built))
     return pairs
 

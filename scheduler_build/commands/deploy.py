@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import yaml
 from invoke import Collection, task
 
 from scheduler_build.deploy import apply
@@ -47,8 +46,7 @@ def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None,
         loaded = spec_mod.load(option(c, "spec.path", spec))
         ref = image or render.image_ref(loaded, target.kubernetes_release(loaded, None, settings.cache_dir(c.config)))
         files = render.render_files(loaded, ref)
-        objects = [d for name in (yaml.safe_load(files["kustomization.yaml"]).get("resources") or [])
-                   for d in yaml.safe_load_all(files[name]) if d]
+        objects = apply.load_files(files)
     wait = not option(c, "deploy.no_wait", no_wait)
     timeout_s = option(c, "deploy.timeout", timeout)
     with phase("deploy", f"{len(objects)} objects{' (server dry run)' if dry_run else ''}"):

@@ -23,7 +23,7 @@ from scheduler_build.config import schedulerconfig
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 from scheduler_build.spec.model import Spec
-from scheduler_build.commands._common import describe, emit, option, user_errors
+from scheduler_build.commands._common import build_request, describe, emit, load_spec, option, user_errors
 
 LEASE_TIMEOUT = 180.0
 
@@ -41,14 +41,7 @@ class _Session:
 
     def build(self) -> Path:
         arch = from_spec.spec_arches(self.spec, False)[0]
-        c = self.c
-        request = build_stage.BuildRequest(
-            k8s_version=option(c, "k8s.version"), arch=arch, builder_image=option(c, "builder.image"),
-            pull=option(c, "builder.pull"), goroot=option(c, "builder.goroot"),
-            dist_dir=Path(option(c, "paths.dist_dir")), cache_dir=settings.cache_dir(c.config),
-            gocache_volume=option(c, "build.gocache_volume"), reuse_builder=option(c, "build.reuse_builder"))
-        request = from_spec.apply_spec(request, self.spec, k8s_version=None, name=None, version_suffix=None)
-        return build_stage.run(request).binary
+        return build_stage.run(build_request(self.c, arch=arch, component="kube-scheduler", spec=self.spec)).binary
 
     def start(self, binary: Path, number: int) -> None:
         config_path = self.workdir / "config.yaml"
@@ -163,8 +156,9 @@ def run(c, spec=None, kubeconfig=None, state_dir=None, once=False):
     One result line per cycle on stdout; the save-to-lease time on stderr. A failed
     build keeps the previous scheduler running; Ctrl-C stops it.
     """
-    spec_path = from_spec.choose_spec(spec, False, option(c, "spec.path"), plain_flags=False)
-    loaded = from_spec.load_spec(spec_path)
+    loaded = load_spec(c, spec)
+    if loaded is None:
+        raise UserError("dev.run builds a spec's scheduler and none is set", "pass --spec PATH or set spec.path")
     session = _Session(c, loaded, _kubeconfig(c, kubeconfig, state_dir), settings.cache_dir(c.config) / "dev" / loaded.name)
     session.workdir.mkdir(parents=True, exist_ok=True)
     session.ensure_namespace()

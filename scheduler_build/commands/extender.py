@@ -3,10 +3,7 @@
 from invoke import Collection, task
 
 from scheduler_build.errors import UserError
-from scheduler_build.extender import ServeConfig, TLSOptions
-from scheduler_build.extender import serve as serve_extender
-from scheduler_build.extender.app import VERBS
-from scheduler_build.extender.cli import validate
+from scheduler_build.extender_config import VERBS, ServeConfig, TLSOptions
 from scheduler_build.commands._common import describe, option, user_errors
 
 
@@ -26,15 +23,20 @@ from scheduler_build.commands._common import describe, option, user_errors
         "tls-key": f"PEM private key of the certificate ({describe('extender.tls_key', 'in the cert file')})",
         "tls-client-ca": f"require client certificates signed by this CA, mTLS ({describe('extender.tls_client_ca', 'none')})",
         "log-level": f"debug, info, warning or error ({describe('extender.log_level')})",
+        "no-one-write": "serve with plain httptools: head and body in two writes, for side-by-side measurement "
+                        f"({describe('extender.one_write')})",
     },
 )
 @user_errors
 def serve(c, host=None, port=None, kubeconfig=None, policy=None, url_prefix=None, filter_verb=None,
           prioritize_verb=None, preempt_verb=None, bind_verb=None, max_body_bytes=None, assume_ttl=None,
-          tls_cert=None, tls_key=None, tls_client_ca=None, log_level=None):
+          tls_cert=None, tls_key=None, tls_client_ca=None, log_level=None, no_one_write=False):
     """Serve the extender in the foreground until Ctrl-C: its verbs, probes and metrics.
 
     Verbs filter, prioritize, preempt and bind; /healthz, /readyz and /metrics. JSON logs on stderr."""
+    from scheduler_build.extender import serve as serve_extender  # the stage, only when serving: `inv` starts fast
+    from scheduler_build.extender.cli import validate
+
     def opt(key, flag):
         return option(c, f"extender.{key}", flag)
 
@@ -45,7 +47,7 @@ def serve(c, host=None, port=None, kubeconfig=None, policy=None, url_prefix=None
                "preempt": opt("preempt_verb", preempt_verb), "bind": opt("bind_verb", bind_verb)},
         max_body_bytes=opt("max_body_bytes", max_body_bytes), assume_ttl=opt("assume_ttl", assume_ttl),
         tls=TLSOptions(opt("tls_cert", tls_cert), opt("tls_key", tls_key), opt("tls_client_ca", tls_client_ca)),
-        log_level=opt("log_level", log_level),
+        log_level=opt("log_level", log_level), one_write=opt("one_write", None) and not no_one_write,
     ))
     try:
         serve_extender(config)

@@ -1,31 +1,29 @@
 """image: reproducible FROM-scratch images with SBOMs, pushed to a registry by digest."""
 
-import dataclasses
-import hashlib
 import tempfile
 from pathlib import Path
 
 from invoke import Collection, task
 
-from scheduler_build import __version__
 from scheduler_build import resources, settings
 from scheduler_build.atomic import write_atomic
-from scheduler_build.build import from_spec
-from scheduler_build.build import pipeline as build_stage
+from scheduler_build.build.info import sha256_file
 from scheduler_build.errors import UserError
+from scheduler_build.extender_config import IMAGE_REPOSITORY, default_image_tag
+from scheduler_build.flows import image as image_flow
 from scheduler_build.image import assemble as image_stage
 from scheduler_build.image import extender as extender_image
+from scheduler_build.image import provenance
 from scheduler_build.image import request as image_request
 from scheduler_build.platforms import check_dist_name, host_arch  # not `platforms`: the tasks' --platforms flag has that name
 from scheduler_build.progress import phase
 from scheduler_build.spec.formats import IMAGE_REPO
 from scheduler_build.publish import archive as archive_stage
-from scheduler_build.publish import daemon as daemon_stage
 from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish import sign as sign_stage
 from scheduler_build.publish import verify as verify_stage
-from scheduler_build.commands._common import (cosign_runner, describe, emit, emit_json, option, registry_client,
-                                              user_errors)
+from scheduler_build.commands._common import (build_request, cosign_runner, describe, emit, emit_json, load_spec, option,
+                                              registry_client, user_errors)
 
 
 def _repository(repository: str) -> str:
@@ -37,10 +35,9 @@ def _repository(repository: str) -> str:
 
 
 def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force) -> image_request.Options:
-    # The same choice as `inv build`: --spec, else spec.path unless --no-spec/--k8s-version.
-    chosen = from_spec.choose_spec(spec, no_spec, option(c, "spec.path"), plain_flags=bool(k8s_version))
+    # The same choice as `inv build`: --spec, else spec.path unless --no-spec/--k8s-version; loaded once.
     return image_request.Options(
-        spec_path=str(chosen) if chosen else "",
+        spec=load_spec(c, spec, no_spec, plain_flags=bool(k8s_version)),
         k8s_version=k8s_version or "",
         k8s_default=option(c, "k8s.version"),
         platforms=option(c, "image.platforms", platforms) or "",
@@ -52,43 +49,20 @@ def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repo
         source_date_epoch=str(option(c, "build.source_date_epoch", source_date_epoch) or ""),
         licenses=option(c, "image.licenses"),
         source=option(c, "image.source"),
-        pull=option(c, "builder.pull"),
         force=option(c, "image.force", force),
     )
 
 
-def _build_missing(opts: image_request.Options, plan: image_request.Plan) -> None:
-    """`inv build` of every platform dist/ lacks, with the spec's plugins, patches and suffix."""
-    for plat, arch in plan.missing():
-        with phase("image.binary", f"building {plat} (no binary under {plan.platform_dir(arch)}): {plan.build_command(arch)}"):
-            request = build_stage.BuildRequest(
-                k8s_version=plan.requested, arch=arch, name=plan.name, dist_dir=Path(opts.dist_dir), cache_dir=opts.cache_dir,
-                pull=opts.pull, source_date_epoch=opts.source_date_epoch)
-            if plan.spec is not None:
-                request = from_spec.apply_spec(request, plan.spec, k8s_version=opts.k8s_version or None, name=plan.name, version_suffix=None)
-                request = dataclasses.replace(request, arch=arch)
-            build_stage.run(request)
+def _request_for(c, planned: image_request.Plan) -> image_flow.RequestFor:
+    """A missing platform's build reads the same builder.* and build.* settings as `inv build` (one home)."""
+    opts = planned.opts
+    return lambda arch: build_request(c, k8s_version=planned.requested, arch=arch, component="kube-scheduler",
+                                      name=planned.name, dist=opts.dist_dir, source_date_epoch=opts.source_date_epoch,
+                                      spec=planned.spec)
 
 
 def _plan(opts: image_request.Options) -> image_request.Plan:
     return image_request.plan(opts, host_arch())
-
-
-def _package(opts: image_request.Options) -> tuple[image_request.ImageRequest, image_stage.ImageResult]:
-    """Build the platforms dist/ lacks, then package what it holds and load it into the engine."""
-    host = host_arch()
-    _build_missing(opts, _plan(opts))
-    request = image_request.prepare(opts, host)
-    return request, build_and_load(request, host)
-
-
-def build_and_load(request: image_request.ImageRequest, host: str) -> image_stage.ImageResult:
-    """Assemble the layout and have the engine hold its images: a fresh image is loaded while
-    its layer is compressed (daemon.Preloader), a reused one only when the engine lacks it."""
-    with daemon_stage.Preloader() as preload:
-        result = image_stage.build(request, host, early=preload)
-    daemon_stage.publish(result, preloaded=frozenset(preload.loaded))
-    return result
 
 
 COMMON_HELP = {
@@ -121,7 +95,8 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
     """Assemble reproducible FROM-scratch images (one per platform), their SBOMs, provenance and an OCI index."""
     opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force)
     with phase("image.build"):
-        request, result = _package(opts)
+        planned = _plan(opts)
+        request, result = image_flow.package(planned, _request_for(c, planned), host_arch())
     if oci_archive:
         with phase("image.archive", oci_archive):
             archive_stage.write(result.layout, Path(oci_archive), request.source_date_epoch)
@@ -157,35 +132,34 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
     if from_archive:
         target = registry_stage.parse_target(option(c, "registry.url", registry))
         with archive_stage.extracted(Path(from_archive)) as layout:
-            pushed = _push_layout(c, layout, registry_client(c, target, ca_cert, insecure, retries), key_ref)
+            pushed = image_flow.push_layout(layout, registry_client(c, target, ca_cert, insecure, retries), _signer(c, key_ref))
     else:
         opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, False)
-        plan = _plan(opts)
-        layout = image_stage.layout_dir(opts.dist_dir, plan.name, plan.version) if no_build else _package(opts)[1].layout
+        planned = _plan(opts)  # one spec load, one resolve for the whole push
+        if no_build:
+            layout = image_stage.layout_dir(opts.dist_dir, planned.name, planned.version)
+        else:
+            layout = image_flow.package(planned, _request_for(c, planned), host_arch())[1].layout
         # Where to: --registry, else registry.url, else the spec's image.repository.
-        fallback_repo = plan.spec.image.repository if plan.spec else ""
+        fallback_repo = planned.spec.image.repository if planned.spec else ""
         target = registry_stage.parse_target(option(c, "registry.url", registry) or fallback_repo)
-        pushed = _push_layout(c, layout, registry_client(c, target, ca_cert, insecure, retries), key_ref)
+        pushed = image_flow.push_layout(layout, registry_client(c, target, ca_cert, insecure, retries), _signer(c, key_ref))
     if json:
         emit_json(pushed.as_dict())
     else:
         emit("\n".join(pushed.references))
 
 
-def _push_layout(c, layout: Path, client: registry_stage.Client, key_ref: str) -> registry_stage.PushResult:
-    """Push a layout; with a key, sign the index and images and attest their provenance."""
-    target = client.target
-    with phase("image.push", target.name):
-        pushed = registry_stage.push(layout, client)
-    if key_ref:
-        with phase("image.sign", target.name):
-            pushed.signed = sign_stage.sign_pushed(cosign_runner(c), key_ref, layout, client)
-    return pushed
+def _signer(c, key_ref: str) -> image_flow.Signer | None:
+    """With a key: sign the index and images and attest their provenance with the pinned cosign."""
+    if not key_ref:
+        return None
+    return lambda layout, client: sign_stage.sign_pushed(cosign_runner(c), key_ref, layout, client)
 
 
 @task(
     help={
-        "tag": f"image tag ({describe('image.extender_tag', 'scheduler-build/extender:<toolkit version>')})",
+        "tag": f"image tag ({describe('image.extender_tag', f'{IMAGE_REPOSITORY}:<toolkit version>')})",
         "mirror": f"Debian mirror for debootstrap ({describe('image.debian_mirror')})",
         "force": "rebuild even when the tag exists on the same cached base",
     },
@@ -193,7 +167,7 @@ def _push_layout(c, layout: Path, client: registry_stage.Client, key_ref: str) -
 @user_errors
 def extender(c, tag=None, mirror=None, force=False):
     """The reference extender's image: Python on a debootstrapped Debian base (cached, never pulled), non-root."""
-    chosen = option(c, "image.extender_tag", tag) or f"scheduler-build/extender:{__version__}"
+    chosen = option(c, "image.extender_tag", tag) or default_image_tag()
     with phase("image.extender", chosen):
         result = extender_image.build(settings.cache_dir(c.config), chosen, host_arch(), bool(force),
                                       mirror=option(c, "image.debian_mirror", mirror))
@@ -261,27 +235,18 @@ def _rebuild(c, report: verify_stage.Report, spec, no_spec, version) -> None:
     if not report.statements:
         report.add("rebuild", report.digest, False, "no verified provenance to rebuild from")
         return
-    definition = next(iter(report.statements.values()))["predicate"]["buildDefinition"]
-    external, internal = definition["externalParameters"], definition["internalParameters"]
+    recorded = provenance.Recorded.from_statement(next(iter(report.statements.values())))
     with tempfile.TemporaryDirectory(prefix="scheduler-build-rebuild-") as dist:
-        opts = _options(c, spec, no_spec, None if (spec or not no_spec) else external["kubernetesVersion"],
-                        ",".join(external["platforms"]), dist, external["name"], version, None,
-                        str(internal["binarySourceDateEpoch"]), True)
-        recorded, local = (external.get("spec") or {}).get("digest", {}).get("sha256", ""), ""
-        if opts.spec_path:
-            local = hashlib.sha256(Path(opts.spec_path).read_bytes()).hexdigest()
-        if recorded != local:
-            raise UserError(f"--rebuild: the image was built from spec sha256 {recorded or '(none)'}, "
-                            f"this checkout's {opts.spec_path or 'flags'} is {local or '(none)'}",
+        opts = _options(c, spec, no_spec, None if (spec or not no_spec) else recorded.kubernetes_version,
+                        ",".join(recorded.platforms), dist, recorded.name, version, None,
+                        str(recorded.binary_source_date_epoch), True)
+        local = sha256_file(opts.spec.path) if opts.spec is not None else ""
+        if recorded.spec_sha256 != local:
+            raise UserError(f"--rebuild: the image was built from spec sha256 {recorded.spec_sha256 or '(none)'}, "
+                            f"this checkout's {opts.spec.path if opts.spec else 'flags'} is {local or '(none)'}",
                             "check out the commit that was released, or pass --spec / --no-spec as it was built")
-        with phase("image.rebuild", f"{','.join(external['platforms'])} in {dist}"):
-            _build_missing(opts, _plan(opts))
-            opts = dataclasses.replace(opts, source_date_epoch=str(internal["sourceDateEpoch"]))
-            result = image_stage.build(image_request.prepare(opts, host_arch()), host_arch())
-    for image in result.platforms:
-        expected = report.images.get(image.platform, "")
-        report.add("rebuild", expected or image.platform, image.manifest_digest == expected,
-                   "" if image.manifest_digest == expected else f"rebuilt as {image.manifest_digest}")
-
+        with phase("image.rebuild", f"{','.join(recorded.platforms)} in {dist}"):
+            planned = _plan(opts)
+            image_flow.rebuild_and_compare(report, planned, _request_for(c, planned), recorded.source_date_epoch, host_arch())
 
 ns = Collection("image", build, push, extender, keygen, verify, policy)

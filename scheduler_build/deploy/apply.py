@@ -31,6 +31,7 @@ from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 
 FIELD_MANAGER = "scheduler-build"
+KUSTOMIZATION = "kustomization.yaml"
 LOG_LINES = 3  # a crashed container's last log lines, quoted in its reason
 # Apply order: what others depend on first.
 KIND_ORDER = ("Namespace", "ServiceAccount", "ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding",
@@ -60,22 +61,32 @@ class DeployReport:
 def load_dir(directory: Path) -> list[dict]:
     """The objects of a rendered directory, in the order its kustomization.yaml lists them."""
     directory = Path(directory)
-    kust = directory / "kustomization.yaml"
-    if not kust.is_file():
-        raise UserError(f"{directory} has no kustomization.yaml", "render it first: inv config.render --spec S --out DIR")
+    if not (directory / KUSTOMIZATION).is_file():
+        raise UserError(f"{directory} has no {KUSTOMIZATION}", "render it first: inv config.render --spec S --out DIR")
+    return kustomized(lambda name: (directory / name).read_text() if (directory / name).is_file() else None, str(directory))
+
+
+def load_files(files: dict[str, str]) -> list[dict]:
+    """The objects of a rendering held in memory (config.render.render_files), in its kustomization's order."""
+    return kustomized(files.get, "the rendered objects")
+
+
+def kustomized(read: Callable[[str], str | None], where: str) -> list[dict]:
+    """The one kustomization reader: each resource it lists, read through `read(name)` (None: missing), in order."""
+    kust = f"{where}/{KUSTOMIZATION}"
     try:
-        resources = (yaml.safe_load(kust.read_text()) or {}).get("resources") or []
+        resources = (yaml.safe_load(read(KUSTOMIZATION) or "") or {}).get("resources") or []
     except yaml.YAMLError as exc:
         raise UserError(f"{kust}: invalid YAML: {exc}") from None
     objects: list[dict] = []
     for name in resources:
-        path = directory / name
-        if not path.is_file():
+        text = read(name)
+        if text is None:
             raise UserError(f"{kust} lists {name}, which does not exist", "re-render the directory")
         try:
-            objects += [d for d in yaml.safe_load_all(path.read_text()) if d]
+            objects += [d for d in yaml.safe_load_all(text) if d]
         except yaml.YAMLError as exc:
-            raise UserError(f"{path}: invalid YAML: {exc}") from None
+            raise UserError(f"{where}/{name}: invalid YAML: {exc}") from None
     return objects
 
 

@@ -4,7 +4,6 @@ cache and a uvicorn server. `python -m scheduler_build.extender --help`."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_build.extender.app import VERBS, Extender, Options
@@ -12,43 +11,13 @@ from scheduler_build.extender.cache import ClusterCache
 from scheduler_build.extender.kube import kube_client
 from scheduler_build.extender.reflector import Reflector, settle_heap, start_reflectors
 from scheduler_build.extender.policy import POLICIES, Policy, UnderlayIPPolicy, get_policy
-from scheduler_build.extender.server import Server, TLSOptions, setup_logging, start_health_server
+from scheduler_build.extender.server import Server, setup_logging, start_health_server
+from scheduler_build.extender_config import ServeConfig, TLSOptions, settings_defaults
 
 __all__ = ["Extender", "Options", "ClusterCache", "Policy", "UnderlayIPPolicy", "POLICIES",
            "Server", "TLSOptions", "ServeConfig", "settings_defaults", "create", "serve"]
 
 log = logging.getLogger("scheduler_build.extender")
-
-
-@dataclass
-class ServeConfig:
-    """How the extender serves. These defaults are the only home of the extender's
-    defaults: the console script's flags, the `extender.*` settings of
-    `inv extender.serve` (settings_defaults) and the help texts read them."""
-
-    host: str = "127.0.0.1"
-    port: int = 8888
-    kubeconfig: str = ""  # empty: $KUBECONFIG, ~/.kube/config, else in-cluster, else none (never ready)
-    policy: str = "underlay-ip"
-    url_prefix: str = Options.url_prefix  # the request handler's own defaults (app.Options)
-    verbs: dict[str, str] = field(default_factory=lambda: Options().verbs)  # empty path: verb disabled
-    max_body_bytes: int = Options.max_body_bytes
-    assume_ttl: float = 30.0  # seconds a pod the extender bound counts before the watch confirms it
-    tls: TLSOptions = field(default_factory=TLSOptions)  # tls.client_ca_file set: mutual TLS
-    log_level: str = "info"
-    health_port: int = 0  # >0: plain-HTTP /healthz and /readyz on this port too (probes under mTLS)
-
-
-def settings_defaults() -> dict[str, Any]:
-    """ServeConfig's defaults as the flat `extender.*` settings table (settings.DEFAULTS)."""
-    cfg = ServeConfig()
-    return {
-        "host": cfg.host, "port": cfg.port, "kubeconfig": cfg.kubeconfig, "policy": cfg.policy,
-        "url_prefix": cfg.url_prefix, **{f"{verb}_verb": cfg.verbs[verb] for verb in VERBS},
-        "max_body_bytes": cfg.max_body_bytes, "assume_ttl": cfg.assume_ttl,
-        "tls_cert": cfg.tls.cert_file, "tls_key": cfg.tls.key_file, "tls_client_ca": cfg.tls.client_ca_file,
-        "log_level": cfg.log_level,
-    }
 
 
 def create(cfg: ServeConfig, api_client: Any = None, connect: bool = True,
@@ -74,7 +43,7 @@ def serve(cfg: ServeConfig) -> None:
     """Run the extender in the foreground until SIGINT/SIGTERM."""
     setup_logging(cfg.log_level)
     extender, reflectors = create(cfg, freeze_after_list=True)
-    server = Server(extender, cfg.host, cfg.port, cfg.tls)
+    server = Server(extender, cfg.host, cfg.port, cfg.tls, one_write=cfg.one_write)
     log.info("extender serving on %s (policy %s, prefix %s)", server.url, cfg.policy, cfg.url_prefix)
     if cfg.health_port:
         start_health_server(extender, cfg.host, cfg.health_port)

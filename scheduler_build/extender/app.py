@@ -32,12 +32,12 @@ from scheduler_build.extender.cache import ClusterCache
 from scheduler_build.extender.policy import Policy, Unresolvable
 from scheduler_build.extender.protocol import NodeView, ProtocolError
 from scheduler_build.extender.verdicts import VerdictMemo, clamp_score, filter_answer, scores_answer
+from scheduler_build.extender_config import MAX_BODY_BYTES, VERBS
 
 log = logging.getLogger("scheduler_build.extender")
 
 JSON = "application/json"
 TEXT = "text/plain; charset=utf-8"
-VERBS = ("filter", "prioritize", "preempt", "bind")
 RECENT_PODS = 10000  # pods seen in filter/prioritize, so bind knows their usage before the watch does
 
 
@@ -54,7 +54,7 @@ class Response:
 class Options:
     url_prefix: str = "/"
     verbs: dict[str, str] = field(default_factory=lambda: {v: v for v in VERBS})
-    max_body_bytes: int = 64 * 1024 * 1024  # NodeLists of 5000 nodes are ~30 MB
+    max_body_bytes: int = MAX_BODY_BYTES
 
 
 class Extender:

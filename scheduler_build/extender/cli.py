@@ -12,11 +12,10 @@ import ssl
 import sys
 
 from scheduler_build.errors import UserError
-from scheduler_build.extender import ServeConfig, TLSOptions, serve
-from scheduler_build.extender.app import VERBS
+from scheduler_build.extender import serve
 from scheduler_build.extender.policy import POLICIES
-
-LOG_LEVELS = ("debug", "info", "warning", "error")
+from scheduler_build.extender_config import (LOG_LEVELS, ONE_WRITE_ENV, VERBS, ServeConfig, TLSOptions,
+                                              one_write_default)
 
 
 def mib(size: int) -> str:
@@ -50,6 +49,9 @@ def parser() -> argparse.ArgumentParser:
                    "cannot present a client certificate (default: off)")
     p.add_argument("--log-level", default=d.log_level, choices=LOG_LEVELS,
                    help=f"log level of the JSON logs on stderr (default {d.log_level})")
+    p.add_argument("--one-write", action=argparse.BooleanOptionalAction, default=one_write_default(os.environ),
+                   help=f"send each response's head and body in one write; --no-one-write serves with plain httptools "
+                   f"(default on unless ${ONE_WRITE_ENV}=0)")
     return p
 
 
@@ -59,7 +61,7 @@ def config_from(ns: argparse.Namespace) -> ServeConfig:
         verbs={v: getattr(ns, f"{v}_verb") for v in VERBS},
         max_body_bytes=ns.max_body_bytes, assume_ttl=ns.assume_ttl,
         tls=TLSOptions(ns.tls_cert, ns.tls_key, ns.tls_client_ca), log_level=ns.log_level,
-        health_port=ns.health_port))
+        health_port=ns.health_port, one_write=ns.one_write))
 
 
 def validate(cfg: ServeConfig) -> ServeConfig:

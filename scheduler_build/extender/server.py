@@ -13,21 +13,19 @@ body larger still gets its answer with `Connection: close`.
 from __future__ import annotations
 
 import asyncio
-import importlib
-import inspect
 import logging
-import os
 import socket
 import ssl
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
 from scheduler_build.extender.app import Extender
+from scheduler_build.extender.one_write import http_protocol
+from scheduler_build.extender_config import TLSOptions
 
 log = logging.getLogger("scheduler_build.extender")
 
@@ -38,9 +36,6 @@ KEEP_ALIVE_SECONDS = 120
 # An oversized body is read and discarded up to this many times the cap before
 # the answer; beyond that the connection is closed without reading the rest.
 DRAIN_FACTOR = 4
-# "0" serves with plain httptools instead of OneWrite (to measure one against the other).
-ONE_WRITE_ENV = "SCHEDULER_BUILD_EXTENDER_ONE_WRITE"
-HTTPTOOLS_IMPL = "uvicorn.protocols.http.httptools_impl"  # the module whose HttpToolsProtocol OneWrite hooks
 
 
 class AsgiApp:
@@ -126,85 +121,6 @@ async def _lifespan(receive: Any, send: Any) -> None:
             return
 
 
-class OneWrite:
-    """A transport wrapper that sends a response's head and body in one write.
-
-    uvicorn writes the status line and headers as soon as the app starts the
-    response, then the body: two sends, so kube-scheduler's Go client wakes for
-    the head, parses it and parks again until the body arrives, twice the
-    wake-ups per call on a machine whose 2 cores the API server, etcd and the
-    scheduler share. py-spy of the extender during `inv bench.e2e --trace` at
-    5000 nodes had it inside those two transport.write calls for ~1 ms per request
-    (BENCHMARKS.md, issue 15). The head is held until the next write (the body,
-    which the app sends without yielding to the loop), or at the latest until the
-    loop's next turn, so nothing can be left behind or reordered.
-    """
-
-    __slots__ = ("transport", "loop", "held")
-
-    def __init__(self, transport: Any, loop: Any):
-        self.transport, self.loop, self.held = transport, loop, None
-
-    def write(self, data: bytes) -> None:
-        held = self.held
-        if held is not None:
-            self.held = None
-            self.transport.write(held + data)
-        elif data.startswith(b"HTTP/") and data.endswith(b"\r\n\r\n"):
-            self.held = data
-            self.loop.call_soon(self.flush)
-        else:
-            self.transport.write(data)
-
-    def flush(self) -> None:
-        held = self.held
-        if held is not None:
-            self.held = None
-            if not self.transport.is_closing():
-                self.transport.write(held)
-
-    def close(self) -> None:
-        self.flush()
-        self.transport.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.transport, name)
-
-
-def http_protocol(one_write: bool | None = None) -> Any:
-    """uvicorn's httptools protocol writing each response through OneWrite, or plain
-    "httptools" when OneWrite is off (ONE_WRITE_ENV=0, for side-by-side measurement)
-    or this uvicorn lacks what OneWrite hooks (uvicorn is not pinned): never a crash."""
-    if one_write is None:
-        one_write = os.environ.get(ONE_WRITE_ENV, "1") != "0"
-    if not one_write:
-        return "httptools"
-    try:
-        HttpToolsProtocol = importlib.import_module(HTTPTOOLS_IMPL).HttpToolsProtocol
-        params = list(inspect.signature(HttpToolsProtocol.connection_made).parameters)
-    except Exception as exc:  # ImportError, AttributeError, or anything a changed module raises
-        log.warning("OneWrite off: uvicorn's HttpToolsProtocol is not usable here (%s); plain httptools", exc)
-        return "httptools"
-    if len(params) != 2:  # (self, transport)
-        log.warning("OneWrite off: HttpToolsProtocol.connection_made%s is not (self, transport); plain httptools",
-                    tuple(params))
-        return "httptools"
-
-    class OneWriteHttpToolsProtocol(HttpToolsProtocol):  # type: ignore[misc, valid-type]
-        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
-            loop = getattr(self, "loop", None) or asyncio.get_running_loop()
-            super().connection_made(OneWrite(transport, loop))
-
-    return OneWriteHttpToolsProtocol
-
-
-@dataclass
-class TLSOptions:
-    cert_file: str = ""
-    key_file: str = ""
-    client_ca_file: str = ""  # set: clients must present a certificate signed by it (mTLS)
-
-
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message (+ exception)."""
 
@@ -225,7 +141,7 @@ def setup_logging(level: str = "info") -> None:
 
 
 def uvicorn_config(extender: Extender, host: str, port: int, tls: TLSOptions | None = None,
-                   fd: int | None = None) -> Any:
+                   fd: int | None = None, one_write: bool = True) -> Any:
     import uvicorn  # heavy (~0.05 s + uvloop): only when a server is made
 
     kwargs: dict[str, Any] = {}
@@ -234,7 +150,7 @@ def uvicorn_config(extender: Extender, host: str, port: int, tls: TLSOptions | N
         if tls.client_ca_file:
             kwargs.update(ssl_ca_certs=tls.client_ca_file, ssl_cert_reqs=ssl.CERT_REQUIRED)
     return uvicorn.Config(
-        AsgiApp(extender), host=host, port=port, fd=fd, loop="uvloop", http=http_protocol(),
+        AsgiApp(extender), host=host, port=port, fd=fd, loop="uvloop", http=http_protocol(one_write),
         lifespan="off", access_log=False, log_config=None, server_header=False, date_header=False,
         timeout_keep_alive=KEEP_ALIVE_SECONDS, backlog=2048, **kwargs)
 
@@ -243,7 +159,7 @@ class Server:
     """uvicorn.Server that can also run in a background thread (tests, benchmarks)."""
 
     def __init__(self, extender: Extender, host: str = "127.0.0.1", port: int = 0,
-                 tls: TLSOptions | None = None):
+                 tls: TLSOptions | None = None, one_write: bool = True):
         import uvicorn  # heavy (~0.05 s + uvloop): only when a server is made
 
         self.extender = extender
@@ -254,7 +170,7 @@ class Server:
         self.sock.bind((host, port))
         self.sock.listen(2048)
         self.host, self.port = host, self.sock.getsockname()[1]
-        self.config = uvicorn_config(extender, host, self.port, tls)
+        self.config = uvicorn_config(extender, host, self.port, tls, one_write=one_write)
         self.server = uvicorn.Server(self.config)
         self.scheme = "https" if tls and tls.cert_file else "http"
         self._thread: Any = None

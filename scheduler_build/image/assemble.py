@@ -21,7 +21,6 @@ pushing it to a registry (publish/registry.py) are the publishers' business.
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -30,46 +29,40 @@ from typing import Any, Callable
 
 from scheduler_build import __version__
 from scheduler_build import epoch as epoch_mod
-from scheduler_build import gotool
 from scheduler_build.atomic import publish_dir, write_atomic
 from scheduler_build.errors import UserError
 from scheduler_build.image import cyclonedx, layer, oci, provenance, sbom
+from scheduler_build.image.info import ImageInfo, PlatformEntry
 from scheduler_build.image.request import LABEL_PREFIX, ImageRequest, PlatformInput, labels_for, patch_digest, tags_for
 from scheduler_build.progress import log, phase
 
 DOCKERFILE_NAME = "scheduler.Dockerfile"  # what the layer assembly reproduces (dockerfiles/)
-INFO_FILE = "image-info.json"
 # Bumped when the assembly changes, so an older image with the same inputs is rebuilt.
 ASSEMBLY_VERSION = "5"  # 5: SBOMs with compiled versions, suppliers, pedigree; relative provenance URIs
 
 
 @dataclass
-class PlatformImage:
-    platform: str
-    arch: str
-    config_digest: str  # = the engine's image ID
-    manifest_digest: str
-    manifest_size: int
-    layer_size: int
-    binary_size: int
-    sbom_path: Path
-    sbom_manifest_digest: str
-    local_tags: list[str]  # the engine's tags for it (publish/daemon.py)
-
-    @property
-    def local_tag(self) -> str:
-        return self.local_tags[0]
-
-
-@dataclass
 class ImageResult:
+    """The built (or reused) layout and its record (image/info.py)."""
+
     layout: Path
-    tags: list[str]
-    index_digest: str
-    platforms: list[PlatformImage] = field(default_factory=list)
+    info: ImageInfo
     skipped: bool = False
 
+    @property
+    def tags(self) -> list[str]:
+        return self.info.tags
+
+    @property
+    def index_digest(self) -> str:
+        return self.info.index_digest
+
+    @property
+    def platforms(self) -> list[PlatformEntry]:
+        return self.info.platforms
+
     def as_dict(self) -> dict:
+        """`image.build --json`: the layout, its tags and index, and per platform what a user looks up."""
         return {
             "layout": str(self.layout),
             "tags": self.tags,
@@ -78,11 +71,11 @@ class ImageResult:
             "platforms": [
                 {
                     "platform": p.platform,
-                    "image_id": p.config_digest,
+                    "image_id": p.image_id,
                     "manifest_digest": p.manifest_digest,
                     "layer_size": p.layer_size,
                     "binary_size": p.binary_size,
-                    "sbom": str(p.sbom_path),
+                    "sbom": p.sbom,
                     "sbom_manifest_digest": p.sbom_manifest_digest,
                     "local_tag": p.local_tag,
                 }
@@ -164,26 +157,6 @@ def local_tags(repository: str, tags: list[str], arch: str, native: str) -> list
     return out
 
 
-def read_layout(layout: Path) -> dict:
-    """image-info.json of a built layout, or {} when absent or unreadable."""
-    try:
-        return json.loads((layout / INFO_FILE).read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def result_from_info(layout: Path, info: dict, skipped: bool) -> ImageResult:
-    platforms = [
-        PlatformImage(
-            platform=p["platform"], arch=p["arch"], config_digest=p["image_id"], manifest_digest=p["manifest_digest"],
-            manifest_size=p["manifest_size"], layer_size=p["layer_size"], binary_size=p["binary_size"],
-            sbom_path=Path(p["sbom"]), sbom_manifest_digest=p["sbom_manifest_digest"], local_tags=list(p["local_tags"]),
-        )
-        for p in info["platforms"]
-    ]
-    return ImageResult(layout=layout, tags=info["tags"], index_digest=info["index_digest"], platforms=platforms, skipped=skipped)
-
-
 # --- one platform ---------------------------------------------------------------------------
 
 
@@ -247,7 +220,7 @@ def _layer(lay: oci.Layout, staging: Path, req: ImageRequest, item: PlatformInpu
 
 
 def _assemble_platform(lay: oci.Layout, staging: Path, req: ImageRequest, item: PlatformInput, tags: list[str],
-                       key: str, native_arch: str, early: Callable[[EarlyImage], None] | None = None) -> dict:
+                       key: str, native_arch: str, early: Callable[[EarlyImage], None] | None = None) -> PlatformEntry:
     """One platform's layer, config, manifest and SBOM artifact; returns its image-info entry."""
     sbom_bytes, sbom_path, go_version, cdx_bytes, cdx_path = _write_sbom(req, item)
     sbom_sha = hashlib.sha256(sbom_bytes).hexdigest()
@@ -271,33 +244,21 @@ def _assemble_platform(lay: oci.Layout, staging: Path, req: ImageRequest, item: 
         cdx_artifact = _sbom_artifact(lay, subject, cdx_bytes, cdx_path, created, cyclonedx.MEDIA_TYPE)
         statement = _provenance(req, item, manifest_digest)
         log(f"    image {oci.digest_of(config)[:19]}, layer {layer_size} bytes (binary {item.binary.stat().st_size})")
-    return {
-        "platform": item.platform,
-        "arch": item.arch,
-        "image_id": oci.digest_of(config),
-        "manifest_digest": manifest_digest,
-        "manifest_size": len(manifest),
-        "layer_digest": layer_digest,
-        "layer_size": layer_size,
-        "binary_size": item.binary.stat().st_size,
-        "sbom": str(sbom_path),
-        "sbom_sha256": sbom_sha,
-        "sbom_manifest_digest": oci.digest_of(artifact),
-        "sbom_manifest_size": len(artifact),
-        "cyclonedx": str(cdx_path),
-        "cyclonedx_manifest_digest": oci.digest_of(cdx_artifact),
-        "cyclonedx_manifest_size": len(cdx_artifact),
-        "provenance_digest": lay.put(statement),
-        "local_tags": engine_tags,
-    }
+    return PlatformEntry(
+        platform=item.platform, arch=item.arch, image_id=oci.digest_of(config), manifest_digest=manifest_digest,
+        manifest_size=len(manifest), layer_digest=layer_digest, layer_size=layer_size,
+        binary_size=item.binary.stat().st_size, sbom=str(sbom_path), sbom_sha256=sbom_sha,
+        sbom_manifest_digest=oci.digest_of(artifact), sbom_manifest_size=len(artifact), cyclonedx=str(cdx_path),
+        cyclonedx_manifest_digest=oci.digest_of(cdx_artifact), cyclonedx_manifest_size=len(cdx_artifact),
+        provenance_digest=lay.put(statement), local_tags=engine_tags,
+    )
 
 
 def _provenance(req: ImageRequest, item: PlatformInput, manifest_digest: str) -> bytes:
     """The platform image's SLSA provenance statement (canonical JSON), kept in the layout's blobs."""
-    # The go.sum hash of k8s.io/kubernetes, from the module cache the build resolved it into.
-    module_sum = gotool.mod_download(provenance.KUBERNETES_MODULE, item.build_info.kubernetes.version).get("Sum", "")
+    # The go.sum hash of k8s.io/kubernetes comes from the build's record: no Go, no network here.
     pred = provenance.predicate(item.build_info, platforms=[i.platform for i in req.inputs], spec_sha256=req.spec_sha256,
-                                module_sum=module_sum, source=req.source, revision=req.revision, epoch=req.source_date_epoch,
+                                source=req.source, revision=req.revision, epoch=req.source_date_epoch,
                                 spec_dir=req.spec_dir, patch_uris={p.file: p.uri for p in req.sbom_inputs.patches if p.uri})
     return provenance.dumps(provenance.statement(req.repository, manifest_digest, pred))
 
@@ -305,22 +266,22 @@ def _provenance(req: ImageRequest, item: PlatformInput, manifest_digest: str) ->
 # --- the build ---------------------------------------------------------------------------
 
 
-def _write_index(lay: oci.Layout, req: ImageRequest, tags: list[str], platforms_info: list[dict]) -> bytes:
+def _write_index(lay: oci.Layout, req: ImageRequest, tags: list[str], platforms_info: list[PlatformEntry]) -> bytes:
     """The image index (every platform) and the layout's index.json (the tags, the SBOMs)."""
     index = oci.canonical({
         "schemaVersion": 2,
         "mediaType": oci.INDEX,
-        "manifests": [{"mediaType": oci.MANIFEST, "digest": p["manifest_digest"], "size": p["manifest_size"],
-                       "platform": oci.platform_dict(p["arch"])} for p in platforms_info],
+        "manifests": [{"mediaType": oci.MANIFEST, "digest": p.manifest_digest, "size": p.manifest_size,
+                       "platform": oci.platform_dict(p.arch)} for p in platforms_info],
         "annotations": {oci.CREATED: epoch_mod.utc_stamp(req.source_date_epoch),
                         "org.opencontainers.image.version": tags[0]},
     })
     index_digest = lay.put(index)
     lay.write_index(
         [{"mediaType": oci.INDEX, "digest": index_digest, "size": len(index), "annotations": {oci.REF_NAME: tag}} for tag in tags]
-        + [{"mediaType": oci.MANIFEST, "digest": p["sbom_manifest_digest"], "size": p["sbom_manifest_size"],
+        + [{"mediaType": oci.MANIFEST, "digest": p.sbom_manifest_digest, "size": p.sbom_manifest_size,
             "artifactType": sbom.MEDIA_TYPE} for p in platforms_info]
-        + [{"mediaType": oci.MANIFEST, "digest": p["cyclonedx_manifest_digest"], "size": p["cyclonedx_manifest_size"],
+        + [{"mediaType": oci.MANIFEST, "digest": p.cyclonedx_manifest_digest, "size": p.cyclonedx_manifest_size,
             "artifactType": cyclonedx.MEDIA_TYPE} for p in platforms_info]
     )
     return index
@@ -334,10 +295,10 @@ def build(req: ImageRequest, native_arch: str, early: Callable[[EarlyImage], Non
     tags = tags_for(req.k8s_version, req.spec_version, req.revision[:7] if req.revision else "", req.dirty, req.base_tag)
     layout = layout_dir(req.dist_dir, req.name, req.k8s_version)
     key = inputs_key(req, tags)
-    previous = read_layout(layout)
-    if previous.get("inputs_key") == key and not req.force:
+    previous = ImageInfo.previous(layout)
+    if previous is not None and previous.inputs_key == key and not req.force:
         log(f"    {req.repository}:{tags[0]} is up to date (same inputs); --force rebuilds")
-        return result_from_info(layout, previous, skipped=True)
+        return ImageResult(layout, previous, skipped=True)
 
     layout.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".tmp-image-", dir=layout.parent))
@@ -345,21 +306,14 @@ def build(req: ImageRequest, native_arch: str, early: Callable[[EarlyImage], Non
         lay = oci.Layout(staging)
         platforms_info = [_assemble_platform(lay, staging, req, item, tags, key, native_arch, early) for item in req.inputs]
         index = _write_index(lay, req, tags, platforms_info)
-        image_info = {
-            "schema": 1,
-            "name": req.name,
-            "repository": req.repository,
-            "kubernetes_version": req.k8s_version,
-            "tags": tags,
-            "inputs_key": key,
-            "source_date_epoch": req.source_date_epoch,
-            "index_digest": oci.digest_of(index),
-            "index_size": len(index),
-            "platforms": platforms_info,
-        }
-        (staging / INFO_FILE).write_text(json.dumps(image_info, indent=2, sort_keys=True) + "\n")
+        image_info = ImageInfo(
+            name=req.name, repository=req.repository, kubernetes_version=req.k8s_version, tags=tags, inputs_key=key,
+            source_date_epoch=req.source_date_epoch, index_digest=oci.digest_of(index), index_size=len(index),
+            platforms=platforms_info,
+        )
+        image_info.write(staging)
         publish_dir(staging, layout, key[:16])
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
-    return result_from_info(layout, image_info, skipped=False)
+    return ImageResult(layout, image_info)

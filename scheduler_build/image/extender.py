@@ -4,7 +4,7 @@ No image is ever pulled: the base is a minimal Debian root file system made by
 debootstrap (`--variant=minbase`, plus python3) from the Debian mirror, cached
 as a tarball under the toolkit's cache keyed by suite, architecture, mirror and
 package list. The extender (scheduler_build.extender with scheduler_build's
-`__init__` and `errors`, nothing else of the toolkit) and its runtime wheels
+`__init__`, `errors` and `extender_config`, nothing else of the toolkit) and its runtime wheels
 (`pip install --target`, binary wheels for the base's CPython) go into their
 own directory; the image runs as 65532:65532.
 """
@@ -12,7 +12,9 @@ own directory; the image runs as 65532:65532.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,9 +31,11 @@ from scheduler_build.progress import log, phase, stream_line
 SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"
 INCLUDE = ("python3", "ca-certificates")
-# What the extender imports at run time (pyproject's dependencies for it).
-RUNTIME_WHEELS = ("msgspec>=0.18", "prometheus-client>=0.20", "uvicorn>=0.30", "uvloop>=0.19", "httptools>=0.6", "kubernetes>=29.0")
-EXTENDER_FILES = ("__init__.py", "errors.py")  # outside extender/, what it imports
+# The distributions the extender imports at run time; their version ranges come from the package's own
+# requirement metadata (pyproject.toml's dependencies), so the image gets the pinned, tested uvicorn.
+EXTENDER_DISTRIBUTIONS = ("msgspec", "prometheus-client", "uvicorn", "uvloop", "httptools", "kubernetes")
+_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+EXTENDER_FILES = ("__init__.py", "errors.py", "extender_config.py")  # outside extender/, what it imports
 DEBIAN_ARCH = {"amd64": "amd64", "arm64": "arm64"}
 
 
@@ -91,7 +95,30 @@ def source_digest() -> str:
     files += sorted((e for e in root.joinpath("extender").iterdir() if e.name.endswith(".py")), key=lambda e: e.name)
     for entry in files:
         digest.update(f"{entry.name}\0".encode() + entry.read_bytes() + b"\0")
+    digest.update("\n".join(runtime_wheels()).encode())  # a new pin rebuilds the image
     return digest.hexdigest()[:16]
+
+
+def runtime_wheels(requirements: list[str] | None = None) -> list[str]:
+    """The extender's requirements as pip takes them (name and version range), read from the metadata of the
+    installed scheduler-build; a distribution missing there is a packaging error, named."""
+    if requirements is None:
+        requirements = importlib.metadata.requires("scheduler-build") or []
+    found: dict[str, str] = {}
+    for line in requirements:
+        spec, _, marker = line.partition(";")
+        match = _REQUIREMENT_NAME.match(spec)
+        if match and "extra" not in marker:
+            found[_canonical(match.group(1))] = spec.strip()
+    missing = [name for name in EXTENDER_DISTRIBUTIONS if _canonical(name) not in found]
+    if missing:
+        raise UserError(f"scheduler-build's requirements lack {', '.join(missing)}, which the extender imports",
+                        "reinstall the package (pip install -e .) so its metadata matches pyproject.toml")
+    return [found[_canonical(name)] for name in EXTENDER_DISTRIBUTIONS]
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def install_extender(dest: Path) -> None:
@@ -109,7 +136,7 @@ def install_extender(dest: Path) -> None:
     argv = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
             "--only-binary=:all:", "--python-version", "3.11", "--implementation", "cp",
             "--platform", "manylinux2014_x86_64", "--platform", "manylinux_2_17_x86_64", "--platform", "manylinux_2_28_x86_64",
-            "--target", str(dest), *RUNTIME_WHEELS]
+            "--target", str(dest), *runtime_wheels()]
     proc = subprocess.run(argv, capture_output=True, text=True)
     if proc.returncode != 0:
         raise UserError(f"pip could not fetch the extender's wheels: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode}", "check access to PyPI")

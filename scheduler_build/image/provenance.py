@@ -10,6 +10,7 @@ the pushed digest), and `inv image.verify` compares the two.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 import os
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,9 @@ from typing import Any
 from scheduler_build import __version__
 from scheduler_build import epoch as epoch_mod
 from scheduler_build.build.info import BuildInfo
+from scheduler_build.errors import UserError
 from scheduler_build.image import oci
+from scheduler_build.resolve.versions import KUBERNETES_MODULE
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://slsa.dev/provenance/v1"
@@ -25,7 +28,6 @@ COSIGN_TYPE = "slsaprovenance1"  # cosign attest --type for PREDICATE_TYPE
 # A URI naming this build's recipe (SLSA: buildType); bumped when its parameters change meaning.
 BUILD_TYPE = "urn:scheduler-build:build-type:image:v1"
 BUILDER_ID = f"pkg:pypi/scheduler-build@{__version__}"
-KUBERNETES_MODULE = "k8s.io/kubernetes"
 
 
 def version_suffix(info: BuildInfo) -> str:
@@ -56,15 +58,15 @@ def _plugin(plugin: Any, spec_dir: Path | None) -> dict[str, Any]:
             "annotations": {"plugins": list(plugin.names), "digest": "sha256 of the plugin's source tree"}}
 
 
-def resolved_dependencies(info: BuildInfo, module_sum: str, spec_dir: Path | None = None,
+def resolved_dependencies(info: BuildInfo, spec_dir: Path | None = None,
                           patch_uris: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    """Kubernetes (version and go.sum hash), each plugin, each patch, the builder image and its Go.
+    """Kubernetes (version and go.sum hash, as the build recorded it), each plugin, each patch, the builder image and its Go.
 
     Local sources are named relative to the spec (`patch_uris`: patch file -> path relative to it);
     a patch without one is named `file:patches/<file>`."""
     k8s: dict[str, Any] = {"uri": f"pkg:golang/{KUBERNETES_MODULE}@{info.kubernetes.version}", "name": KUBERNETES_MODULE}
-    if module_sum:
-        k8s["annotations"] = {"go.sum": module_sum}
+    if info.kubernetes.module_sum:
+        k8s["annotations"] = {"go.sum": info.kubernetes.module_sum}
     out = [k8s]
     out += [_plugin(p, spec_dir) for p in info.plugins]
     uris = patch_uris or {}
@@ -76,7 +78,7 @@ def resolved_dependencies(info: BuildInfo, module_sum: str, spec_dir: Path | Non
     return out
 
 
-def predicate(info: BuildInfo, *, platforms: list[str], spec_sha256: str, module_sum: str, source: str, revision: str,
+def predicate(info: BuildInfo, *, platforms: list[str], spec_sha256: str, source: str, revision: str,
               epoch: int, spec_dir: Path | None = None, patch_uris: dict[str, str] | None = None) -> dict[str, Any]:
     """The SLSA v1.0 provenance predicate of one platform's image."""
     external: dict[str, Any] = {
@@ -101,7 +103,7 @@ def predicate(info: BuildInfo, *, platforms: list[str], spec_sha256: str, module
                 "patchSeriesDigest": info.patch_series_digest,
                 "binarySha256": info.binary.sha256,
             },
-            "resolvedDependencies": resolved_dependencies(info, module_sum, spec_dir, patch_uris),
+            "resolvedDependencies": resolved_dependencies(info, spec_dir, patch_uris),
         },
         "runDetails": {
             "builder": {"id": BUILDER_ID, "version": {"scheduler-build": __version__, "go": info.builder.go_version}},
@@ -120,3 +122,35 @@ def statement(subject_name: str, manifest_digest: str, pred: dict[str, Any]) -> 
 def dumps(doc: dict[str, Any]) -> bytes:
     """The one encoding (canonical JSON): equal inputs, equal bytes."""
     return oci.canonical(doc)
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """The parameters a provenance statement recorded, read back typed (`image.verify --rebuild`)."""
+
+    name: str
+    kubernetes_version: str
+    platforms: list[str]
+    spec_sha256: str  # "" for a build without a spec
+    source_date_epoch: int
+    binary_source_date_epoch: int
+
+    @classmethod
+    def from_statement(cls, statement: dict[str, Any]) -> Recorded:
+        """A statement `predicate()` wrote; anything else is one UserError naming the field."""
+        try:
+            definition = statement["predicate"]["buildDefinition"]
+            external, internal = definition["externalParameters"], definition["internalParameters"]
+            spec = external.get("spec") or {}
+            recorded = cls(
+                name=str(external["name"]), kubernetes_version=str(external["kubernetesVersion"]),
+                platforms=[str(p) for p in external["platforms"]], spec_sha256=str(spec.get("digest", {}).get("sha256", "")),
+                source_date_epoch=int(internal["sourceDateEpoch"]), binary_source_date_epoch=int(internal["binarySourceDateEpoch"]),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise UserError(f"the provenance statement is not one scheduler-build wrote (missing or bad {exc})",
+                            f"only images built by `inv image.build` (buildType {BUILD_TYPE}) can be rebuilt") from None
+        if definition.get("buildType") != BUILD_TYPE:
+            raise UserError(f"the provenance's buildType is {definition.get('buildType')!r}, not {BUILD_TYPE}",
+                            "rebuild it with the scheduler-build version that built it")
+        return recorded

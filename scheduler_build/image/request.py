@@ -17,7 +17,6 @@ from pathlib import Path
 from scheduler_build import epoch as epoch_mod
 from scheduler_build import platforms
 from scheduler_build import spec as spec_mod
-from scheduler_build.build import from_spec
 from scheduler_build.build.info import FILE_NAME, BuildInfo, sha256_file
 from scheduler_build.errors import UserError
 from scheduler_build.image import sbom
@@ -31,9 +30,9 @@ _SEMVER_IDENT = re.compile(r"^[0-9A-Za-z-]+$")
 
 @dataclass
 class Options:
-    spec_path: str = ""
+    spec: spec_mod.Spec | None = None  # loaded once by the task (commands._common.load_spec)
     k8s_version: str = ""
-    k8s_default: str = "1.36"  # k8s.version, for plain builds without --k8s-version
+    k8s_default: str = ""  # the k8s.version setting, for plain builds without --k8s-version
     platforms: str = ""
     name: str = ""
     spec_version: str = ""
@@ -43,7 +42,6 @@ class Options:
     source_date_epoch: str = ""
     licenses: str = "Apache-2.0"
     source: str = ""
-    pull: bool = False  # for the task's "build the missing platforms first"
     force: bool = False
 
 
@@ -186,7 +184,7 @@ class Plan:
         """The `inv build` that puts this platform's binary where the image stage reads it."""
         args = ["inv", "build"]
         if self.spec is not None:
-            args += ["--spec", str(self.opts.spec_path)]
+            args += ["--spec", str(self.spec.path)]
             if self.opts.k8s_version:
                 args += ["--k8s-version", self.opts.k8s_version]
         else:
@@ -199,14 +197,16 @@ class Plan:
 
 
 def plan(opts: Options, host_arch: str) -> Plan:
-    """Resolve the spec and flags (flags win) into what to package; reads no binary."""
-    spec = from_spec.load_spec(Path(opts.spec_path)) if opts.spec_path else None
+    """Resolve the loaded spec and flags (flags win) into what to package; reads no binary."""
+    spec = opts.spec
     requested = opts.k8s_version or (spec.kubernetes_version if spec else "") or opts.k8s_default
+    if not requested:
+        raise UserError("no Kubernetes version to package", "pass --k8s-version or set k8s.version")
     platforms_text = opts.platforms or (",".join(spec.platforms) if spec and spec.platforms else f"linux/{host_arch}")
     parsed = parse_platforms(platforms_text)
     name = opts.name or (spec.name if spec else "") or "kube-scheduler"
     spec_version = check_spec_version(opts.spec_version or (spec.version if spec else "") or "0.1.0")
-    repository = opts.repository or (spec.image.repository if spec and spec.image.repository else "") or f"scheduler-build/{name}"
+    repository = opts.repository or (spec.image.repository if spec and spec.image.repository else "") or spec_mod.default_repository(name)
     version = versions.resolve(requested, opts.cache_dir).version
     return Plan(opts, spec, requested, version, name, spec_version, repository, parsed)
 
@@ -241,9 +241,9 @@ def check_inputs_agree(inputs: list[PlatformInput]) -> None:
                                 "rebuild every platform from the same spec and sources")
 
 
-def prepare(opts: Options, host_arch: str) -> ImageRequest:
-    """Resolve spec/flags, read each platform's binary from dist/, return the request."""
-    planned = plan(opts, host_arch)
+def prepare(planned: Plan) -> ImageRequest:
+    """Read each planned platform's binary from dist/ and return the request (no second spec load or resolve)."""
+    opts = planned.opts
     inputs = [read_input(planned, plat, arch) for plat, arch in planned.platforms]
     check_inputs_agree(inputs)
     chosen = epoch_mod.from_environment(str(opts.source_date_epoch or "").strip())
@@ -256,7 +256,7 @@ def prepare(opts: Options, host_arch: str) -> ImageRequest:
         inputs=inputs, source_date_epoch=epoch, dist_dir=Path(opts.dist_dir), source=opts.source or origin,
         revision=full, dirty=dirty, licenses=opts.licenses, force=opts.force,
         base_tag=(spec.image.tag if spec is not None and spec.image.tag and not opts.spec_version else ""),
-        spec_sha256=sha256_file(Path(opts.spec_path)) if spec is not None else "",
+        spec_sha256=sha256_file(spec.path) if spec is not None else "",
         spec_dir=spec.path.parent if spec is not None else None, sbom_inputs=sbom_inputs(spec, inputs[0].build_info),
     )
 

@@ -21,6 +21,7 @@ from typing import Iterator
 
 from scheduler_build.errors import UserError
 from scheduler_build.image import oci
+from scheduler_build.image.info import ImageInfo
 
 def _members(layout: Path) -> list[Path]:
     return sorted((p for p in layout.rglob("*") if p.is_file()), key=lambda p: p.relative_to(layout).as_posix())
@@ -72,6 +73,31 @@ def extracted(archive: Path) -> Iterator[Path]:
         for blob in layout.blobs.iterdir() if layout.blobs.is_dir() else []:
             if oci.digest_of(blob.read_bytes()) != f"sha256:{blob.name}":
                 raise UserError(f"--from-archive {archive}: blob {blob.name[:12]} does not match its digest", "copy it again")
+        check_record(archive, layout)
         yield directory
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def check_record(archive: Path, layout: oci.Layout) -> ImageInfo:
+    """The archive's image-info.json is this version's record and names only what the archive holds:
+    its index is a tagged index of the layout and every digest it lists is one of the layout's blobs."""
+    info = ImageInfo.of_layout(layout.root)
+    contents = layout.read()
+    named = [("index_digest", info.index_digest)] + [
+        (f"platforms[{i}].{name}", getattr(p, name)) for i, p in enumerate(info.platforms)
+        for name in ("image_id", "manifest_digest", "layer_digest", "sbom_manifest_digest", "cyclonedx_manifest_digest",
+                     "provenance_digest")]
+    for where, digest in named:
+        if not layout.blob_path(digest).is_file():
+            raise UserError(f"--from-archive {archive}: image-info.json {where} {digest[:19]} is not in the archive",
+                            "the record was altered or belongs to another image: write the archive again with "
+                            "`inv image.build --oci-archive FILE`")
+    listed = {m.get("digest") for m in contents.manifests}
+    strays = [p.manifest_digest for p in info.platforms if p.manifest_digest not in listed]
+    if info.index_digest != contents.index_digest or strays:
+        raise UserError(f"--from-archive {archive}: image-info.json names index {info.index_digest[:19]} and images "
+                        f"{', '.join(d[:19] for d in strays) or '(all listed)'}, the archive's tags point at "
+                        f"{contents.index_digest[:19]}",
+                        "write the archive again with `inv image.build --oci-archive FILE`")
+    return info

@@ -31,7 +31,8 @@ from scheduler_build.image import layer, oci
 from scheduler_build.progress import log, phase
 
 if TYPE_CHECKING:  # the result type only: publishing never assembles
-    from scheduler_build.image.assemble import EarlyImage, ImageResult, PlatformImage
+    from scheduler_build.image.assemble import EarlyImage, ImageResult
+    from scheduler_build.image.info import PlatformEntry
 
 CHUNK = 1 << 20
 
@@ -81,7 +82,7 @@ def docker_archive(layout: oci.Layout, manifest_digest: str, repo_tags: list[str
         tar.addfile(ti, io.BytesIO(data))
 
 
-def load(engine: Engine, layout: oci.Layout | Path, image: PlatformImage) -> None:
+def load(engine: Engine, layout: oci.Layout | Path, image: PlatformEntry) -> None:
     """`docker load` one platform's image with the layout's bytes; check the engine kept its ID."""
     layout = layout if isinstance(layout, oci.Layout) else oci.Layout(layout)
     with phase("image.load", f"{image.platform} as {', '.join(image.local_tags)}"):

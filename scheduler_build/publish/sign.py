@@ -24,6 +24,7 @@ from typing import Iterator
 
 from scheduler_build.errors import UserError
 from scheduler_build.image import oci, provenance
+from scheduler_build.image.info import ImageInfo
 from scheduler_build.progress import log
 from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish.cosign import OFFLINE_SIGN, Cosign
@@ -121,8 +122,7 @@ def sign_pushed(cosign: Cosign, key: str, layout_dir: Path, client: registry_sta
     layout = oci.Layout(layout_dir)
     contents = layout.read()
     repo, host = client.target.name, client.target.host
-    info = json.loads((Path(layout_dir) / "image-info.json").read_text())
-    statements = {p["manifest_digest"]: p.get("provenance_digest", "") for p in info["platforms"]}
+    statements = ImageInfo.of_layout(layout_dir).provenance()
     flags = registry_flags(client)
     signed = []
     with registry_auth(host) as env, tempfile.TemporaryDirectory(prefix="scheduler-build-attest-") as tmp:

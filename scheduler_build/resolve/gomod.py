@@ -78,3 +78,12 @@ def staging_replaces(mod: GoMod, kubernetes_version: str) -> dict[str, str]:
     """One `replace k8s.io/x => k8s.io/x v0.N.P` pin per staging module of that version."""
     pin = staging_version(kubernetes_version)
     return {name: pin for name in staging_modules(mod)}
+
+
+def go_sum_hash(go_sum: str, module: str, version: str) -> str:
+    """The `h1:` hash go.sum records for module@version's tree (not its /go.mod line), or "" when absent."""
+    for line in go_sum.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == module and parts[1] == version:
+            return parts[2]
+    return ""

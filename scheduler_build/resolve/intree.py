@@ -13,6 +13,7 @@ from pathlib import Path
 from scheduler_build import gotool
 from scheduler_build.atomic import write_atomic
 from scheduler_build.errors import UserError
+from scheduler_build.resolve import patchfile
 
 _CONST = re.compile(r'^\s*([A-Z][A-Za-z0-9_]*)\s*=\s*"([^"]+)"', re.M)
 NAMES_GO = "pkg/scheduler/framework/plugins/names/names.go"
@@ -52,8 +53,8 @@ def in_tree_plugins(version: str, cache_root: Path) -> frozenset[str]:
 
 
 _PLUGIN_DIR = re.compile(r"^pkg/scheduler/framework/plugins/[^/]+/[^/]+\.go$")
-_ADDED_NAME = re.compile(r'^\+\s*(?:const\s+)?Name\s*=\s*"([^"]+)"')
-_ADDED_NAMES_GO = re.compile(r'^\+\s*[A-Z][A-Za-z0-9_]*\s*=\s*"([^"]+)"')
+_ADDED_NAME = re.compile(r'^\s*(?:const\s+)?Name\s*=\s*"([^"]+)"')  # an added line, without its '+'
+_ADDED_NAMES_GO = re.compile(r'^\s*[A-Z][A-Za-z0-9_]*\s*=\s*"([^"]+)"')
 
 
 def patched_plugin_names(patches: list[Path] | tuple[Path, ...]) -> set[str]:
@@ -67,22 +68,16 @@ def patched_plugin_names(patches: list[Path] | tuple[Path, ...]) -> set[str]:
     names: set[str] = set()
     registers = False
     for patch in patches:
-        target = ""
-        for line in Path(patch).read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.startswith("+++ "):
-                target = line[4:].split("\t", 1)[0].strip()
-                target = target[2:] if target.startswith("b/") else target
-                target = target.split("k8s.io/kubernetes/", 1)[-1]
-                registers = registers or target.endswith("pkg/scheduler/framework/plugins/registry.go")
-                continue
-            if not line.startswith("+") or target.endswith("_test.go"):
+        for changed in patchfile.parse(Path(patch)).files:
+            target = (changed.new_path or "").split("k8s.io/kubernetes/", 1)[-1]
+            registers = registers or target.endswith("pkg/scheduler/framework/plugins/registry.go")
+            if target.endswith("_test.go"):
                 continue
             if target.endswith("plugins/names/names.go"):
-                match = _ADDED_NAMES_GO.match(line)
+                pattern = _ADDED_NAMES_GO
             elif _PLUGIN_DIR.match(target):
-                match = _ADDED_NAME.match(line)
+                pattern = _ADDED_NAME
             else:
-                match = None
-            if match:
-                names.add(match.group(1))
+                continue
+            names.update(m.group(1) for hunk in changed.hunks for line in hunk.added if (m := pattern.match(line)))
     return names if registers else set()

@@ -29,6 +29,7 @@ from scheduler_build.spec.model import (
     ReferenceExtender,
     Spec,
     default_image_tag,
+    default_repository,
     reference_extender_name,
     reference_extender_service_host,
     reference_extender_url,
@@ -38,6 +39,6 @@ from scheduler_build.spec.plugin_names import check_plugin_names
 __all__ = [
     "DEFAULT_NAMESPACE", "DURATION", "EXTENSION_POINT", "PULL_POLICIES", "SPEC_HINT",
     "Deployment", "Image", "PluginSource", "ReferenceExtender", "Registration", "Spec", "SpecError",
-    "check_plugin_names", "default_image_tag", "load", "loads", "reference_extender_name", "reference_extender_service_host",
+    "check_plugin_names", "default_image_tag", "default_repository", "load", "loads", "reference_extender_name", "reference_extender_service_host",
     "reference_extender_url",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import urllib.parse
 from typing import Any
 
+from scheduler_build.extender_config import PORT
 from scheduler_build.spec.fields import Fields, is_integer, show
 from scheduler_build.spec.formats import DURATION, HTTP_URL, URL_PATH_SEGMENT
 from scheduler_build.spec.model import ReferenceExtender
@@ -152,6 +153,6 @@ def _url(f: Fields, path: str, text: str | None) -> str | None:
         elif not problem and (parsed.query or parsed.fragment or "?" in text or "#" in text):
             problem = "has a query or fragment (the verb is appended to the path)"
     if problem:
-        f.err(path, f"{show(text)} {problem}; use e.g. http://127.0.0.1:8888/scheduler")
+        f.err(path, f"{show(text)} {problem}; use e.g. http://127.0.0.1:{PORT}/scheduler")
         return None
     return text

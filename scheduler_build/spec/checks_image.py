@@ -6,11 +6,11 @@ from typing import Any
 
 from scheduler_build.spec.fields import Fields, as_text
 from scheduler_build.spec.formats import IMAGE_REPO, IMAGE_TAG, PULL_POLICIES
-from scheduler_build.spec.model import Image
+from scheduler_build.spec.model import Image, default_repository
 
 
 def check_image(f: Fields, value: Any, name: str) -> Image:
-    default = Image(repository=f"scheduler-build/{name}")
+    default = Image(repository=default_repository(name))
     if value is None or f.mapping("image", value, ("repository", "tag", "pullPolicy")) is None:
         return default
     repo = f.optional(value, "repository", "image.repository", lambda p, v: f.string(

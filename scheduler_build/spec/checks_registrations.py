@@ -105,14 +105,26 @@ def _name(f: Fields, path: str, value: Any, seen: dict[str, str]) -> str:
     return got
 
 
+CLASH_HINT = "register it under another name (profiles refer to that name)"
+
+
 def in_tree_clashes(plugins: tuple[PluginSource, ...] | list[PluginSource], in_tree: frozenset[str] | set[str],
-                    version: str) -> None:
-    """A registered name that is an in-tree plugin of `version` would make the binary refuse to start."""
+                    version: str) -> list[tuple[str, str]]:
+    """(field, problem) for each registered name that is an in-tree plugin of `version`: the binary would
+    refuse to start. The one clash check: the build raises the first (check_in_tree), config.validate lists all."""
+    clashes = []
     for plugin in plugins:
         for reg in plugin.registrations:
             if reg.name in in_tree:
-                field = reg.field if reg.name_ident == "" else f"{plugin.field}.names[0]"
-                raise UserError(
-                    f"{field}: plugin name {reg.name!r} clashes with the in-tree plugin {reg.name!r} of Kubernetes {version}",
-                    "register it under another name (profiles refer to that name)",
-                )
+                field = f"{reg.field}.name" if reg.name_ident == "" else f"{plugin.field}.names[0]"
+                clashes.append((field, f"plugin name {reg.name!r} clashes with the in-tree plugin {reg.name!r} of Kubernetes {version}"))
+    return clashes
+
+
+def check_in_tree(plugins: tuple[PluginSource, ...] | list[PluginSource], in_tree: frozenset[str] | set[str],
+                  version: str) -> None:
+    """The build's form: the first clash as one UserError naming its field."""
+    clashes = in_tree_clashes(plugins, in_tree, version)
+    if clashes:
+        field, problem = clashes[0]
+        raise UserError(f"{field}: {problem}", CLASH_HINT)

@@ -18,7 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scheduler_build.extender_config import PORT
+
 DEFAULT_NAMESPACE = "kube-system"
+DEFAULT_REPOSITORY_PREFIX = "scheduler-build"  # an image without image.repository: scheduler-build/<name>
+
+
+def default_repository(name: str) -> str:
+    """The local image repository of a build without image.repository (the spec's default and the flags')."""
+    return f"{DEFAULT_REPOSITORY_PREFIX}/{name}"
 
 
 @dataclass(frozen=True)
@@ -105,12 +113,12 @@ class ReferenceExtender:
     """The bundled Python extender (issue 6), deployed beside the scheduler when enabled.
 
     Its `extenders` entry is added to the configuration by the renderer
-    (`Spec.all_extenders()`), pointing at its Service.
+    (`config.schedulerconfig.extenders`), pointing at its Service.
     """
 
     enabled: bool = False
     image: str = ""
-    port: int = 8888
+    port: int = PORT
     replicas: int = 1
     node_cache_capable: bool = False
     weight: int = 1
@@ -174,12 +182,6 @@ class Spec:
     def plugin_names(self) -> tuple[str, ...]:
         """Every plugin name the spec's own out-of-tree plugins register."""
         return tuple(name for plugin in self.plugins for name in plugin.plugin_names)
-
-    def all_extenders(self) -> list[dict]:
-        """The configuration's extenders: the spec's own plus the reference extender's."""
-        from scheduler_build.config import schedulerconfig  # the one builder of the entry
-
-        return schedulerconfig.extenders(self)
 
 
 def reference_extender_name(spec: Spec) -> str:

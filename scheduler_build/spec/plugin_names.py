@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scheduler_build.spec.checks_registrations import CLASH_HINT, in_tree_clashes
 from scheduler_build.spec.errors import SpecError
 from scheduler_build.spec.fields import suggest
 from scheduler_build.spec.model import Spec
@@ -20,7 +21,7 @@ def check_plugin_names(spec: Spec, in_tree: set[str] | frozenset[str], k8s_versi
     Raises SpecError listing every unknown name with its field path.
     """
     known = set(in_tree) | set(spec.plugin_names)
-    errors = _in_tree_clashes(spec, in_tree, k8s_version)
+    errors = [(field, f"{problem}: {CLASH_HINT}") for field, problem in in_tree_clashes(spec.plugins, in_tree, k8s_version)]
     for i, profile in enumerate(spec.profiles):
         base = f"profiles[{i}]"
         for point, plugin_set in (profile.get("plugins") or {}).items():
@@ -36,18 +37,6 @@ def check_plugin_names(spec: Spec, in_tree: set[str] | frozenset[str], k8s_versi
                 errors.append((f"{base}.pluginConfig[{j}].name", _unknown(entry.get("name"), known, k8s_version)))
     if errors:
         raise SpecError(str(spec.path), errors)
-
-
-def _in_tree_clashes(spec: Spec, in_tree: set[str] | frozenset[str], k8s_version: str) -> list[tuple[str, str]]:
-    """A name the spec's plugins register that is also in-tree: the binary would refuse to start."""
-    errors: list[tuple[str, str]] = []
-    for plugin in spec.plugins:
-        for reg in plugin.registrations:
-            if reg.name in in_tree:
-                field = f"{reg.field}.name" if reg.name_ident == "" else f"{plugin.field}.names[0]"
-                errors.append((field, f"plugin name {reg.name!r} clashes with the in-tree plugin {reg.name!r} of "
-                                      f"Kubernetes {k8s_version}: register it under another name (profiles refer to that name)"))
-    return errors
 
 
 def _unknown(name: Any, known: set[str], k8s_version: str) -> str:

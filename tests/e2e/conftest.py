@@ -25,7 +25,7 @@ def built_apiserver(built_scheduler, tmp_path_factory):
 
     dist = tmp_path_factory.mktemp("dist-apiserver")
     request = build.BuildRequest(
-        k8s_version=built_scheduler.info["kubernetes"]["version"], component="kube-apiserver",
+        k8s_version=built_scheduler.info.kubernetes.version, component="kube-apiserver",
         dist_dir=dist, cache_dir=settings.cache_dir(), pull=False,
     )
     return build.run(request)

@@ -37,7 +37,7 @@ def test_cli_up_status_down_leaves_nothing(repo, built_apiserver, tmp_path):
         assert set(pids) == {"etcd", "kube-apiserver"}
         assert all(_pid_alive(pid) for pid in pids.values())
         assert state["server"].startswith("https://127.0.0.1:")
-        assert state["version"] == built_apiserver.info["kubernetes"]["version"]
+        assert state["version"] == built_apiserver.info.kubernetes.version
 
         status = _inv(repo, "cluster.status", "--state-dir", str(state_dir))
         assert status.returncode == 0, status.stderr

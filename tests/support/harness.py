@@ -21,7 +21,6 @@ from typing import Any, Iterable
 import yaml
 
 from scheduler_build import platforms
-from scheduler_build.build.info import BuildInfo
 from scheduler_build.image import assemble
 from scheduler_build.image.request import ImageRequest, PlatformInput
 from scheduler_build.publish import daemon
@@ -254,7 +253,7 @@ def start_scheduler_container(image: str, config: dict, workdir: Path, name: str
 def scheduler_image(build_result: Any, dist_dir: Path, repository: str = "scheduler-build-e2e/kube-scheduler") -> str:
     """Package a build as its scratch image (issue-5 path, loaded into the engine); return the local tag."""
     arch = platforms.host_arch()
-    info = BuildInfo.from_dict(build_result.info)
+    info = build_result.info
     request = ImageRequest(
         name=info.name,
         k8s_version=info.kubernetes.version,

@@ -1,0 +1,73 @@
+"""The image pipeline's conductor: build what dist/ lacks, package, load, push, sign, rebuild and compare.
+
+Plain functions over the stages' typed requests and results. The task layer
+(commands/image.py) turns flags and settings into a loaded `Plan` and a
+`request_for(arch)` factory (commands._common.build_request, the one home of a
+BuildRequest from settings) and calls these; bench/ calls them the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Callable
+
+from scheduler_build.build import pipeline as build_stage
+from scheduler_build.image import assemble as image_stage
+from scheduler_build.image import request as image_request
+from scheduler_build.progress import phase
+from scheduler_build.publish import daemon as daemon_stage
+from scheduler_build.publish import registry as registry_stage
+from scheduler_build.publish import verify as verify_stage
+
+RequestFor = Callable[[str], build_stage.BuildRequest]  # arch -> the build of that platform
+Signer = Callable[[Path, registry_stage.Client], list[str]]  # (layout, client) -> what was signed
+
+
+def build_missing(planned: image_request.Plan, request_for: RequestFor) -> None:
+    """Build every platform dist/ lacks (with the spec's plugins, patches and suffix), visibly."""
+    for plat, arch in planned.missing():
+        with phase("image.binary", f"building {plat} (no binary under {planned.platform_dir(arch)}): "
+                                   f"{planned.build_command(arch)}"):
+            build_stage.run(request_for(arch))
+
+
+def build_and_load(request: image_request.ImageRequest, host: str) -> image_stage.ImageResult:
+    """Assemble the layout and have the engine hold its images: a fresh image is loaded while
+    its layer is compressed (daemon.Preloader), a reused one only when the engine lacks it."""
+    with daemon_stage.Preloader() as preload:
+        result = image_stage.build(request, host, early=preload)
+    daemon_stage.publish(result, preloaded=frozenset(preload.loaded))
+    return result
+
+
+def package(planned: image_request.Plan, request_for: RequestFor, host: str
+            ) -> tuple[image_request.ImageRequest, image_stage.ImageResult]:
+    """Build the platforms dist/ lacks, then package what it holds and load it into the engine."""
+    build_missing(planned, request_for)
+    request = image_request.prepare(planned)
+    return request, build_and_load(request, host)
+
+
+def push_layout(layout: Path, client: registry_stage.Client, sign: Signer | None) -> registry_stage.PushResult:
+    """Push a layout; with a signer, sign the index and images and attest their provenance."""
+    target = client.target
+    with phase("image.push", target.name):
+        pushed = registry_stage.push(layout, client)
+    if sign is not None:
+        with phase("image.sign", target.name):
+            pushed.signed = sign(layout, client)
+    return pushed
+
+
+def rebuild_and_compare(report: verify_stage.Report, planned: image_request.Plan, request_for: RequestFor,
+                        image_epoch: int, host: str) -> None:
+    """Rebuild every verified platform image from the recorded inputs and compare digests: the binaries with
+    the binaries' recorded epoch (in `planned` and `request_for`), the images with the images' own."""
+    build_missing(planned, request_for)
+    opts = dataclasses.replace(planned.opts, source_date_epoch=str(image_epoch))
+    result = image_stage.build(image_request.prepare(dataclasses.replace(planned, opts=opts)), host)
+    for image in result.platforms:
+        expected = report.images.get(image.platform, "")
+        report.add("rebuild", expected or image.platform, image.manifest_digest == expected,
+                   "" if image.manifest_digest == expected else f"rebuilt as {image.manifest_digest}")
