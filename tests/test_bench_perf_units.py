@@ -221,3 +221,11 @@ def test_ratio_falls_back_to_durations_when_pods_schedule_within_a_second():
     rows = results.summarize({"w": {"vanilla": [quick(0.4)], "extender": [quick(0.8)]}})["w"]
     assert rows["extender"]["pods_per_second"] == {} and rows["extender"]["ratio_to_vanilla"] == 0.5
     assert rows["extender"]["ratio_basis"] == "duration"
+
+
+def test_a_run_below_upstreams_threshold_keeps_its_figures_but_any_other_failure_fails():
+    miss = ('    op 2: BenchmarkPerfScheduling/SchedulingBasic/5000Nodes_10000Pods/namespace-2: expected '
+            '"SchedulingThroughput" "Average" to be higher: got 90.5, want 270.000000\n--- FAIL: BenchmarkPerfScheduling\n')
+    assert run.below_threshold(miss)
+    assert not run.below_threshold(miss + "    util.go:117: FATAL ERROR:\n        start apiserver: x\n")  # planted
+    assert not run.below_threshold("--- FAIL: BenchmarkPerfScheduling\n")

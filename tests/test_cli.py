@@ -36,7 +36,7 @@ def _task_names(listing: str) -> set[str]:
 PRODUCT = {"doctor", "clean", "build.build", "build.check-patches", "dev.run", "builder.bootstrap", "builder.show", "cluster.up",
            "cluster.down", "cluster.status", "cluster.load", "config.render", "config.chart", "config.validate", "config.migrate-policy",
            "deploy.deploy", "extender.serve", "image.build", "image.push", "image.extender", "image.keygen",
-           "image.verify", "image.policy", "k8s.resolve",
+           "image.verify", "image.policy", "k8s.resolve", "release.matrix", "release.step-image",
            "k8s.versions", "scaffold.plugin", "plugin.retarget"}
 DEVELOPER = {"test", "e2e.e2e", "bench.build", "bench.e2e", "bench.extender", "bench.image", "bench.perf"}
 

@@ -145,7 +145,7 @@ def test_spdx_tools_validate_the_document_and_catch_a_dangling_patch(outputs):
     assert doc["files"][0]["fileName"] == f"./{PATCH.name}"
     doc["files"] = []  # the patch file the relationship names is gone
     messages = validate_full_spdx_document(parse_file(str(_write(outputs, "dangling.spdx.json", doc))))
-    assert any(doc_id in m.validation_message for m in messages for doc_id in [applied[0]["spdxElementId"]])
+    assert any(applied[0]["spdxElementId"] in m.validation_message for m in messages), [m.validation_message for m in messages]
 
 
 # --- CycloneDX: cyclonedx-python-lib's strict validator ----------------------------------------------

@@ -177,3 +177,14 @@ def test_sbom_inputs_read_the_spec_patches_and_refuse_a_changed_one(tmp_path):
     patch.write_text(PATCH_TEXT + "+c\n")
     with pytest.raises(image_request.UserError, match="changed since the build"):
         image_request.sbom_inputs(spec, record(patches=[recorded]))
+
+
+def test_the_shipped_policy_names_the_recipe_and_builder_the_provenance_carries():
+    """The Rego policy (judged by the real cosign in test_sign_integration) states the same facts as provenance.py:
+    renaming the build type or the builder without the policy would refuse every image."""
+    from scheduler_build import resources
+
+    text = resources.policy().decode()
+    assert text.count("package signature") == 1 and "default allow = false" in text
+    assert f'== "{provenance.BUILD_TYPE}"' in text and f'== "{provenance.PREDICATE_TYPE}"' in text
+    assert f'"{provenance.BUILDER_ID.split("@")[0]}@"' in text and f'"{provenance.STATEMENT_TYPE}"' in text

@@ -60,13 +60,14 @@ def _plugin_lines(res: dict) -> list[str]:
 
 
 def _extender_lines(res: dict) -> list[str]:
-    """The extender's cost per scheduled attempt: its attempt duration over vanilla's."""
+    """The extender variant's scheduled-attempt durations beside vanilla's."""
     out = []
     for label, rows in res["summary"].items():
         if "extender" in rows and "vanilla" in rows:
             ext, van = rows["extender"]["attempt_ms"], rows["vanilla"]["attempt_ms"]
-            out.append(f"- {label} extender: a scheduling attempt takes p50 {ext['Perc50'] - van['Perc50']:+.2f} ms, "
-                       f"p99 {ext['Perc99'] - van['Perc99']:+.2f} ms against vanilla (the filter + prioritize round trips)")
+            out.append(f"- {label} extender: scheduled attempts p50 {ext['Perc50']:.2f} ms, p99 {ext['Perc99']:.2f} ms; "
+                       f"vanilla's {van['Perc50']:.2f} / {van['Perc99']:.2f} ms (upstream's histogram buckets; the "
+                       "extender's filter and prioritize calls are inside each attempt)")
     return out
 
 

@@ -27,6 +27,7 @@ from scheduler_build.safeyaml import load_yaml
 from scheduler_build.spec import Spec
 
 REPO = Path(__file__).resolve().parents[2]
+THRESHOLD_MISS = 'expected "SchedulingThroughput" "Average" to be higher'
 RUN_TIMEOUT = 3600.0  # seconds per run: 5000 nodes on a loaded 2-core machine takes minutes
 
 
@@ -87,10 +88,20 @@ def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
         except subprocess.TimeoutExpired:
             raise UserError(f"{w.label} ({variant}) ran over {RUN_TIMEOUT:.0f}s", f"its log: {work / 'harness.log'}") from None
     found = sorted(work.glob("BenchmarkPerfScheduling*.json"))
-    if code != 0 or not found:
+    below = code != 0 and bool(found) and below_threshold((work / "harness.log").read_text(errors="replace"))
+    if (code != 0 and not below) or not found:
         raise UserError(f"scheduler_perf {w.label} ({variant}) failed (exit {code}): {_failure(work / 'harness.log')}",
                         f"the whole log: {work / 'harness.log'}")
+    if below:
+        log(f"    below upstream's threshold for {w.label} (upstream's CI hardware): the figures are kept")
     return results.parse_file(found[-1])
+
+
+def below_threshold(log_text: str) -> bool:
+    """The harness failed only because throughput missed the workload's upstream threshold (it still wrote
+    its JSON): that is a figure to report here, not a failed run. Any other failure line makes it a failure."""
+    failures = [ln for ln in log_text.splitlines() if "FATAL ERROR" in ln or "Error running workload" in ln]
+    return THRESHOLD_MISS in log_text and not failures
 
 
 def _failure(log_path: Path) -> str:

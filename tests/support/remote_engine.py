@@ -2,7 +2,7 @@
 
 `start()` runs `dockerd` in a private mount namespace (`unshare --mount`) in which the
 checkout, the cache directory and /tmp are empty tmpfs mounts, with its own data root,
-exec root, pidfile and cgroup parent under a fresh directory in /var/tmp, no bridge and no
+exec root, pidfile and cgroup parent under a fresh directory in /var/tmp, a bridge of its own, no
 iptables rules, listening on tcp://127.0.0.1:<free port> only. It is the situation of a
 remote engine (DOCKER_HOST=tcp://...), of docker-in-docker and of a CI step in a container
 with the host's socket: a bind mount of a host path fails there. The engine starts with no
@@ -47,6 +47,12 @@ class RemoteEngine:
         return f"tcp://127.0.0.1:{self.port}"
 
     @property
+    def bridge(self) -> str:
+        # Its own bridge, made here and deleted by stop(): with --bridge=none, dockerd deletes the
+        # host's docker0 at start-up (moby removeDefaultBridgeInterface), since it shares our netns.
+        return f"sbre{self.port}"
+
+    @property
     def cgroup_parent(self) -> str:
         return self.root.name
 
@@ -86,9 +92,10 @@ def start(hidden: list[Path]) -> RemoteEngine:
     port = free_port()
     mounts = "".join(f"mount -t tmpfs -o size=4m,mode=0755 sb-hidden '{p}'; " for p in paths if p.is_dir())
     daemon = (f"exec dockerd --data-root {root}/data --exec-root {root}/exec --pidfile {root}/dockerd.pid "
-              f"-H tcp://127.0.0.1:{port} --bridge=none --iptables=false --ip6tables=false --ip-masq=false "
+              f"-H tcp://127.0.0.1:{port} --bridge=sbre{port} --iptables=false --ip6tables=false --ip-masq=false "
               f"--cgroup-parent=/{root.name} --storage-driver=overlay2 --log-level=warn")
     before = links()
+    subprocess.run(["ip", "link", "add", f"sbre{port}", "type", "bridge"], check=True)
     log = open(root / "dockerd.log", "wb")
     process = subprocess.Popen(
         ["unshare", "--mount", "--propagation", "private", "sh", "-ec", mounts + daemon],
@@ -169,6 +176,8 @@ def stop(engine: RemoteEngine) -> None:
         except OSError:
             pass
     shutil.rmtree(engine.root, ignore_errors=True)
+    if Path("/sys/class/net", engine.bridge).exists():
+        subprocess.run(["ip", "link", "del", engine.bridge], check=False)
 
 
 def leftovers(engine: RemoteEngine) -> list[str]:
@@ -178,6 +187,8 @@ def leftovers(engine: RemoteEngine) -> list[str]:
     found += [f"mount {line.split()[4]}" for line in mounts.splitlines() if engine.root.name in line]
     found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup").glob(f"*/{engine.root.name}")]
     found += [f"interface {name}" for name in sorted(links() - engine.links_before)]
+    found += [f"interface {name} was removed" for name in sorted(engine.links_before - links())]
+    found += [f"interface {engine.bridge}"] if Path("/sys/class/net", engine.bridge).exists() else []
     if engine.root.exists():
         found.append(f"directory {engine.root}")
     return found
