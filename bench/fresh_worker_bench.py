@@ -87,9 +87,10 @@ def run(k8s_version: str = settings.default("k8s.version"), spec: Path | None = 
                 client.volumes.get(name).remove(force=True)
             except Exception:
                 pass
-        for image in client.images.list(name=f"{registry.host}/bench/sb-cache"):
+        for image in client.images.list(name=repo):
             for tag in image.tags:
-                client.images.remove(tag)
+                if tag.startswith(repo + ":"):  # only the cache's tags: the image may be the product's too
+                    client.images.remove(tag)
         shutil.rmtree(work, ignore_errors=True)
 
 
