@@ -10,9 +10,10 @@ What counts as ours, per kind:
 - cache: the named sub-directories the stages keep under paths.cache_dir (the cache
   directory may be configured to a shared place, so nothing else in it is touched;
   `cluster/` holds a running control plane's state: `inv cluster.down` removes it).
-- volume: the Go build-cache volume named by build.gocache_volume.
+- volume: the Go build-cache volume named by build.gocache_volume and its `-out` sibling.
 - images: `scheduler-build/golang:*` images that `inv builder.bootstrap` built (they
-  carry its Go-version label); a pulled or hand-made image of that name stays.
+  carry its Go-version label); a pulled or hand-made image of that name stays; and
+  `scheduler-build/workspace:*` images (the vendored trees, build/workspace_image.py).
 
 Planning is pure file-system and engine reads; removal takes the planned items.
 """
@@ -25,6 +26,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from scheduler_build.build.builder_image import BOOTSTRAP_REPO, GO_VERSION_LABEL
+from scheduler_build.build.compile import out_volume
+from scheduler_build.build.workspace_image import KEY_LABEL as WORKSPACE_KEY_LABEL, REPO as WORKSPACE_REPO
 from scheduler_build.engine import Engine
 from scheduler_build.errors import UserError
 
@@ -36,6 +39,7 @@ MAX_DEPTH = 6  # dist/<name>/<version>/<os>-<arch>: outputs sit 2-3 levels down
 CACHE_ENTRIES = {
     "goproxy": "module proxy answers (version lists, go.mod files)",
     "intree-plugins": "in-tree plugin names per Kubernetes version",
+    "vocabulary": "configuration API fields and feature gates per Kubernetes version",
     "src": "wrapper module sources",
     "tidy": "go mod tidy results",
     "vendor": "vendored module trees (GBs; slow to rebuild offline)",
@@ -125,8 +129,13 @@ def plan_cache(cache_dir: Path) -> list[Item]:
 
 
 def plan_volume(engine: Engine, name: str) -> list[Item]:
-    size = engine.volume_size(name) if name else None
-    return [] if size is None else [Item("volume", name, size, "Go build cache volume")]
+    """The Go build-cache volume and its compile-output sibling (build/compile.py)."""
+    items = []
+    for volume, what in ((name, "Go build cache volume"), (out_volume(name), "compile output volume")):
+        size = engine.volume_size(volume) if name else None
+        if size is not None:
+            items.append(Item("volume", volume, size, what))
+    return items
 
 
 def plan_images(engine: Engine) -> list[Item]:
@@ -138,6 +147,10 @@ def plan_images(engine: Engine) -> list[Item]:
         for tag in image.tags:
             if tag.startswith(BOOTSTRAP_REPO + ":"):
                 items.append(Item("images", tag, image.size, f"bootstrapped builder (go {image.labels[GO_VERSION_LABEL]})"))
+    for image in engine.images(WORKSPACE_REPO):
+        if image.labels.get(WORKSPACE_KEY_LABEL):
+            items += [Item("images", tag, image.size, "workspace image (vendored tree)")
+                      for tag in image.tags if tag.startswith(WORKSPACE_REPO + ":")]
     return sorted(items, key=lambda item: item.name)
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,6 +126,22 @@ def _cap_eff() -> int:
     return 0
 
 
+_RUNTIME_VERSION = re.compile(r"\s(v?(\d+)\.(\d+)\.\d+)[~+\-\s]")
+RUNTIME_CONFIG_SINCE = (2, 0)  # containerd answers CRI RuntimeConfig from 2.0 (1.38's kubelet needs it: KEP-4033)
+
+
+def runtime_check(version_line: str) -> Check:
+    """The node's container runtime and its version (from `containerd --version`); pure."""
+    match = _RUNTIME_VERSION.search(version_line + " ")
+    if not match:
+        return Check("container runtime", False, version_line.strip() or "no version", "install containerd")
+    version, major, minor = match.group(1).lstrip("v"), int(match.group(2)), int(match.group(3))
+    if (major, minor) >= RUNTIME_CONFIG_SINCE:
+        return Check("container runtime", True, f"containerd {version} (answers CRI RuntimeConfig)")
+    return Check("container runtime", True, f"containerd {version}: no CRI RuntimeConfig, which the kubelet of "
+                 "Kubernetes 1.38 needs (KEP-4033)", "containerd 2.0 or newer (docs/minors.md)", required=False)
+
+
 def node_checks() -> list[Check]:
     """Each node prerequisite; the ones this machine kind lacks are handled, and said so."""
     caps = _cap_eff()
@@ -134,6 +152,9 @@ def node_checks() -> list[Check]:
                         "missing: handled, containerd runs with restrict_oom_score_adj = true", required=False))
     for name, path, fix in NODE_BINARIES:
         checks.append(Check(name, os.access(path, os.X_OK), path, fix))
+    if os.access(NODE_BINARIES[0][1], os.X_OK):
+        proc = subprocess.run([NODE_BINARIES[0][1], "--version"], capture_output=True, text=True, timeout=30)
+        checks.append(runtime_check(proc.stdout or proc.stderr))
     cgroup_v1 = Path("/sys/fs/cgroup/memory").is_dir()
     checks.append(Check("cgroups", cgroup_v1 or Path("/sys/fs/cgroup/cgroup.controllers").is_file(),
                         "v1: handled with failCgroupV1: false" if cgroup_v1 else "v2", "mount cgroups"))

@@ -2,20 +2,35 @@
 
 A small interface in the shape of repo2docker's ContainerEngine: `images`,
 `inspect_image`, `build`, `run`, `load`, `pull`, with plain data in and out
-(`Image`, `Mount`), so no stage touches the docker SDK's clients directly. The
+(`Image`, `Volume`), so no stage touches the docker SDK's clients directly. The
 Docker engine is reached through the docker SDK with API-version negotiation.
+
+The engine API is the only path into and out of a container: inputs go in as
+tar archives (`Container.put`) or as images built from a streamed context
+(`build`), outputs come out as archives (`Container.fetch`), and the only
+mounts are named volumes. No host path is ever mounted, so the same code serves
+a local engine, DOCKER_HOST=tcp:// (TLS through DOCKER_TLS_VERIFY /
+DOCKER_CERT_PATH), ssh:// and a docker-in-docker socket (docs/remote-engine.md).
 """
 
 from __future__ import annotations
 
+import base64
+import io
+import json
+import os
 import re
+import tarfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any, Callable, Iterator
 
 import docker
 import docker.errors
 import docker.types
+import requests
+import urllib3.exceptions
 
 from scheduler_build.errors import UserError
 from scheduler_build.progress import stream_line
@@ -41,12 +56,38 @@ class Image:
 
 @dataclass(frozen=True)
 class Mount:
-    """A bind mount of a host path, or a named volume (volume=True), at `target`."""
+    """LEGACY: a bind mount of a host path (or a named volume, volume=True). Only `inv plugin.retarget`
+    still uses it (its module cache); it fails on an engine that does not share the caller's files.
+    Not converted yet (issue 19); tests/test_no_bind_mounts.py allows exactly that use."""
 
     target: str
     source: str
     read_only: bool = False
     volume: bool = False
+
+
+@dataclass(frozen=True)
+class Volume:
+    """A named engine volume at `target` (never a host path: the engine may not share the caller's files)."""
+
+    target: str
+    name: str
+    read_only: bool = False
+
+
+# What a connection to an engine that went away raises (the SDK's own errors aside).
+LOST = (requests.exceptions.RequestException, urllib3.exceptions.HTTPError, OSError)
+
+
+@contextmanager
+def _talking(what: str) -> Iterator[None]:
+    """One clear error when the engine is lost or refuses in the middle of `what`."""
+    try:
+        yield
+    except docker.errors.APIError as exc:
+        raise UserError(f"the Docker engine refused to {what}: {exc.explanation or _short(exc)}") from None
+    except (docker.errors.DockerException, *LOST) as exc:
+        raise UserError(f"lost the Docker engine while trying to {what}: {_short(exc)}", ENGINE_HINT) from None
 
 
 def _short(exc: BaseException) -> str:
@@ -81,64 +122,70 @@ class Engine:
     def images(self, repository: str | None = None) -> list[Image]:
         return [_image(i) for i in self._client.images.list(name=repository)]
 
-    def build(self, context: Path, tag: str, dockerfile: str = "Dockerfile", labels: dict[str, str] | None = None,
-              buildargs: dict[str, str] | None = None, platform: str | None = None,
-              on_line: Callable[[str], None] = stream_line) -> str:
-        """Build `context` into `tag` with no network, streaming output; raise on an in-band error.
+    def build(self, context: Path | IO[bytes], tag: str, dockerfile: str = "Dockerfile",
+              labels: dict[str, str] | None = None, buildargs: dict[str, str] | None = None,
+              platform: str | None = None, on_line: Callable[[str], None] = stream_line) -> str:
+        """Build `context` (a directory, or a tar stream of one) into `tag` with no network; raise on an in-band error.
 
-        Returns the image ID. The engine reports build errors in the stream, not
-        as an HTTP error, so every chunk is checked.
+        The context is streamed to the engine, wherever it runs. Returns the image
+        ID. The engine reports build errors in the stream, not as an HTTP error,
+        so every chunk is checked.
         """
         image_id = ""
-        stream = self._client.api.build(
-            path=str(context), dockerfile=dockerfile, tag=tag, labels=labels or {}, buildargs=buildargs or {},
-            platform=platform, rm=True, forcerm=True, pull=False, network_mode="none", decode=True,
-        )
-        for chunk in stream:
-            if "error" in chunk or "errorDetail" in chunk:
-                detail = chunk.get("errorDetail", {}).get("message") or chunk.get("error")
-                raise UserError(f"docker build of {tag} failed: {detail}")
-            for line in (chunk.get("stream") or "").splitlines():
-                if line.strip():
-                    on_line(_ANSI.sub("", line))
-            image_id = (chunk.get("aux") or {}).get("ID", image_id)
-        return image_id or self._client.images.get(tag).id
+        where = {"path": str(context)} if isinstance(context, Path) else {"fileobj": context, "custom_context": True}
+        with _talking(f"build {tag}"):
+            stream = self._client.api.build(
+                **where, dockerfile=dockerfile, tag=tag, labels=labels or {}, buildargs=buildargs or {},
+                platform=platform, rm=True, forcerm=True, pull=False, network_mode="none", decode=True,
+            )
+            for chunk in stream:
+                if "error" in chunk or "errorDetail" in chunk:
+                    detail = chunk.get("errorDetail", {}).get("message") or chunk.get("error")
+                    raise UserError(f"docker build of {tag} failed: {detail}")
+                for line in (chunk.get("stream") or "").splitlines():
+                    if line.strip():
+                        on_line(_ANSI.sub("", line))
+                image_id = (chunk.get("aux") or {}).get("ID", image_id)
+            return image_id or self._client.images.get(tag).id
 
-    def run(self, image: str, command: list[str], *, mounts: list[Mount], environment: dict[str, str],
-            workdir: str, network: str = "none", user: str | None = None,
-            on_line: Callable[[str], None] = stream_line) -> int:
-        """Run `command` in a fresh container, stream its output, remove it; return the exit code."""
-        sdk_mounts = [docker.types.Mount(m.target, m.source, type="volume" if m.volume else "bind",
-                                         read_only=m.read_only) for m in mounts]
-        try:
-            container = self._client.containers.create(
-                image, command=command, mounts=sdk_mounts, environment=environment, working_dir=workdir,
+    @contextmanager
+    def container(self, image: str, command: list[str], *, volumes: list[Volume] = (), environment: dict[str, str],
+                  workdir: str, network: str = "none", user: str | None = None,
+                  legacy_mounts: list[Mount] = ()) -> Iterator["Container"]:
+        """A created (not started) container of `image`, removed on exit: put inputs, run, fetch outputs."""
+        with _talking(f"create a container from {image}"):
+            created = self._client.containers.create(
+                image, command=command, mounts=_mounts(volumes) + _legacy_binds(legacy_mounts),
+                environment=environment, working_dir=workdir,
                 network_mode=network, user=user, detach=True,
             )
-        except docker.errors.APIError as exc:
-            raise UserError(f"the Docker engine refused to create a container from {image}: "
-                            f"{exc.explanation or _short(exc)}") from None
         try:
-            container.start()
-            _stream(container.logs(stream=True, follow=True, stdout=True, stderr=True), on_line)
-            return int(container.wait().get("StatusCode", 1))
+            yield Container(self._client, created.id)
         finally:
             try:
-                container.remove(force=True)
-            except docker.errors.APIError:
-                pass
+                created.remove(force=True)
+            except (docker.errors.DockerException, *LOST):
+                pass  # the engine went away: the error that ended the run says so
 
-    def ensure_running(self, name: str, image: str, *, mounts: list[Mount], labels: dict[str, str],
-                       network: str = "none") -> str:
+    def run(self, image: str, command: list[str], *, volumes: list[Volume] = (), environment: dict[str, str],
+            workdir: str, network: str = "none", user: str | None = None,
+            on_line: Callable[[str], None] = stream_line, mounts: list[Mount] = ()) -> int:
+        """Run `command` in a fresh container, stream its output, remove it; return the exit code.
+        (`mounts`: the legacy bind mounts of `inv plugin.retarget` only, see Mount.)"""
+        with self.container(image, command, volumes=volumes, environment=environment, workdir=workdir,
+                            network=network, user=user, legacy_mounts=mounts) as box:
+            return box.run(on_line)
+
+    def ensure_running(self, name: str, image: str, *, volumes: list[Volume], labels: dict[str, str],
+                       network: str = "none") -> "Container":
         """The running container `name` (`sleep infinity` in `image`), created or started if need be."""
         try:
             container = self._client.containers.get(name)
         except docker.errors.NotFound:
-            sdk_mounts = [docker.types.Mount(m.target, m.source, type="volume" if m.volume else "bind",
-                                             read_only=m.read_only) for m in mounts]
             try:
-                container = self._client.containers.create(image, command=["sleep", "infinity"], name=name, mounts=sdk_mounts,
-                                                           labels=labels, network_mode=network, detach=True)
+                container = self._client.containers.create(image, command=["sleep", "infinity"], name=name,
+                                                           mounts=_mounts(volumes), labels=labels,
+                                                           network_mode=network, detach=True)
             except docker.errors.APIError as exc:
                 if exc.status_code != 409:  # 409: another build created it first
                     raise UserError(f"the Docker engine refused to create {name} from {image}: "
@@ -146,15 +193,7 @@ class Engine:
                 container = self._client.containers.get(name)
         if container.status != "running":
             container.start()
-        return container.id
-
-    def exec(self, container: str, command: list[str], *, environment: dict[str, str], workdir: str,
-             on_line: Callable[[str], None] = stream_line) -> int:
-        """Run `command` in the running `container`, stream its output; return the exit code."""
-        api = self._client.api
-        created = api.exec_create(container, command, environment=environment, workdir=workdir)
-        _stream(api.exec_start(created["Id"], stream=True), on_line)
-        return int(api.exec_inspect(created["Id"]).get("ExitCode") or 0)
+        return Container(self._client, container.id)
 
     def load(self, archive: IO[bytes], what: str) -> set[str]:
         """`docker load` a Docker archive; returns the loaded image IDs."""
@@ -171,6 +210,42 @@ class Engine:
             return True, ""
         except docker.errors.DockerException as exc:
             return False, _short(exc)
+
+    def tag(self, image: str, ref: str) -> None:
+        repo, _, tag = ref.rpartition(":")
+        with _talking(f"tag {image} as {ref}"):
+            self._client.api.tag(image, repo, tag)
+
+    def push(self, ref: str, auth: dict | None = None) -> str:
+        """The engine pushes `ref` (its own registry config: certs.d, insecure registries); returns the digest."""
+        repo, _, tag = ref.rpartition(":")
+        digest = ""
+        with _talking(f"push {ref}"):
+            for chunk in self._client.api.push(repo, tag=tag, auth_config=auth, stream=True, decode=True):
+                if "error" in chunk or "errorDetail" in chunk:
+                    detail = (chunk.get("errorDetail") or {}).get("message") or chunk.get("error")
+                    raise UserError(f"the engine's push of {ref} failed: {detail}")
+                digest = (chunk.get("aux") or {}).get("Digest", digest)
+        return digest
+
+    def fetch_image(self, ref: str, auth: dict | None = None) -> tuple[bool, str]:
+        """The engine pulls `ref` (every layer checked against its digest); returns (ok, reason)."""
+        repo, _, tag = ref.rpartition(":")
+        try:
+            for chunk in self._client.api.pull(repo, tag=tag, auth_config=auth, stream=True, decode=True):
+                if "error" in chunk or "errorDetail" in chunk:
+                    return False, (chunk.get("errorDetail") or {}).get("message") or chunk.get("error")
+            return True, ""
+        except (docker.errors.DockerException, *LOST) as exc:
+            return False, _short(exc)
+
+    def in_registry(self, ref: str, auth: dict | None = None) -> bool:
+        """Whether the registry holds a complete manifest for `ref` (the engine asks it)."""
+        try:
+            self._client.api.inspect_distribution(ref, auth_config=auth)
+            return True
+        except (docker.errors.DockerException, *LOST):
+            return False
 
     def remove_containers(self, labels: dict[str, str]) -> int:
         """Force-remove the containers carrying all of `labels` (ours only); returns how many."""
@@ -210,6 +285,106 @@ class Engine:
         except docker.errors.APIError as exc:
             raise UserError(f"cannot remove image {ref}: {exc.explanation or _short(exc)}",
                             "stop the containers using it") from None
+
+
+def _mounts(volumes: list[Volume]) -> list[docker.types.Mount]:
+    return [docker.types.Mount(v.target, v.name, type="volume", read_only=v.read_only) for v in volumes]
+
+
+def _legacy_binds(mounts: list[Mount]) -> list[docker.types.Mount]:
+    """`inv plugin.retarget`'s bind mounts (see Mount): the one place a host path is mounted."""
+    return [docker.types.Mount(m.target, m.source, type=LEGACY_KINDS[m.volume], read_only=m.read_only)
+            for m in mounts]
+
+
+LEGACY_KINDS = {True: "volume", False: "bind"}
+
+
+class Container:
+    """One container of the engine: archives in and out, its command run or a command exec'd in it."""
+
+    def __init__(self, client: docker.DockerClient, container_id: str):
+        self._client = client
+        self.id = container_id
+
+    def put(self, path: str, archive: bytes | IO[bytes]) -> None:
+        """Unpack a tar archive at `path` (it must exist in the container or one of its volumes)."""
+        with _talking(f"copy inputs into container {self.id[:12]}"):
+            self._client.api.put_archive(self.id, path, archive)
+
+    def run(self, on_line: Callable[[str], None] = stream_line) -> int:
+        """Start the container's command, stream its output; return the exit code."""
+        api = self._client.api
+        with _talking(f"run container {self.id[:12]}"):
+            api.start(self.id)
+            _stream(api.logs(self.id, stream=True, follow=True, stdout=True, stderr=True), on_line)
+            return int(api.wait(self.id).get("StatusCode", 1))
+
+    def exec(self, command: list[str], *, environment: dict[str, str], workdir: str,
+             on_line: Callable[[str], None] = stream_line) -> int:
+        """Run `command` in this running container, stream its output; return the exit code."""
+        api = self._client.api
+        with _talking(f"exec in container {self.id[:12]}"):
+            created = api.exec_create(self.id, command, environment=environment, workdir=workdir)
+            _stream(api.exec_start(created["Id"], stream=True), on_line)
+            return int(api.exec_inspect(created["Id"]).get("ExitCode") or 0)
+
+    def commit(self, ref: str) -> str:
+        """Commit the container's file system (not its volumes) as image `ref`; returns its ID."""
+        repo, _, tag = ref.rpartition(":")
+        with _talking(f"commit container {self.id[:12]}"):
+            return self._client.api.commit(self.id, repository=repo, tag=tag)["Id"]
+
+    def stat(self, path: str) -> dict | None:
+        """The engine's stat of `path` in the container (name, size, mode, mtime), None when absent."""
+        api = self._client.api
+        with _talking(f"read {path} in container {self.id[:12]}"):
+            response = api.head(api._url("/containers/{0}/archive", self.id), params={"path": path})
+            if response.status_code == 404:
+                return None
+            api._raise_for_status(response)
+        header = response.headers.get("X-Docker-Container-Path-Stat")
+        return json.loads(base64.b64decode(header)) if header else None
+
+    def fetch(self, path: str, dest: Path) -> None:
+        """Copy the regular file `path` out of the container to `dest` (streamed, mode kept)."""
+        try:
+            chunks, _ = self._client.api.get_archive(self.id, path, chunk_size=1 << 20)
+            with tarfile.open(fileobj=io.BufferedReader(_ChunkReader(chunks), 1 << 20), mode="r|") as archive:
+                member = next(iter(archive), None)
+                if member is None or not member.isfile():
+                    raise UserError(f"{path} in container {self.id[:12]} is not a regular file")
+                with open(dest, "wb") as out:
+                    source = archive.extractfile(member)
+                    while block := source.read(1 << 20):
+                        out.write(block)
+                os.chmod(dest, member.mode & 0o7777)
+        except docker.errors.NotFound:
+            raise UserError(f"no {path} in container {self.id[:12]}") from None
+        except (docker.errors.DockerException, tarfile.TarError, *LOST) as exc:
+            raise UserError(f"cannot copy {path} out of container {self.id[:12]}: {_short(exc)}", ENGINE_HINT) from None
+
+
+class _ChunkReader(io.RawIOBase):
+    """A raw file object over an iterator of byte chunks (tarfile's streaming mode reads it)."""
+
+    def __init__(self, chunks: Iterator[bytes]):
+        super().__init__()
+        self._chunks, self._chunk, self._offset = iter(chunks), b"", 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while self._offset >= len(self._chunk):
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                return 0
+            self._chunk, self._offset = chunk, 0
+        size = min(len(buffer), len(self._chunk) - self._offset)
+        buffer[:size] = self._chunk[self._offset:self._offset + size]
+        self._offset += size
+        return size
 
 
 def _stream(chunks, on_line: Callable[[str], None]) -> None:

@@ -44,6 +44,8 @@ DEFAULTS: dict[str, Any] = {
         "gocache_volume": "scheduler-build-gocache",
         "reuse_builder": False,  # compile by `docker exec` in a long-lived builder (build/warm.py); measured no faster here
         "all_platforms": False,  # with a spec, build every platform it lists, not just the host's
+        "cache_from": "",  # registry repository to pull the workspace image and Go build cache from (docs/remote-engine.md)
+        "cache_to": "",  # registry repository to push the workspace image and Go build cache to (the engine pushes)
     },
     "cluster": {
         "state_dir": "",  # empty: <cache_dir>/cluster

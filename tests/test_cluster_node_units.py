@@ -97,3 +97,13 @@ def test_restarting_a_component_of_no_node_is_one_clear_error(tmp_path):
     with pytest.raises(UserError, match="has no node component kubelet") as exc:
         node.restart(tmp_path, "kubelet")
     assert "inv cluster.up --node" in exc.value.hint
+
+
+def test_doctor_reports_the_runtime_version_and_what_1_38_needs():
+    from scheduler_build import doctor
+
+    debian = doctor.runtime_check("containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+deb12u3")
+    assert debian.ok and not debian.required and debian.detail.startswith("containerd 1.6.20: no CRI RuntimeConfig")
+    built = doctor.runtime_check("containerd github.com/containerd/containerd/v2 v2.4.2 abcdef0")
+    assert built.ok and built.detail == "containerd 2.4.2 (answers CRI RuntimeConfig)"
+    assert not doctor.runtime_check("garbage").ok  # negative control: an unreadable answer is not a runtime

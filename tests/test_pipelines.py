@@ -24,7 +24,9 @@ WORKFLOWS = sorted((REPO / "ci" / "github").glob("*.yml"))
 DRONE = REPO / "ci" / "drone.yml"
 
 # Pipelines call the invoke tasks only; these are the plumbing lines allowed besides.
-ALLOWED_COMMANDS = (re.compile(r"^inv "), re.compile(r"^bash ci/setup\.sh$"), re.compile(r'^export SOURCE_DATE_EPOCH="\$\(git log -1 --format=%ct\)"$'))
+ALLOWED_COMMANDS = (re.compile(r"^inv "), re.compile(r"^bash ci/setup\.sh$"), re.compile(r'^export SOURCE_DATE_EPOCH="\$\(git log -1 --format=%ct\)"$'),
+                    re.compile(r"^python -m pip install -q -e \.$"),
+                    re.compile(r'^echo "matrix=\$\(inv release\.matrix --json --spec "\$SPEC"\)" >> "\$GITHUB_OUTPUT"$'))
 
 
 def check_jsonschema(schema: str, *files: Path) -> subprocess.CompletedProcess:
@@ -60,13 +62,13 @@ def all_commands() -> list[str]:
 def test_drone_pipelines_pass_drones_schema(tmp_path):
     documents = drone_documents(DRONE.read_text(), tmp_path)
     names = [yaml.safe_load(p.read_text())["name"] for p in documents]
-    assert names == ["pull-request", "release"]
+    assert names == ["pull-request", "release", "pull-request-docker", "release-docker"]
     proc = check_jsonschema("vendor.drone-ci", *documents)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_every_drone_step_carries_the_cache_environment():
-    for doc in (d for d in yaml.safe_load_all(DRONE.read_text()) if d):
+def test_every_drone_exec_step_carries_the_cache_environment():
+    for doc in (d for d in yaml.safe_load_all(DRONE.read_text()) if d and d["type"] == "exec"):
         assert "environment" not in doc, f"pipeline {doc['name']}: the exec runner drops a pipeline-level environment"
         for step in doc["steps"]:
             assert step["environment"]["GOMODCACHE"] == "/var/cache/scheduler-build/go-mod", step["name"]
@@ -126,9 +128,34 @@ def test_pipelines_call_invoke_tasks_only_and_take_secrets_from_the_store():
     assert release[True]["push"]["tags"] == ["v*"]  # YAML 1.1 reads the key `on` as True
     pr = yaml.safe_load((REPO / "ci/github/pull-request.yml").read_text())
     assert "pull_request" in pr[True]
-    for workflow in (release, pr):
-        uses = [s.get("uses", "") for s in workflow["jobs"][next(iter(workflow["jobs"]))]["steps"]]
-        assert any(u.startswith("actions/cache@") for u in uses)
+    for job in (release["jobs"]["build"], pr["jobs"]["test"]):
+        assert any(s.get("uses", "").startswith("actions/cache@") for s in job["steps"])
+
+
+def test_drone_docker_steps_run_in_the_local_step_image_and_keep_secrets_to_their_steps():
+    from scheduler_build.image import ci_step
+
+    docs = {d["name"]: d for d in yaml.safe_load_all(DRONE.read_text()) if d and d["type"] == "docker"}
+    assert sorted(docs) == ["pull-request-docker", "release-docker"]
+    for doc in docs.values():
+        host = {v["name"]: v["host"]["path"] for v in doc["volumes"]}
+        assert host["docker-socket"] == "/var/run/docker.sock"
+        for step in doc["steps"]:
+            assert (step["image"], step["pull"]) == (ci_step.TAG, "never"), step["name"]
+    release = docs["release-docker"]["steps"]
+    keyed = {s["name"]: sorted(v["from_secret"] for v in (s.get("environment") or {}).values() if isinstance(v, dict))
+             for s in release}
+    assert keyed["push"] == ["cosign_key", "cosign_password", "registry_password", "registry_repository", "registry_username"]
+    assert [n for n, secrets in keyed.items() if "cosign_key" in secrets] == ["push"]
+    builds = [s["commands"][-1].split("--arch ")[1] for s in release if s["name"].startswith("build-")]
+    assert builds == release_matrix()["arch"]
+
+
+def release_matrix() -> dict:
+    from scheduler_build import spec
+    from scheduler_build.build.matrix import release_matrix as matrix
+
+    return matrix(spec.load(REPO / "examples/underlay/scheduler.yaml"))
 
 
 def actionlint_binary() -> str:
@@ -164,9 +191,12 @@ def test_release_pipelines_sign_verify_and_keep_the_signing_key_to_one_step():
     # Fan-out: one build step per platform, in parallel (both depend on setup only).
     builds = [s for s in release["steps"] if s["name"].startswith("build-")]
     assert len(builds) == 2 and all(s["depends_on"] == ["setup"] for s in builds)
+    assert [s["commands"][-1].split("--arch ")[1] for s in builds] == release_matrix()["arch"]
+    # GitHub: the matrix is the spec's (`inv release.matrix --json`), not a list copied into YAML.
     workflow = yaml.safe_load((REPO / "ci/github/release.yml").read_text())
-    assert workflow["jobs"]["build"]["strategy"]["matrix"]["arch"] == ["amd64", "arm64"]
-    assert workflow["jobs"]["release"]["needs"] == "build"
+    assert workflow["jobs"]["build"]["strategy"]["matrix"] == "${{ fromJSON(needs.matrix.outputs.matrix) }}"
+    assert workflow["jobs"]["build"]["needs"] == "matrix" and workflow["jobs"]["release"]["needs"] == ["matrix", "build"]
+    assert "arm64" not in (REPO / "ci/github/release.yml").read_text()
     steps = workflow["jobs"]["release"]["steps"] + workflow["jobs"]["build"]["steps"]
     assert [s["name"] for s in steps if "secrets.COSIGN_KEY" in str(s.get("env"))] == ["Push by digest, sign and attest"]
     assert "env" not in workflow["jobs"]["release"] and "COSIGN" not in str(workflow.get("env"))

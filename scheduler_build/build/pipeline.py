@@ -28,9 +28,11 @@ from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.build import k8s_agreement
 from scheduler_build.build import plugins as plugins_stage
+from scheduler_build.build import registry_cache
 from scheduler_build.build import vendor
 from scheduler_build.build import verify
 from scheduler_build.build import warm
+from scheduler_build.build import workspace_image
 from scheduler_build.build.info import (
     BinaryInfo, BuilderInfo, BuildInfo, FlagsInfo, HostInfo, KubernetesInfo, VendorInfo, sha256_file,
 )
@@ -63,6 +65,9 @@ class BuildRequest:
     # and the patch series against the kubernetes tree, both from a build spec (plugins.py).
     plugin_sources: tuple = ()
     patches: tuple[Path, ...] = ()
+    # The registry as the shared cache (registry_cache.py): repositories, empty for none.
+    cache_from: str = field(default_factory=lambda: settings.default("build.cache_from"))
+    cache_to: str = field(default_factory=lambda: settings.default("build.cache_to"))
 
 
 @dataclass
@@ -126,6 +131,7 @@ class _Plan:
     custom: plugins_stage.Customization
     chosen: builder.Builder
     vendored: vendor.Vendored
+    workspace_image: workspace_image.WorkspaceImage
     package: str
     epoch: int
     git_version: str
@@ -144,6 +150,8 @@ def _plan(request: BuildRequest) -> _Plan:
     platforms.arch_of(f"{platforms.OS}/{arch}", "--arch")  # before resolve, vendor and compile run
     platforms.check_dist_name(request.name or request.component)
     check_suffix(request.version_suffix)
+    registry_cache.check_repo(request.cache_from, "--cache-from")
+    registry_cache.check_repo(request.cache_to, "--cache-to")
     phases: dict[str, float] = {}
     with _timed(phases, "resolve", request.k8s_version):
         resolution = versions.resolve(request.k8s_version, request.cache_dir)
@@ -161,6 +169,8 @@ def _plan(request: BuildRequest) -> _Plan:
         vendored = vendor.prepare(workspace, request.cache_dir)
         k8s_agreement.check_tidied((vendored.workspace_dir / "go.mod").read_text(), resolution)
         log(f"    tidy {'cached' if vendored.tidy_cached else 'ran'}, vendor {'cached' if vendored.vendor_cached else 'ran'} ({vendored.vendor_dir})")
+    with _timed(phases, "workspace-image"):
+        image = _workspace_image(engine, request, chosen, vendored, custom)
     epoch = resolve_epoch(request.source_date_epoch, resolution.release_time)
     git_version = stamped_version(resolution.version, request.version_suffix)
     major, minor = resolution.minor.split(".")
@@ -168,11 +178,25 @@ def _plan(request: BuildRequest) -> _Plan:
     final_dir = platforms.dist_dir_for(Path(request.dist_dir).resolve(), request.name or request.component, resolution.version, arch, request.goos)
     return _Plan(
         request=request, engine=engine, arch=arch, resolution=resolution, custom=custom, chosen=chosen, vendored=vendored,
-        package=workspace.package, epoch=epoch, git_version=git_version,
+        workspace_image=image, package=workspace.package, epoch=epoch, git_version=git_version,
         flags=compile_stage.ldflags(stamp, strip=True, cgo_static=request.cgo_static),
         env=compile_stage.build_environment(request.goos, arch, request.cgo_static, epoch),
         final_dir=final_dir, phases=phases,
     )
+
+
+def _workspace_image(engine: Engine, request: BuildRequest, chosen: builder.Builder,
+                     vendored: vendor.Vendored, custom: plugins_stage.Customization) -> workspace_image.WorkspaceImage:
+    """The workspace image: local, else from the registry cache (--cache-from), else built."""
+    key = workspace_image.image_key(chosen.image, chosen.go_version, vendored.vendor_key, custom.overlays)
+    if request.cache_from and engine.inspect_image(workspace_image.tag_for(key)) is None:
+        registry_cache.pull_workspace(engine, request.cache_from, key)
+    if request.cache_from:
+        registry_cache.seed_gocache(engine, request.cache_from, key, request.gocache_volume)
+    image = workspace_image.ensure(engine, chosen.image, chosen.go_version, vendored.vendor_dir, vendored.vendor_key,
+                                   custom.overlays)
+    log(f"    {image.tag} ({'cached' if image.cached else 'built'})")
+    return image
 
 
 def _select_builder(engine: Engine, request: BuildRequest, go_version: str) -> builder.Builder:
@@ -195,18 +219,19 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
         output.append(line)
         stream_line(line)
 
-    detail = f"{plan.package} for {request.goos}/{plan.arch} in {plan.chosen.image}, network none"
+    detail = f"{plan.package} for {request.goos}/{plan.arch} in {plan.workspace_image.tag}, network none"
     with _timed(plan.phases, "compile", detail):
         job = compile_stage.Job(
             workspace=plan.vendored.workspace_dir, vendor=plan.vendored.vendor_dir, out_dir=out_dir,
             gocache_volume=request.gocache_volume, package=plan.package, binary_name=request.component,
             flags=plan.flags, environment=plan.env, overlays=dict(plan.custom.overlays),
+            state_dir=Path(request.cache_dir) / "builds",
         )
+        image = plan.workspace_image
         if request.reuse_builder:
-            code, argv = warm.run(plan.engine, plan.chosen.image, job, image_id=plan.chosen.image_id,
-                                  cache_root=request.cache_dir, on_line=capture)
+            code, argv = warm.run(plan.engine, image.tag, job, image_id=image.image_id, on_line=capture)
         else:
-            code, argv = compile_stage.run(plan.engine, plan.chosen.image, job, on_line=capture)
+            code, argv = compile_stage.run(plan.engine, image.tag, job, on_line=capture)
         if code != 0:
             _explain_compile_failure(plan, output)
             raise BuildFailed(f"go build of {request.component} {plan.git_version} failed (exit {code}); the compiler output is above")
@@ -269,6 +294,10 @@ def run(request: BuildRequest) -> BuildResult:
         with _timed(plan.phases, "verify", str(final_dir / component)):
             checked = verify.verify(binary, plan.arch, plan.git_version, allow_dynamic=False)
             log(f"    static {checked.arch} ELF, {checked.version_method}: {checked.version_output}")
+        if request.cache_to:
+            with _timed(plan.phases, "cache-to", request.cache_to):
+                registry_cache.push_workspace(plan.engine, request.cache_to, plan.workspace_image.key)
+                registry_cache.push_gocache(plan.engine, request.cache_to, plan.workspace_image.key, request.gocache_volume)
         info = _record(plan, argv, binary, checked, started)
         info.write(staging)
         os.chmod(staging, 0o755)

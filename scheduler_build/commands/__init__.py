@@ -8,15 +8,15 @@ from invoke import Collection
 
 from scheduler_build import settings
 from scheduler_build.commands import (
-    build, builder, clean, cluster, config, deploy, dev, doctor, extender, image, k8s, scaffold)
+    build, builder, clean, cluster, config, deploy, dev, doctor, extender, image, k8s, plugin, release, scaffold)
 
 
 def namespace() -> Collection:
     ns = Collection()
     ns.add_task(doctor.doctor)
     ns.add_task(clean.clean)
-    for collection in (k8s.ns, builder.ns, build.ns, cluster.ns, image.ns, scaffold.ns, config.ns, deploy.ns, dev.ns,
-                       extender.ns):
+    for collection in (k8s.ns, builder.ns, build.ns, cluster.ns, image.ns, scaffold.ns, plugin.ns, config.ns, deploy.ns, dev.ns,
+                       extender.ns, release.ns):
         ns.add_collection(collection)
     ns.configure(settings.DEFAULTS)
     return ns

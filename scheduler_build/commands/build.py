@@ -35,12 +35,14 @@ from scheduler_build.commands._common import describe, emit, emit_json, option, 
         "no-spec": "plain build: no plugins, no patches, even with spec.path set",
         "all-platforms": "with a spec, build every platform it lists, else the host's or its first "
                          f"({describe('build.all_platforms')})",
+        "cache-from": f"registry repository to take the workspace image and Go build cache from ({describe('build.cache_from')})",
+        "cache-to": f"registry repository to push the workspace image and Go build cache to ({describe('build.cache_to')})",
     },
 )
 @user_errors
 def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cgo_static=False,
           builder_image=None, no_pull=False, dist=None, source_date_epoch=None, version_suffix=None,
-          gocache_volume=None, json=False, spec=None, no_spec=False, all_platforms=False):
+          gocache_volume=None, json=False, spec=None, no_spec=False, all_platforms=False, cache_from=None, cache_to=None):
     """Build a static, version-stamped kube-scheduler in a golang container with no network.
 
     With a build spec (the default: the bundled example), its out-of-tree plugins and
@@ -57,6 +59,8 @@ def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cg
     for target_arch in arches:
         request = _request(c, k8s_version, target_arch, os, component, name, cgo_static, builder_image, no_pull, dist,
                            source_date_epoch, version_suffix, gocache_volume)
+        request.cache_from = option(c, "build.cache_from", cache_from)
+        request.cache_to = option(c, "build.cache_to", cache_to)
         if loaded is not None:
             request = from_spec.apply_spec(request, loaded, k8s_version=k8s_version, name=name, version_suffix=version_suffix)
         results.append(build_stage.run(request))

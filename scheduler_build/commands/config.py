@@ -51,6 +51,8 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=Fals
     if tls_secrets and Path(tls_secrets).resolve() == out_dir.resolve():
         raise UserError("--tls-secrets must name a directory apart from --out (it holds private keys)",
                         "e.g. --tls-secrets secrets/ and encrypt or seal that file before committing it")
+    version = target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config))
+    config_validate.check_config_api(loaded, version, settings.cache_dir(c.config), strict=False)
     ref = _image(c, loaded, image, k8s_version, pin_digest)
     fingerprint, secrets = "", None
     if tls_secrets:

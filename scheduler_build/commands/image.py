@@ -8,7 +8,8 @@ from pathlib import Path
 from invoke import Collection, task
 
 from scheduler_build import __version__
-from scheduler_build import settings
+from scheduler_build import resources, settings
+from scheduler_build.atomic import write_atomic
 from scheduler_build.build import from_spec
 from scheduler_build.build import pipeline as build_stage
 from scheduler_build.errors import UserError
@@ -243,6 +244,18 @@ def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False, rebuild=F
             raise UserError(f"{ref} failed verification: " + "; ".join(report.failures()), "the checks are listed on stdout")
 
 
+@task(help={"out": "write the policy to FILE (atomically) instead of stdout"})
+@user_errors
+def policy(c, out=None):
+    """The shipped Rego policy for `cosign verify-attestation --type slsaprovenance1 --policy` (a release or admission gate)."""
+    text = resources.policy()
+    if out:
+        write_atomic(Path(out), text)
+        emit(str(out))
+    else:
+        emit(text.decode())
+
+
 def _rebuild(c, report: verify_stage.Report, spec, no_spec, version) -> None:
     """Rebuild every verified platform image from its provenance's inputs and compare digests."""
     if not report.statements:
@@ -271,4 +284,4 @@ def _rebuild(c, report: verify_stage.Report, spec, no_spec, version) -> None:
                    "" if image.manifest_digest == expected else f"rebuilt as {image.manifest_digest}")
 
 
-ns = Collection("image", build, push, extender, keygen, verify)
+ns = Collection("image", build, push, extender, keygen, verify, policy)

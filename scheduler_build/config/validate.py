@@ -1,19 +1,23 @@
 """Validation of the rendered configuration: field checks, then the real kube-scheduler's verdict.
 
-- `check_fields(spec, version, cache)`: every plugin name the spec enables is
-  known to that version (in-tree, added by the spec's patches, or registered by
-  its out-of-tree plugins).
+- `check_fields(spec, version, cache)`: every configuration field exists in that
+  version's kubescheduler.config.k8s.io/v1 (read from its source), and every
+  plugin name the spec enables is known to that version (in-tree, added by the
+  spec's patches, or registered by its out-of-tree plugins).
 - `validate_with_binary(binary, config, image)`: the real kube-scheduler's
   validation mode (`--config F --write-config-to OUT`) in a throw-away container
-  of the builder image with no network, through scheduler_build.engine; its own
-  error text is shown on refusal. TLS files an extender names get generated
+  of the builder image with no network, through scheduler_build.engine: the
+  binary and its inputs go in as one archive, the written configuration comes
+  out the same way (no host path is mounted, so a remote engine serves too); its
+  own error text is shown on refusal. TLS files an extender names get generated
   stand-ins (scheduler_build.pki).
 """
 
 from __future__ import annotations
 
-import os
+import io
 import re
+import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,20 +30,21 @@ from scheduler_build import pki
 from scheduler_build import platforms
 from scheduler_build import spec as spec_mod
 from scheduler_build.build import builder_image as builder
-from scheduler_build.config import render
-from scheduler_build.resolve import intree
-from scheduler_build.engine import Mount
+from scheduler_build.config import api_fields, render, schedulerconfig
+from scheduler_build.resolve import intree, vocabulary
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase
 from scheduler_build.spec import Spec
 
 
 def check_fields(spec: Spec, k8s_version: str, cache_root: Path) -> frozenset[str]:
-    """The field-by-field half of `inv config.validate` beyond `spec.load`: plugin names.
+    """The field-by-field half of `inv config.validate` beyond `spec.load`: the configuration's
+    fields against the version's own API (api_fields), then plugin names.
 
     Known names: the version's in-tree plugins, those the spec's patch series
     registers in-tree, and those the spec's out-of-tree plugins register.
     """
+    check_config_api(spec, k8s_version, cache_root)
     with phase("plugins", f"in-tree names of Kubernetes {k8s_version}"):
         known = set(intree.in_tree_plugins(k8s_version, cache_root))
         patched = intree.patched_plugin_names(spec.patches)
@@ -48,6 +53,22 @@ def check_fields(spec: Spec, k8s_version: str, cache_root: Path) -> frozenset[st
             f"{' (' + ', '.join(sorted(patched)) + ')' if patched else ''}, {len(spec.plugin_names)} from the spec's plugins")
     spec_mod.check_plugin_names(spec, frozenset(known), k8s_version)
     return frozenset(known)
+
+
+def check_config_api(spec: Spec, k8s_version: str, cache_root: Path, strict: bool = True) -> None:
+    """The configuration's fields against the version's kubescheduler.config.k8s.io/v1 (read from its source).
+
+    strict (validate): the API must be readable. Not strict (render): offline and not cached, the nearest
+    cached older release's API is used (said on stderr), and with none cached the check is skipped (said too).
+    """
+    with phase("fields", f"{schedulerconfig.CONFIG_API} of Kubernetes {k8s_version}"):
+        api = (vocabulary.config_api(k8s_version, cache_root) if strict
+               else vocabulary.config_api_or_fallback(k8s_version, cache_root))
+        if api is None:
+            log("    skipped: `inv config.validate` checks the fields once the API can be read")
+            return
+        log(f"    extension points: {', '.join(api.extension_points)}")
+    api_fields.check_api_fields(spec, api, lambda keys: vocabulary.introduced_in(keys, api.version, cache_root))
 
 
 # A kubeconfig that points nowhere: the validation mode never connects, but the
@@ -78,55 +99,74 @@ def validate_with_binary(binary: Path, config: str, image: str, engine: Any = No
     """Run `kube-scheduler --config F --write-config-to OUT` in a container with no network.
 
     The binary is static, so the builder image (`scheduler-build/golang:*`) only
-    provides a filesystem to run it in; mounts are read-only except the output.
+    provides a filesystem to run it in; the binary runs as a non-root uid that
+    may write only /sb/out.
     """
     binary = Path(binary).resolve()
     if not binary.is_file():
         raise UserError(f"no kube-scheduler binary at {binary}", "run `inv build --spec S` first or pass --binary PATH")
     engine = engine or engine_mod.connect()
-    with tempfile.TemporaryDirectory(prefix="sb-validate-") as tmp:
-        work = Path(tmp)
-        # With --config the --kubeconfig flag is ignored: point the configuration's own
-        # clientConnection at the dummy (a path from the cluster would not exist here).
-        doc = yaml.safe_load(config)
-        if isinstance(doc, dict):
-            doc.setdefault("clientConnection", {})
-            if isinstance(doc["clientConnection"], dict):
-                doc["clientConnection"]["kubeconfig"] = "/sb/in/kubeconfig"
-            config = render.dump(doc)
-        (work / "config.yaml").write_text(config)
-        (work / "kubeconfig").write_text(DUMMY_KUBECONFIG)
-        (work / "out").mkdir()
-        # The binary runs as the image's non-root uid: let it read the inputs, write the output.
-        os.chmod(work, 0o755)
-        for name in ("config.yaml", "kubeconfig"):
-            os.chmod(work / name, 0o644)
-        os.chmod(work / "out", 0o777)
-        lines: list[str] = []
-        mounts = [
-            Mount("/sb/kube-scheduler", str(binary), read_only=True),
-            Mount("/sb/in", str(work), read_only=True),
-            Mount("/sb/out", str(work / "out")),
-        ]
-        mounts += _tls_standins(doc if isinstance(doc, dict) else {}, work)
-        code = engine.run(
-            image,
-            ["/sb/kube-scheduler", "--config=/sb/in/config.yaml", "--write-config-to=/sb/out/config.yaml",
-             "--master=https://127.0.0.1:1", "--authentication-skip-lookup=true", "--v=0"],
-            mounts=mounts, environment={}, workdir="/sb/out", network="none", on_line=lines.append,
-            user="65532:65532",
-        )
-        written = work / "out" / "config.yaml"
-        text = written.read_text() if written.is_file() else ""
+    # With --config the --kubeconfig flag is ignored: point the configuration's own
+    # clientConnection at the dummy (a path from the cluster would not exist here).
+    doc = yaml.safe_load(config)
+    if isinstance(doc, dict):
+        doc.setdefault("clientConnection", {})
+        if isinstance(doc["clientConnection"], dict):
+            doc["clientConnection"]["kubeconfig"] = "/sb/in/kubeconfig"
+        config = render.dump(doc)
+    files = {"sb/in/config.yaml": config.encode(), "sb/in/kubeconfig": DUMMY_KUBECONFIG.encode()}
+    files |= _tls_standins(doc if isinstance(doc, dict) else {})
+    lines: list[str] = []
+    argv = ["/sb/kube-scheduler", "--config=/sb/in/config.yaml", "--write-config-to=/sb/out/config.yaml",
+            "--master=https://127.0.0.1:1", "--authentication-skip-lookup=true", "--v=0"]
+    with engine.container(image, argv, environment={}, workdir="/sb/out", network="none",
+                          user="65532:65532") as box:
+        box.put("/", _inputs(binary, files))
+        code = box.run(on_line=lines.append)
+        text = ""
+        if code == 0 and box.stat("/sb/out/config.yaml") is not None:
+            with tempfile.TemporaryDirectory(prefix="sb-validate-") as tmp:
+                box.fetch("/sb/out/config.yaml", Path(tmp) / "config.yaml")
+                text = (Path(tmp) / "config.yaml").read_text()
     output = "\n".join(lines)
     return BinaryVerdict(ok=code == 0 and bool(text), output=output, written=text)
 
 
-def _tls_standins(doc: dict, work: Path) -> list[Mount]:
-    """Throw-away PEM files at the paths extenders' tlsConfig names.
+def _inputs(binary: Path, files: dict[str, bytes]) -> bytes:
+    """One archive for `/`: the binary at /sb/kube-scheduler, `files` readable by all, /sb/out writable by all."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for name, mode in (("sb", 0o755), ("sb/in", 0o755), ("sb/out", 0o777)):
+            info = tarfile.TarInfo(name)
+            info.type, info.mode = tarfile.DIRTYPE, mode
+            archive.addfile(info)
+        info = archive.gettarinfo(str(binary), arcname="sb/kube-scheduler")
+        info.mode, info.uid, info.gid, info.uname, info.gname = 0o755, 0, 0, "", ""
+        with open(binary, "rb") as handle:
+            archive.addfile(info, handle)
+        for name, data in sorted(files.items()):
+            _add_parents(archive, name)
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def _add_parents(archive: tarfile.TarFile, name: str) -> None:
+    parts = name.split("/")[:-1]
+    for depth in range(1, len(parts) + 1):
+        parent = "/".join(parts[:depth])
+        if parent not in ("sb", "sb/in", "sb/out"):
+            info = tarfile.TarInfo(parent)
+            info.type, info.mode = tarfile.DIRTYPE, 0o755
+            archive.addfile(info)
+
+
+def _tls_standins(doc: dict) -> dict[str, bytes]:
+    """Throw-away PEM files at the paths extenders' tlsConfig names (archive name -> content).
 
     Those files live in the pod (a mounted Secret), not here; the binary opens
-    them while building extenders, so validation mounts a generated CA, cert and
+    them while building extenders, so validation puts a generated CA, cert and
     key at the same paths. What is checked is the configuration, not the files.
     """
     wanted = {}
@@ -136,16 +176,13 @@ def _tls_standins(doc: dict, work: Path) -> list[Mount]:
             if isinstance(tls.get(key), str) and tls[key].startswith("/"):
                 wanted[tls[key]] = role
     if not wanted:
-        return []
+        return {}
     pems = pki.self_signed_pems()
-    mounts = []
-    for index, (target, role) in enumerate(sorted(wanted.items())):
-        local = work / f"standin-{index}.pem"
-        local.write_bytes(pems[role])
-        os.chmod(local, 0o644)
-        mounts.append(Mount(target, str(local), read_only=True))
+    files = {}
+    for target, role in sorted(wanted.items()):
+        files[target.lstrip("/")] = pems[role]
         log(f"    {target}: a generated stand-in (the pod must provide the real {role})")
-    return mounts
+    return files
 
 
 def refusal_reason(output: str) -> str:

@@ -47,11 +47,11 @@ def rootfs_key(arch: str, suite: str = SUITE, mirror: str = MIRROR, include: tup
     return hashlib.sha256(f"{suite}|{arch}|{mirror}|{','.join(sorted(include))}|minbase|1".encode()).hexdigest()[:16]
 
 
-def base_rootfs(cache_dir: Path, arch: str, mirror: str = MIRROR) -> tuple[Path, bool]:
-    """The cached rootfs tarball, bootstrapping it on a miss: (path, was_cached)."""
+def base_rootfs(cache_dir: Path, arch: str, mirror: str = MIRROR, include: tuple[str, ...] = INCLUDE) -> tuple[Path, bool]:
+    """The cached rootfs tarball (Debian minbase + `include`), bootstrapping it on a miss: (path, was_cached)."""
     if arch not in DEBIAN_ARCH:
         raise UserError(f"no Debian architecture for {arch!r}", "supported: amd64, arm64")
-    target = Path(cache_dir) / "rootfs" / f"debian-{SUITE}-python3-{arch}-{rootfs_key(arch, mirror=mirror)}.tar"
+    target = Path(cache_dir) / "rootfs" / f"debian-{SUITE}-python3-{arch}-{rootfs_key(arch, mirror=mirror, include=include)}.tar"
     if target.is_file():
         return target, True
     if os.geteuid() != 0:
@@ -62,7 +62,7 @@ def base_rootfs(cache_dir: Path, arch: str, mirror: str = MIRROR) -> tuple[Path,
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".rootfs-", dir=target.parent) as tmp:
         root = Path(tmp) / "root"
-        argv = [debootstrap, "--variant=minbase", f"--include={','.join(INCLUDE)}", f"--arch={DEBIAN_ARCH[arch]}"]
+        argv = [debootstrap, "--variant=minbase", f"--include={','.join(include)}", f"--arch={DEBIAN_ARCH[arch]}"]
         if arch != platforms.host_arch():
             argv.append("--foreign")  # second stage would need qemu in the chroot
         argv += [SUITE, str(root), mirror]

@@ -124,6 +124,26 @@ class ReferenceExtender:
     tls: bool = True  # mutual TLS between the scheduler and the extender; False: plain HTTP (opt-out)
 
 
+@dataclass(frozen=True)
+class Party:
+    """A supplier or author named in the SBOMs: SPDX `Organization: name (email)`, CycloneDX `{name, email, url}`."""
+
+    name: str
+    email: str = ""  # the contact
+    url: str = ""
+
+
+@dataclass(frozen=True)
+class SbomInfo:
+    """`sbom`: who supplies the scheduler (its own modules and image) and who authored its SBOMs.
+
+    Unset, the supplier of every module comes from its module path's host (sbom.py's `host_supplier`)
+    and the SBOMs name only the tool as their creator."""
+
+    supplier: Party | None = None
+    author: Party | None = None
+
+
 @dataclass
 class Spec:
     """A loaded, validated build spec. Paths are absolute."""
@@ -148,6 +168,7 @@ class Spec:
     pod_max_backoff_seconds: int | None = None
     deployment: Deployment = field(default_factory=Deployment)
     reference_extender: ReferenceExtender = field(default_factory=ReferenceExtender)
+    sbom: SbomInfo = field(default_factory=SbomInfo)
 
     @property
     def plugin_names(self) -> tuple[str, ...]:
