@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from scheduler_build.cluster import containerd, network
-from tests.node import rotation, scenarios
+from tests.node import gitops, rotation, scenarios
 
 # Also e2e: the unit selection (`not integration and not e2e`) must never start a node.
 pytestmark = [pytest.mark.node, pytest.mark.e2e]
@@ -347,3 +347,13 @@ def test_pods_of_ours_keep_the_underlay_quota_default_schedulers_left_alone(node
 
 def test_rotate_certs_while_pods_are_scheduled_through_the_extender(node):
     rotation.rotate_certs_while_scheduling(node[1])
+
+
+
+# Issue 20: the rendered output without `inv deploy`, beside the example (names of their own).
+def test_gitops_plain_render_applied_with_kubectl_apply_k_schedules_through_the_extender(node, tmp_path):
+    gitops.kubectl_apply_k(node[1], node[0], tmp_path)
+
+
+def test_helm_install_of_config_chart_schedules_through_the_extender(node, tmp_path):
+    gitops.helm_install(node[1], node[0], tmp_path)
