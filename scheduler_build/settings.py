@@ -98,7 +98,7 @@ DEFAULTS: dict[str, Any] = {
     "sign": {  # inv image.keygen / image.push --sign / image.verify (cosign, offline)
         "key": "",  # image.push --sign: the private key, DIR/cosign.key or env://VAR
         "public_key": "",  # image.verify: the public key, DIR/cosign.pub or env://VAR
-        "password": "",  # the key's password when COSIGN_PASSWORD is unset (empty is a valid password)
+        "password": "",  # the key's password when COSIGN_PASSWORD is unset (empty: image.keygen wants --allow-empty-password)
     },
     "registry": {
         "url": "",  # HOST[:PORT]/REPO, checked by `inv doctor` when set
@@ -138,7 +138,17 @@ def _lookup(config: Any, dotted: str) -> Any:
             node = node[part]
         except (KeyError, TypeError):
             return default(dotted)
-    return node
+    return default(dotted) if node is None else node
+
+
+def invoke_defaults(node: dict = DEFAULTS) -> dict:
+    """DEFAULTS as registered with invoke: every key, with None for booleans and numbers.
+
+    invoke casts an environment variable to its default's type, reading a boolean as "anything but
+    0 or empty is true" (FOO=false would be true). Registered as None, the text arrives as written
+    and options.convert reads it strictly, like every other value; get() answers the default for None."""
+    return {key: invoke_defaults(value) if isinstance(value, dict) else (value if isinstance(value, str) else None)
+            for key, value in node.items()}
 
 
 def _from_aliases(config: Any, dotted: str, value: Any, aliases: list[str]) -> Any:
@@ -251,6 +261,11 @@ def _shown(value: Any) -> str:
     if isinstance(value, bool):
         return "`true`" if value else "`false`"
     return '`""`' if value == "" else f"`{value}`"
+
+
+def shown_plain(value: Any) -> str:
+    """A default as plain text (help topics): true/false, "" for empty."""
+    return _shown(value).strip("`")
 
 
 def env_vars(dotted: str) -> tuple[str, str]:

@@ -13,6 +13,7 @@ if __name__ == "tasks":  # found by invoke from inside scheduler_build/: import 
 from invoke import Collection  # noqa: E402 - after the path fix above
 
 from scheduler_build import settings  # noqa: E402
+from scheduler_build.tasks._common import accept_spec_on_stdin, add_inverse_flags  # noqa: E402
 from scheduler_build.tasks import (  # noqa: E402
     build, builder, clean, cluster, config, deploy, dev, doctor, extender, image, k8s, scaffold)
 
@@ -24,8 +25,17 @@ def namespace() -> Collection:
     for collection in (k8s.ns, builder.ns, build.ns, cluster.ns, image.ns, scaffold.ns, config.ns, deploy.ns, dev.ns,
                        extender.ns):
         ns.add_collection(collection)
-    ns.configure(settings.DEFAULTS)
+    ns.configure(settings.invoke_defaults())
+    for task in _every_task(ns):
+        add_inverse_flags(task)
+        accept_spec_on_stdin(task)
     return ns
+
+
+def _every_task(collection: Collection):
+    yield from collection.tasks.values()
+    for sub in collection.collections.values():
+        yield from _every_task(sub)
 
 
 if __name__ == "tasks":

@@ -7,7 +7,7 @@ from invoke import Collection, task
 from scheduler_build import settings
 from scheduler_build.build import from_spec as spec_build
 from scheduler_build.build import pipeline as build_stage
-from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.tasks._common import describe, emit, emit_json, negated, option, user_errors
 
 
 @task(
@@ -77,7 +77,7 @@ def _request(c, k8s_version, arch, os, component, name, cgo_static, builder_imag
         arch=arch,
         cgo_static=option(c, "build.cgo_static", cgo_static),
         builder_image=option(c, "builder.image", builder_image),
-        pull=False if no_pull else option(c, "builder.pull"),
+        pull=option(c, "builder.pull", negated(no_pull)),
         goroot=option(c, "builder.goroot"),
         dist_dir=Path(option(c, "paths.dist_dir", dist)),
         cache_dir=settings.cache_dir(c.config),

@@ -213,17 +213,26 @@ def extender(c, tag=None, mirror=None, force=False):
 
 def _cosign(c) -> cosign_tool.Cosign:
     """The pinned cosign (built on first use) with the key's password: $COSIGN_PASSWORD, else sign.password."""
+    return cosign_tool.Cosign(cosign_tool.binary(settings.cache_dir(c.config)), password=_password(c))
+
+
+def _password(c) -> str:
+    """The key's password: $COSIGN_PASSWORD, else sign.password (either may be empty)."""
     password = os.environ.get(cosign_tool.PASSWORD_ENV)
-    if password is None:
-        password = option(c, "sign.password") or ""
-    return cosign_tool.Cosign(cosign_tool.binary(settings.cache_dir(c.config)), password=password)
+    return option(c, "sign.password") or "" if password is None else password
 
 
 @task(auto_shortflags=False, help={"out": "directory to write cosign.key (encrypted) and cosign.pub into; "
-                                          "the password: $COSIGN_PASSWORD (empty allowed), else sign.password"})
+                                          "the password: $COSIGN_PASSWORD, else sign.password",
+                                   "allow-empty-password": "write the pair with an empty password (refused otherwise: "
+                                                           "whoever reads cosign.key could sign)"})
 @user_errors
-def keygen(c, out):
+def keygen(c, out, allow_empty_password=False):
     """A cosign key pair for image.push --sign and image.verify; an existing pair is never overwritten."""
+    if not _password(c) and not allow_empty_password:
+        raise UserError(f"image.keygen: no password for the private key ({cosign_tool.PASSWORD_ENV} and sign.password "
+                        "are empty); nothing written",
+                        f"set {cosign_tool.PASSWORD_ENV}, or pass --allow-empty-password to write it with an empty one")
     sign_stage.keygen_out_dir(out)  # a bad --out is refused before cosign is built
     with phase("image.keygen", out):
         private, public = sign_stage.keygen(_cosign(c), Path(out))
