@@ -17,12 +17,12 @@ from invoke.exceptions import Exit
 
 import invoke.main
 
-from bench.tasks import ns as bench_ns
+from bench.commands import ns as bench_ns
 from scheduler_build import settings
 from scheduler_build.cli import add_suggestions
 from scheduler_build.progress import log
-from scheduler_build.tasks import namespace
-from scheduler_build.tasks._common import user_errors
+from scheduler_build.commands import namespace
+from scheduler_build.commands._common import user_errors
 from tests.support import pythons as supported_pythons
 from tests.support.harness import pytest_argv
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from tests.support import docker_sdk
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import compile as compile_stage
-from scheduler_build.resolve import versions as k8s
+from scheduler_build.resolve import versions
 from scheduler_build import settings
 from scheduler_build.build.workspace import render_wrapper
 from scheduler_build.build import vendor
@@ -85,7 +85,7 @@ def _native_build(source: Path, out: Path, gocache: Path, flags: str) -> tuple[f
 
 def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 5, cold: bool = True) -> dict:
     cache = settings.cache_dir()
-    resolution = k8s.resolve(k8s_version, cache)
+    resolution = versions.resolve(k8s_version, cache)
     request = build.BuildRequest(k8s_version=k8s_version, pull=False, cache_dir=cache,
                                  dist_dir=Path(tempfile.mkdtemp(prefix="sb-bench-dist-")))
     first = build.run(request)  # warms vendor, tidy and the default Go cache volume

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from scheduler_build.config import render as schedconfig
+from scheduler_build.config import render
 from scheduler_build.config import validate as config_validate
 from scheduler_build.resolve import intree
 from scheduler_build import pki
@@ -46,7 +46,7 @@ def _host_run(binary: Path, config: str) -> float:
             if "caFile" in tls:
                 (work / "ca.crt").write_bytes(pki.self_signed_pems()["ca"])
                 tls["caFile"] = str(work / "ca.crt")
-        (work / "c.yaml").write_text(schedconfig.dump(doc))
+        (work / "c.yaml").write_text(render.dump(doc))
         start = time.perf_counter()
         proc = subprocess.run([str(binary), f"--config={work / 'c.yaml'}", f"--write-config-to={work / 'out.yaml'}",
                                "--master=https://127.0.0.1:1", "--authentication-skip-lookup=true", "--v=0"],
@@ -66,7 +66,7 @@ def _container_run(binary: Path, config: str, image: str) -> float:
 
 def run(binary: Path, repeats: int = 7) -> dict:
     spec = spec_mod.load(SPEC)
-    config = schedconfig.config_text(spec)
+    config = render.config_text(spec)
     image = config_validate.builder_image()
     version = "v" + subprocess.run([str(binary), "--version"], capture_output=True, text=True).stdout.split("v", 1)[1].strip()
     container, host = [], []
@@ -89,7 +89,7 @@ def run(binary: Path, repeats: int = 7) -> dict:
     example = spec_mod.load(REPO / "examples" / "underlay" / "scheduler.yaml", check_files=False)
     for _ in range(20):
         start = time.perf_counter()
-        schedconfig.render_files(example, "r/x:1")
+        render.render_files(example, "r/x:1")
         renders.append(time.perf_counter() - start)
     med = statistics.median
     return {

@@ -20,13 +20,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from scheduler_build import engine as docker_api
+from scheduler_build.engine import connect
 from scheduler_build import platforms, settings
 from scheduler_build.build import pipeline as build
 from scheduler_build.image import assemble, oci
 from scheduler_build.image import request as image_request
 from scheduler_build.publish import registry
-from scheduler_build.tasks import image as image_tasks
+from scheduler_build.commands import image as image_tasks
 from tests.support import docker_sdk
 from tests.support.registry_server import Registry
 
@@ -121,7 +121,7 @@ def _docker_build_baseline(client, result, context: Path, repository: str, repea
     baseline = []
     for i in range(repeats):
         start = time.monotonic()
-        docker_api.connect().build(context, f"{repository}:dockerfile-{i}", on_line=lambda line: None)
+        connect().build(context, f"{repository}:dockerfile-{i}", on_line=lambda line: None)
         baseline.append(time.monotonic() - start)
     for i in range(repeats):
         client.images.remove(f"{repository}:dockerfile-{i}", force=True)

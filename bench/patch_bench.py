@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from scheduler_build.resolve import versions as k8s
+from scheduler_build.resolve import versions
 from scheduler_build import gotool
 from scheduler_build.build import patches
 from scheduler_build import settings
@@ -29,8 +29,8 @@ SERIES = [REPO / "examples/patches/0001-scheduler-add-AcmeSchedulable-in-tree-pl
 
 
 def run(repeats: int = 5, version: str = settings.default("k8s.version")) -> dict:
-    resolution = k8s.resolve(version, settings.cache_dir())
-    source = gotool.module_dir(k8s.KUBERNETES_MODULE, resolution.version)
+    resolution = versions.resolve(version, settings.cache_dir())
+    source = gotool.module_dir(versions.KUBERNETES_MODULE, resolution.version)
     ours, base, ours_check, base_check = [], [], [], []
     sizes = {}
     for _ in range(repeats):
@@ -41,7 +41,7 @@ def run(repeats: int = 5, version: str = settings.default("k8s.version")) -> dic
             ours.append(time.perf_counter() - start)
             # New bytes on disk: files not hard-linked to the module cache.
             sizes["ours_bytes"] = sum(f.stat().st_size for f in (tmp / "cache").rglob("*") if f.is_file() and f.stat().st_nlink == 1)
-            assert (done.modules[k8s.KUBERNETES_MODULE] / "pkg/scheduler/framework/plugins/acmeschedulable/acme_schedulable.go").is_file()
+            assert (done.modules[versions.KUBERNETES_MODULE] / "pkg/scheduler/framework/plugins/acmeschedulable/acme_schedulable.go").is_file()
 
             start = time.perf_counter()
             copy = tmp / "baseline"

@@ -7,8 +7,12 @@ cd "$(dirname "$0")/.."
 
 say() { echo "setup: $*" >&2; }
 
-# Debian packages the toolkit and its tests use (real parts, no mocks):
-#   docker.io        the engine (20.10, API 1.41)
+# What the toolkit and its tests need, by capability: each Debian package is
+# installed only when its capability is absent, so a runner that already has it
+# another way keeps it. GitHub's Ubuntu images ship Docker CE with containerd.io
+# (which provides containerd and runc): Debian's docker.io, containerd and runc
+# would conflict with them and replace the engine the runner uses.
+#   docker.io        the engine (20.10, API 1.41)           present: `docker info` answers, or dockerd is installed
 #   busybox-static   the root filesystem of the bootstrapped golang builder
 #   ca-certificates  CA bundle copied into images
 #   docker-registry  the distribution registry for push tests
@@ -17,17 +21,33 @@ say() { echo "setup: $*" >&2; }
 #   debootstrap      the Python runtime base of the extender image
 #   containerd, runc, containernetworking-plugins, iptables, conntrack, iproute2
 #                    the real node of `inv cluster.up --node` (its own containerd, CNI bridge, kube-proxy)
-APT_PACKAGES=(docker.io busybox-static ca-certificates docker-registry etcd-server qemu-user-static debootstrap
-              containerd runc containernetworking-plugins iptables conntrack iproute2)
+# One line per package: NAME|shell test that succeeds when the capability is there.
+CAPABILITIES='
+docker.io|docker info >/dev/null 2>&1 || have dockerd
+busybox-static|installed busybox-static
+ca-certificates|test -s /etc/ssl/certs/ca-certificates.crt
+docker-registry|have docker-registry
+etcd-server|have etcd
+qemu-user-static|have qemu-aarch64-static
+debootstrap|have debootstrap || test -x /usr/sbin/debootstrap
+containerd|have containerd || installed containerd.io
+runc|have runc || installed containerd.io
+containernetworking-plugins|test -x /usr/lib/cni/bridge
+iptables|have iptables
+conntrack|have conntrack
+iproute2|have ip
+'
 
 export PATH="/usr/local/go/bin:$PATH"
 
+have() { command -v "$1" >/dev/null 2>&1; }
+installed() { have dpkg-query && dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
 missing=()
-if command -v dpkg-query >/dev/null 2>&1; then
-  for pkg in "${APT_PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-  done
-fi
+while IFS='|' read -r pkg probe; do
+  [ -n "$pkg" ] || continue
+  installed "$pkg" || eval "$probe" || missing+=("$pkg")
+done <<<"$CAPABILITIES"
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     say "installing ${missing[*]}"

@@ -269,10 +269,10 @@ class SchedulerBuildProgram(Program):
 
 def _namespace() -> Collection:
     """The product's tasks, plus `help` and `version` (scheduler-build only; `inv` has --help/--version)."""
-    from scheduler_build import tasks  # the heavy part of start-up: only when a task, --list or completion needs it
-    from scheduler_build.tasks import meta
+    from scheduler_build import commands  # the heavy part of start-up: only when a task, --list or completion needs it
+    from scheduler_build.commands import meta
 
-    ns = tasks.namespace()
+    ns = commands.namespace()
     ns.add_task(meta.help_, name="help")
     ns.add_task(meta.version)
     return ns

@@ -14,9 +14,9 @@ from tests.support import docker_sdk
 from scheduler_build import platforms
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import builder_image as builder
-from scheduler_build import engine as docker_api
+from scheduler_build.engine import connect
 from scheduler_build.build import elf
-from scheduler_build.resolve import versions as k8s
+from scheduler_build.resolve import versions
 from scheduler_build import settings
 from scheduler_build.errors import UserError
 
@@ -51,7 +51,7 @@ def test_compile_container_has_no_network(built_scheduler):
     cannot reach the Go module proxy, so the successful compile fetched nothing."""
     image = built_scheduler.info["builder"]["image"]
     lines: list[str] = []
-    code = docker_api.connect().run(
+    code = connect().run(
         image,
         ["go", "mod", "download", "-json", "github.com/google/uuid@v1.6.0"],
         mounts=[], environment={"GOPROXY": "https://proxy.golang.org", "GOFLAGS": "-mod=mod",
@@ -107,8 +107,8 @@ def test_unknown_component_fails_clearly_with_nothing_written(tmp_path):
 
 def test_builder_falls_back_to_bootstrap_without_pulling():
     client = docker_sdk.client()
-    resolution = k8s.resolve("1.36", settings.cache_dir())
-    chosen = builder.select(docker_api.connect(), resolution.go_version, pull=False)
+    resolution = versions.resolve("1.36", settings.cache_dir())
+    chosen = builder.select(connect(), resolution.go_version, pull=False)
     assert chosen.source in ("official", "bootstrapped", "bootstrap-cached")
     assert builder.satisfies(chosen.go_version, resolution.go_version)
     image = client.images.get(chosen.image)
@@ -117,7 +117,7 @@ def test_builder_falls_back_to_bootstrap_without_pulling():
 
 
 def test_resolve_against_the_real_proxy(tmp_path):
-    result = k8s.resolve("1.36", tmp_path)
+    result = versions.resolve("1.36", tmp_path)
     assert result.version.startswith("v1.36.") and result.go_version
     assert result.replaces["k8s.io/kube-scheduler"] == result.staging_version
     assert len(result.supported_minors) == 4

@@ -137,9 +137,9 @@ def test_inv_clean_dry_run_then_real_removal(tmp_path):
 @pytest.mark.integration
 def test_only_bootstrapped_builder_images_are_planned_and_removed(tmp_path):
     """A labelled image under scheduler-build/golang is ours; the same name without the label is not."""
-    from scheduler_build import engine as docker_api  # docker SDK: integration only
+    from scheduler_build.engine import connect  # docker SDK: integration only
 
-    engine = docker_api.connect()
+    engine = connect()
     tag = uuid.uuid4().hex[:8]
     ours, foreign = f"scheduler-build/golang:0.0.0-{tag}", f"scheduler-build/golang:foreign-{tag}"
     (tmp_path / "Dockerfile").write_text(f"FROM scratch\nLABEL org.scheduler-build.go-version=0.0.0-{tag}\n")

@@ -79,7 +79,7 @@ def _tasks(collection, prefix=""):
 def test_every_flag_and_summary_reads_cleanly_in_help():
     """No flag gets invoke's accidental short flag `--` (a `no_x` parameter whose letters are all
     taken), and every task's `--list` summary (the docstring's first line) is a whole sentence."""
-    from scheduler_build.tasks import namespace
+    from scheduler_build.commands import namespace
 
     for name, task in _tasks(namespace()):
         context = task.get_arguments()

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from scheduler_build.config import legacy_policy as policy
-from scheduler_build.config import render as schedconfig
+from scheduler_build.config import render
 from scheduler_build.config import schedulerconfig
 from scheduler_build.config import validate as config_validate
 from scheduler_build.resolve import intree
@@ -54,7 +54,7 @@ def test_in_tree_names_come_from_the_versions_source(version):
 def test_binary_accepts_every_rendered_in_tree_example(built_scheduler, runner_image, version, spec_path):
     spec = spec_mod.load(spec_path)
     config_validate.check_fields(spec, version, settings.cache_dir())
-    verdict = config_validate.validate_with_binary(built_scheduler.binary, schedconfig.config_text(spec), runner_image)
+    verdict = config_validate.validate_with_binary(built_scheduler.binary, render.config_text(spec), runner_image)
     assert verdict.ok, verdict.output
     written = yaml.safe_load(verdict.written)
     # the binary's defaulted view keeps our profiles and extenders
@@ -133,7 +133,7 @@ def test_binary_with_the_example_plugin_accepts_the_example(request, runner_imag
     if binary is None:
         pytest.skip("no kube-scheduler built from examples/underlay/scheduler.yaml yet (run `inv build --spec ...`)")
     spec = spec_mod.load(REPO / "examples/underlay/scheduler.yaml", check_files=False)
-    verdict = config_validate.validate_with_binary(binary, schedconfig.config_text(spec), runner_image)
+    verdict = config_validate.validate_with_binary(binary, render.config_text(spec), runner_image)
     assert verdict.ok, verdict.output
     written = yaml.safe_load(verdict.written)
     assert "UnderlayIPLimit" in [e["name"] for e in written["profiles"][0]["plugins"]["multiPoint"]["enabled"]]
@@ -142,6 +142,6 @@ def test_binary_with_the_example_plugin_accepts_the_example(request, runner_imag
 def test_plain_binary_refuses_the_example_plugin(built_scheduler, runner_image):
     """Without the plugin compiled in, the same configuration fails in the binary, naming the plugin."""
     spec = spec_mod.load(REPO / "examples/underlay/scheduler.yaml", check_files=False)
-    verdict = config_validate.validate_with_binary(built_scheduler.binary, schedconfig.config_text(spec), runner_image)
+    verdict = config_validate.validate_with_binary(built_scheduler.binary, render.config_text(spec), runner_image)
     assert not verdict.ok
     assert "UnderlayIPLimit" in config_validate.refusal_reason(verdict.output)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduler_build.config import render as schedconfig
+from scheduler_build.config import render
 from scheduler_build.config import validate as config_validate
 from scheduler_build.resolve import intree
 from scheduler_build import spec as spec_mod
@@ -29,7 +29,7 @@ K8S = "v1.36.3"
 def rendered(key: str) -> dict[str, str]:
     path, check = SPECS[key]
     spec = spec_mod.load(path, check_files=check)
-    return schedconfig.render_files(spec, schedconfig.image_ref(spec, K8S))
+    return render.render_files(spec, render.image_ref(spec, K8S))
 
 
 @pytest.mark.parametrize("key", sorted(SPECS))
@@ -66,7 +66,7 @@ def test_manifests_are_valid_objects_and_hardened(key):
     assert spec.leader_election["resourceName"] in lease_role["rules"][1]["resourceNames"]
     cm = by_kind["ConfigMap"][0]
     config = yaml.safe_load(cm["data"]["config.yaml"])
-    assert config == yaml.safe_load(files[schedconfig.CONFIG_FILE])
+    assert config == yaml.safe_load(files[render.CONFIG_FILE])
     assert config["apiVersion"] == "kubescheduler.config.k8s.io/v1"
     assert config["leaderElection"]["resourceLock"] == "leases"
     dep = [d for d in by_kind["Deployment"] if d["metadata"]["name"] == spec.name][0]
@@ -94,8 +94,8 @@ def test_manifests_are_valid_objects_and_hardened(key):
 def test_same_spec_gives_byte_identical_output(tmp_path):
     path, check = SPECS["intree-full"]
     spec = spec_mod.load(path)
-    a = schedconfig.render(spec, tmp_path / "a", "r/x:1")
-    b = schedconfig.render(spec_mod.load(path), tmp_path / "b", "r/x:1")
+    a = render.render(spec, tmp_path / "a", "r/x:1")
+    b = render.render(spec_mod.load(path), tmp_path / "b", "r/x:1")
     assert a == b
     for name in a:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
@@ -104,9 +104,9 @@ def test_same_spec_gives_byte_identical_output(tmp_path):
 def test_render_replaces_the_directory_in_one_step(tmp_path):
     spec = spec_mod.load(SPECS["minimal"][0])
     out = tmp_path / "out"
-    schedconfig.render(spec, out, "r/x:1")
+    render.render(spec, out, "r/x:1")
     first = os.readlink(out)
-    schedconfig.render(spec, out, "r/x:2")  # different content -> a new tree, swapped in
+    render.render(spec, out, "r/x:2")  # different content -> a new tree, swapped in
     assert out.is_symlink() and os.readlink(out) != first
     assert "r/x:2" in (out / "deployment.yaml").read_text()
     # the old tree is gone, no temporary leftovers
@@ -117,7 +117,7 @@ def test_render_refuses_a_directory_with_foreign_files(tmp_path):
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "notes.txt").write_text("mine")
     with pytest.raises(UserError, match="did not write"):
-        schedconfig.render(spec_mod.load(SPECS["minimal"][0]), tmp_path / "out", "r/x:1")
+        render.render(spec_mod.load(SPECS["minimal"][0]), tmp_path / "out", "r/x:1")
     assert (tmp_path / "out" / "notes.txt").read_text() == "mine"
 
 
@@ -167,7 +167,7 @@ def test_kubectl_kustomize_builds_the_rendered_directory(tmp_path):
     import subprocess
 
     spec = spec_mod.load(SPECS["intree-full"][0])
-    files = schedconfig.render(spec, tmp_path / "out", "r/x:1")
+    files = render.render(spec, tmp_path / "out", "r/x:1")
     proc = subprocess.run(["kubectl", "kustomize", str(tmp_path / "out")], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     built = [d for d in yaml.safe_load_all(proc.stdout) if d]

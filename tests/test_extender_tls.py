@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduler_build import deploy_certs, extender_tls
+from scheduler_build import extender_tls
+from scheduler_build.deploy import tls
 from scheduler_build import spec as spec_mod
-from scheduler_build.config import render as schedconfig
+from scheduler_build.config import render
 from scheduler_build.errors import UserError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -58,8 +59,8 @@ def test_tls_must_be_a_boolean():
 
 
 def test_rendering_is_deterministic_and_holds_no_private_key():
-    a = schedconfig.render_files(example(), "r/s:1")
-    b = schedconfig.render_files(example(), "r/s:1")
+    a = render.render_files(example(), "r/s:1")
+    b = render.render_files(example(), "r/s:1")
     assert a == b
     for name, text in a.items():
         assert "PRIVATE KEY" not in text and "BEGIN CERTIFICATE" not in text, name
@@ -67,8 +68,8 @@ def test_rendering_is_deterministic_and_holds_no_private_key():
 
 
 def test_extender_entry_uses_https_and_the_mounted_client_certificate():
-    files = schedconfig.render_files(example(), "r/s:1")
-    config = yaml.safe_load(files[schedconfig.CONFIG_FILE])
+    files = render.render_files(example(), "r/s:1")
+    config = yaml.safe_load(files[render.CONFIG_FILE])
     (entry,) = config["extenders"]
     assert entry["enableHTTPS"] is True
     assert entry["urlPrefix"] == "https://underlay-scheduler-extender.underlay-system.svc:8888"
@@ -86,7 +87,7 @@ def test_extender_entry_uses_https_and_the_mounted_client_certificate():
 
 
 def test_extender_serves_tls_requires_client_certs_and_probes_a_plain_port():
-    objects = objects_of(schedconfig.render_files(example(), "r/s:1"))
+    objects = objects_of(render.render_files(example(), "r/s:1"))
     dep = by(objects, "Deployment", "underlay-scheduler-extender")
     (container,) = dep["spec"]["template"]["spec"]["containers"]
     args = dict(a.split("=", 1) for a in container["args"])
@@ -104,7 +105,7 @@ def test_extender_serves_tls_requires_client_certs_and_probes_a_plain_port():
 
 
 def test_network_policy_admits_only_the_scheduler_pods():
-    objects = objects_of(schedconfig.render_files(example(), "r/s:1"))
+    objects = objects_of(render.render_files(example(), "r/s:1"))
     policy = by(objects, "NetworkPolicy", "underlay-scheduler-extender")
     scheduler = by(objects, "Deployment", "underlay-scheduler")
     extender = by(objects, "Deployment", "underlay-scheduler-extender")
@@ -115,11 +116,11 @@ def test_network_policy_admits_only_the_scheduler_pods():
 
 
 def test_plain_http_opt_out_renders_no_tls():
-    files = schedconfig.render_files(example(tls=False), "r/s:1")
-    (entry,) = yaml.safe_load(files[schedconfig.CONFIG_FILE])["extenders"]
+    files = render.render_files(example(tls=False), "r/s:1")
+    (entry,) = yaml.safe_load(files[render.CONFIG_FILE])["extenders"]
     assert entry["enableHTTPS"] is False and "tlsConfig" not in entry
     assert "tls" not in files["deployment.yaml"] and "--tls" not in files["extender.yaml"]
-    assert deploy_certs.target(objects_of(files)) is None
+    assert tls.target(objects_of(files)) is None
     assert "networkpolicy.yaml" in files  # the policy does not depend on TLS
 
 
@@ -192,35 +193,35 @@ def test_rotation_trusts_both_cas_before_any_new_leaf(issued):
 
 def test_deploy_adds_the_secrets_and_rolls_only_on_new_certificates(issued):
     _, certs = issued
-    objects = objects_of(schedconfig.render_files(example(), "r/s:1"))
-    tgt = deploy_certs.target(objects)
-    assert tgt == deploy_certs.Target(NS, NAME, f"{NAME}.{NS}.svc", tgt.labels)
-    out = deploy_certs.with_certs(objects, tgt, certs)
-    assert objects == objects_of(schedconfig.render_files(example(), "r/s:1"))  # input untouched
+    objects = objects_of(render.render_files(example(), "r/s:1"))
+    tgt = tls.target(objects)
+    assert tgt == tls.Target(NS, NAME, f"{NAME}.{NS}.svc", tgt.labels)
+    out = tls.with_certs(objects, tgt, certs)
+    assert objects == objects_of(render.render_files(example(), "r/s:1"))  # input untouched
     secrets = [o for o in out if o["kind"] == "Secret"]
     assert {s["metadata"]["name"] for s in secrets} == {f"{NAME}-tls-ca", f"{NAME}-tls-serving", f"{NAME}-tls-client"}
     digests = {o["metadata"]["name"]: o["spec"]["template"]["metadata"]["annotations"][extender_tls.CERTS_ANNOTATION]
                for o in out if o["kind"] == "Deployment"}
     assert digests == {"underlay-scheduler": certs.fingerprint(), NAME: certs.fingerprint()}
-    assert deploy_certs.with_certs(objects, tgt, certs) == out  # same certificates: same objects, no roll
+    assert tls.with_certs(objects, tgt, certs) == out  # same certificates: same objects, no roll
 
 
 def test_rotate_certs_without_tls_is_one_clear_error():
-    objects = objects_of(schedconfig.render_files(example(tls=False), "r/s:1"))
+    objects = objects_of(render.render_files(example(tls=False), "r/s:1"))
     with pytest.raises(UserError, match="--rotate-certs"):
-        deploy_certs.prepare(None, objects, rotate=True, dry_run=False, wait=True, apply_and_roll=lambda o: None)
+        tls.prepare(None, objects, rotate=True, dry_run=False, wait=True, apply_and_roll=lambda o: None)
 
 
 def test_dry_run_makes_no_certificates():
-    objects = objects_of(schedconfig.render_files(example(), "r/s:1"))
-    assert deploy_certs.prepare(None, objects, rotate=False, dry_run=True, wait=True,
+    objects = objects_of(render.render_files(example(), "r/s:1"))
+    assert tls.prepare(None, objects, rotate=False, dry_run=True, wait=True,
                                 apply_and_roll=lambda o: None) == objects
 
 
 def test_private_keys_only_in_secret_data(issued):
     _, certs = issued
-    out = deploy_certs.with_certs(objects_of(schedconfig.render_files(example(), "r/s:1")),
-                                  deploy_certs.target(objects_of(schedconfig.render_files(example(), "r/s:1"))), certs)
+    out = tls.with_certs(objects_of(render.render_files(example(), "r/s:1")),
+                                  tls.target(objects_of(render.render_files(example(), "r/s:1"))), certs)
     for obj in out:
         if obj["kind"] != "Secret":
             assert not re.search("PRIVATE KEY", yaml.safe_dump(obj))

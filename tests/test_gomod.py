@@ -1,7 +1,7 @@
 """Unit tests: replace generation from real k8s.io/kubernetes go.mod text."""
 
 from scheduler_build.resolve import gomod
-from scheduler_build.resolve import versions as k8s
+from scheduler_build.resolve import versions
 
 
 def test_parse_real_go_mod(data_dir):
@@ -39,6 +39,6 @@ def test_non_staging_replaces_are_ignored():
 
 def test_resolution_from_real_text(data_dir):
     info = '{"Version":"v1.36.3","Time":"2026-07-22T18:07:38Z"}'
-    res = k8s.resolution_from("1.36", "v1.36.3", (data_dir / "kubernetes-v1.36.3.go.mod").read_text(), info, ["1.36"])
+    res = versions.resolution_from("1.36", "v1.36.3", (data_dir / "kubernetes-v1.36.3.go.mod").read_text(), info, ["1.36"])
     assert res.go_version == "1.26.0" and res.release_time.startswith("2026-07-22")
     assert res.replaces["k8s.io/client-go"] == "v0.36.3"

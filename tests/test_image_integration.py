@@ -21,7 +21,7 @@ import pytest
 
 from tests.support import docker_sdk
 from scheduler_build import platforms
-from scheduler_build import engine as docker_api
+from scheduler_build.engine import connect
 from scheduler_build.build import elf
 from scheduler_build.publish import registry
 from scheduler_build.errors import UserError
@@ -382,7 +382,7 @@ def test_dockerfile_gives_the_same_image_as_the_assembly(built_images, tmp_path)
     assembled = client.images.get(native["image_id"])
     lines: list[str] = []
     tag = "scheduler-build-test/dockerfile-equivalence:latest"
-    built_id = docker_api.connect().build(context, tag, labels=assembled.attrs["Config"]["Labels"], on_line=lines.append)
+    built_id = connect().build(context, tag, labels=assembled.attrs["Config"]["Labels"], on_line=lines.append)
     try:
         assert any("Step" in line for line in lines)
         dockerfile_cfg = client.images.get(built_id).attrs["Config"]
@@ -404,7 +404,7 @@ def test_dockerfile_gives_the_same_image_as_the_assembly(built_images, tmp_path)
         # An in-band build error raises instead of passing silently.
         (context / "Dockerfile").write_text("FROM scratch\nCOPY does-not-exist /\n")
         with pytest.raises(UserError, match="docker build"):
-            docker_api.connect().build(context, tag + "-broken", on_line=lines.append)
+            connect().build(context, tag + "-broken", on_line=lines.append)
     finally:
         client.images.remove(tag, force=True)
 

@@ -165,9 +165,9 @@ def test_build_info_round_trips_and_rejects_foreign_files(tmp_path):
 
 
 def test_missing_platform_names_the_build_command(tmp_path, monkeypatch):
-    from scheduler_build.resolve import versions as k8s
+    from scheduler_build.resolve import versions
 
-    monkeypatch.setattr(k8s, "resolve", lambda requested, cache: k8s.Resolution(
+    monkeypatch.setattr(versions, "resolve", lambda requested, cache: versions.Resolution(
         requested=requested, version="v1.36.3", minor="1.36", go_version="1.26.0", staging_version="v0.36.3"))
     opts = image.Options(k8s_version="1.36", platforms="linux/amd64,linux/arm64", dist_dir=tmp_path / "out", cache_dir=tmp_path)
     planned = image.plan(opts, "amd64")

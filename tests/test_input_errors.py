@@ -238,13 +238,14 @@ def test_version_warning_in_spec_the_error_names_the_spec_field(tmp_path):
 
 
 def test_tasks_run_from_a_subdirectory(tmp_path):
-    """invoke finds scheduler_build/tasks/ first from inside scheduler_build/: the checkout's tasks still run,
-    and settings' relative paths (the default spec) are relative to the checkout root."""
+    """From any subdirectory invoke's own upward search finds the checkout's tasks.py (no module of the
+    package or of bench/ is named `tasks`), and settings' relative paths (the default spec) are relative
+    to the checkout root."""
     proc = run([sys.executable, "-m", "invoke", "config.render", "--out", str(tmp_path / "out")],
-               cwd=REPO / "scheduler_build")
+               cwd=REPO / "scheduler_build" / "commands")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (tmp_path / "out" / "kustomization.yaml").is_file()
-    proc = run([sys.executable, "-m", "invoke", "test", "--help"], cwd=REPO / "scheduler_build")
+    proc = run([sys.executable, "-m", "invoke", "test", "--help"], cwd=REPO / "bench")
     assert proc.returncode == 0 and "--fast" in proc.stdout
     proc = run([sys.executable, "-m", "invoke", "clen"], cwd=REPO / "scheduler_build")
     assert_one_line(proc, 2, "did you mean 'clean'?")

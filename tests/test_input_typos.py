@@ -7,7 +7,7 @@ import pytest
 from invoke import Program
 
 from scheduler_build.cli import add_suggestions
-from scheduler_build.tasks import namespace
+from scheduler_build.commands import namespace
 
 
 @pytest.mark.parametrize("argv, line", [

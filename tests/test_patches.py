@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_build.resolve import versions as k8s
+from scheduler_build.resolve import versions
 from scheduler_build.build import patches
 from scheduler_build.errors import UserError
 
@@ -17,8 +17,8 @@ REPO = Path(__file__).resolve().parent.parent
 EXAMPLE_PATCH = REPO / "examples/patches/0001-scheduler-add-AcmeSchedulable-in-tree-plugin.patch"
 
 
-def resolution() -> k8s.Resolution:
-    return k8s.Resolution(requested="1.36", version="v1.36.3", minor="1.36", go_version="1.26.0",
+def resolution() -> versions.Resolution:
+    return versions.Resolution(requested="1.36", version="v1.36.3", minor="1.36", go_version="1.26.0",
                           staging_version="v0.36.3", replaces={"k8s.io/api": "v0.36.3", "k8s.io/kube-scheduler": "v0.36.3"})
 
 

@@ -37,10 +37,10 @@ def go(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 
 def newest_minor() -> str:
-    from scheduler_build.resolve import versions as k8s
+    from scheduler_build.resolve import versions
     from scheduler_build import settings
 
-    return k8s.resolve("latest", settings.cache_dir()).minor
+    return versions.resolve("latest", settings.cache_dir()).minor
 
 
 @pytest.mark.parametrize("minor", ["1.34", "1.35", "1.36", "newest"])  # every minor the resolver offers

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from scheduler_build import platforms
-from scheduler_build.resolve import versions as k8s
+from scheduler_build.resolve import versions
 from scheduler_build.build import plugins
 from scheduler_build.build import snapshot
-from scheduler_build.build import from_spec as spec_build
+from scheduler_build.build import from_spec
 from scheduler_build import spec as spec_mod
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.errors import UserError
@@ -19,8 +19,8 @@ from scheduler_build.build.workspace import render_wrapper
 REPO = Path(__file__).resolve().parent.parent
 
 
-def resolution() -> k8s.Resolution:
-    return k8s.Resolution(requested="1.36", version="v1.36.3", minor="1.36", go_version="1.26.0",
+def resolution() -> versions.Resolution:
+    return versions.Resolution(requested="1.36", version="v1.36.3", minor="1.36", go_version="1.26.0",
                           staging_version="v0.36.3", replaces={"k8s.io/api": "v0.36.3", "k8s.io/kube-scheduler": "v0.36.3"})
 
 
@@ -135,38 +135,38 @@ def test_wrapper_go_mod_plain_is_unchanged_and_custom_adds_replaces():
 
 
 def test_choose_spec():
-    assert spec_build.choose_spec("s.yaml", False, "d.yaml", plain_flags=True) == Path("s.yaml")
-    assert spec_build.choose_spec(None, False, "d.yaml", plain_flags=False) == Path("d.yaml")
-    assert spec_build.choose_spec(None, True, "d.yaml", plain_flags=False) is None
-    assert spec_build.choose_spec(None, False, "d.yaml", plain_flags=True) is None  # `inv build --k8s-version 1.35`
-    assert spec_build.choose_spec(None, False, "", plain_flags=False) is None
+    assert from_spec.choose_spec("s.yaml", False, "d.yaml", plain_flags=True) == Path("s.yaml")
+    assert from_spec.choose_spec(None, False, "d.yaml", plain_flags=False) == Path("d.yaml")
+    assert from_spec.choose_spec(None, True, "d.yaml", plain_flags=False) is None
+    assert from_spec.choose_spec(None, False, "d.yaml", plain_flags=True) is None  # `inv build --k8s-version 1.35`
+    assert from_spec.choose_spec(None, False, "", plain_flags=False) is None
 
 
 def test_missing_spec_is_a_user_error(tmp_path):
     with pytest.raises(UserError, match="build spec .*nope.yaml not found") as err:
-        spec_build.load_spec(tmp_path / "nope.yaml")
+        from_spec.load_spec(tmp_path / "nope.yaml")
     assert "--no-spec" in err.value.hint
 
 
 def test_example_spec_fills_the_request():
     loaded = spec_mod.load(REPO / "examples/underlay/scheduler.yaml")
-    request = spec_build.apply_spec(BuildRequest(), loaded, k8s_version=None, name=None, version_suffix=None)
+    request = from_spec.apply_spec(BuildRequest(), loaded, k8s_version=None, name=None, version_suffix=None)
     assert request.k8s_version == "1.36" and request.name == loaded.name and request.version_suffix == "acme.1"
     assert [p.package for p in request.plugin_sources] == ["example.com/acme/underlay/pkg/underlayiplimit"]
     assert [p.name for p in request.patches] == ["0001-scheduler-add-AcmeSchedulable-in-tree-plugin.patch"]
-    flagged = spec_build.apply_spec(BuildRequest(), loaded, k8s_version="1.37", name="x", version_suffix="")
+    flagged = from_spec.apply_spec(BuildRequest(), loaded, k8s_version="1.37", name="x", version_suffix="")
     assert (flagged.k8s_version, flagged.name, flagged.version_suffix) == ("1.37", "x", "")
     with pytest.raises(UserError, match="builds kube-scheduler, not kube-apiserver"):
-        spec_build.apply_spec(BuildRequest(component="kube-apiserver"), loaded, k8s_version=None, name=None, version_suffix=None)
+        from_spec.apply_spec(BuildRequest(component="kube-apiserver"), loaded, k8s_version=None, name=None, version_suffix=None)
 
 
 def test_spec_arches(monkeypatch):
     loaded = spec_mod.load(REPO / "examples/underlay/scheduler.yaml")  # linux/amd64, linux/arm64
     monkeypatch.setattr(platforms, "host_arch", lambda: "amd64")
-    assert spec_build.spec_arches(loaded, all_platforms=False) == ["amd64"]
-    assert spec_build.spec_arches(loaded, all_platforms=True) == ["amd64", "arm64"]
+    assert from_spec.spec_arches(loaded, all_platforms=False) == ["amd64"]
+    assert from_spec.spec_arches(loaded, all_platforms=True) == ["amd64", "arm64"]
     monkeypatch.setattr(platforms, "host_arch", lambda: "s390x")
-    assert spec_build.spec_arches(loaded, all_platforms=False) == ["amd64"]
+    assert from_spec.spec_arches(loaded, all_platforms=False) == ["amd64"]
 
 
 def test_local_package_must_exist_and_export_name_and_new(tmp_path):

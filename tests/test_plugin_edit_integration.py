@@ -64,13 +64,13 @@ def test_plugin_edit_skips_tidy_and_vendor_and_matches_a_from_scratch_build(tmp_
 
 
 def test_long_lived_builder_has_no_network_and_reads_the_cache_read_only(tmp_path):
-    from scheduler_build import engine as docker_api
+    from scheduler_build.engine import connect
     from scheduler_build import settings
     from scheduler_build.build import pipeline
     from scheduler_build.build import warm
 
     built = pipeline.run(build_request(tmp_path / "dist", reuse_builder=True))  # starts (or reuses) the builder
-    engine = docker_api.connect()
+    engine = connect()
     cache = settings.cache_dir().resolve()
     name = warm.container_name(built.info["builder"]["image_id"], "scheduler-build-gocache", cache)
     lines: list[str] = []

@@ -14,7 +14,7 @@ from scheduler_build.build import plugins
 from scheduler_build.build.workspace import compile_errors, render_wrapper
 from scheduler_build.config import validate
 from scheduler_build.errors import UserError
-from scheduler_build.resolve import versions as k8s
+from scheduler_build.resolve import versions
 from scheduler_build.spec import SpecError
 from scheduler_build.spec.checks_registrations import in_tree_clashes
 
@@ -24,9 +24,9 @@ NODERES = "example.com/collection/pkg/noderes"
 SCHEME = "example.com/collection/apis/config/scheme"
 
 
-def resolution(version: str = "v1.36.3") -> k8s.Resolution:
+def resolution(version: str = "v1.36.3") -> versions.Resolution:
     minor = version[1:].rsplit(".", 1)[0]
-    return k8s.Resolution(requested=minor, version=version, minor=minor, go_version="1.26.0",
+    return versions.Resolution(requested=minor, version=version, minor=minor, go_version="1.26.0",
                           staging_version="v0." + version[3:], replaces={"k8s.io/api": "v0." + version[3:]})
 
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from scheduler_build.resolve import versions as k8s
-from scheduler_build import scaffold
+from scheduler_build.resolve import versions
+from scheduler_build.scaffold import generate
 from scheduler_build.errors import UserError
 
 
-def resolution(version: str) -> k8s.Resolution:
-    minor = k8s.minor_of(version)
-    return k8s.Resolution(
+def resolution(version: str) -> versions.Resolution:
+    minor = versions.minor_of(version)
+    return versions.Resolution(
         requested=minor, version=version, minor=minor, go_version="1.25.0",
         staging_version="v0." + version[3:], replaces={"k8s.io/api": "v0." + version[3:], "k8s.io/kube-scheduler": "v0." + version[3:]},
     )
@@ -21,43 +21,43 @@ def resolution(version: str) -> k8s.Resolution:
 @pytest.mark.parametrize("name", ["underlay", "_Foo", "Foo-Bar", "Foo Bar", "", "Ünder", "1Foo"])
 def test_bad_names(name):
     with pytest.raises(UserError, match="exported Go identifier"):
-        scaffold.validate_name(name)
+        generate.validate_name(name)
 
 
 def test_good_name():
-    assert scaffold.validate_name("UnderlayIPLimit") == "UnderlayIPLimit"
+    assert generate.validate_name("UnderlayIPLimit") == "UnderlayIPLimit"
 
 
 def test_points_in_cycle_order_with_aliases():
-    assert scaffold.parse_points("Score, filter,PreFilter,unreserve,filter") == ("prefilter", "filter", "score", "reserve")
-    assert scaffold.parse_points("normalizeScore,queueing-hints") == ("score", "enqueueextensions")
+    assert generate.parse_points("Score, filter,PreFilter,unreserve,filter") == ("prefilter", "filter", "score", "reserve")
+    assert generate.parse_points("normalizeScore,queueing-hints") == ("score", "enqueueextensions")
 
 
 def test_unknown_point_lists_valid_ones():
     with pytest.raises(UserError) as err:
-        scaffold.parse_points("filter,predicate,priority")
+        generate.parse_points("filter,predicate,priority")
     assert "predicate, priority" in str(err.value)
     assert "prefilter" in err.value.hint and "enqueueextensions" in err.value.hint
 
 
 def test_no_points():
     with pytest.raises(UserError, match="names no extension point"):
-        scaffold.parse_points(" , ")
+        generate.parse_points(" , ")
 
 
 @pytest.mark.parametrize("module", ["underlay", "Example.com/x", "example.com//x", "example.com/x/", "-x.com/y", "example.com/a b", ".example.com/x", "example.com/x."])
 def test_bad_modules(module):
     with pytest.raises(UserError, match="not a valid Go module path"):
-        scaffold.validate_module(module)
+        generate.validate_module(module)
 
 
 @pytest.mark.parametrize("module", ["example.com/acme/underlay", "github.com/Acme/sched-plugins/v2", "gitlab.example.co.uk/x_y/z~1"])
 def test_good_modules(module):
-    assert scaffold.validate_module(module) == module
+    assert generate.validate_module(module) == module
 
 
 def test_framework_api_by_minor_ranges():
-    a34, a35, a36, a37, a39 = (scaffold.framework_api(m) for m in ("1.34", "1.35", "1.36", "1.37", "1.39"))
+    a34, a35, a36, a37, a39 = (generate.framework_api(m) for m in ("1.34", "1.35", "1.36", "1.37", "1.39"))
     assert a34.split and a34.types["Handle"] == "framework.Handle" and a34.types["FilterPlugin"] == "framework.FilterPlugin"
     assert not a35.split and a35.types["Plugin"] == "fwk.Plugin" and not a35.prebind_preflight_result
     assert a36.prebind_preflight_result and not a36.queue_sort_entity
@@ -65,23 +65,23 @@ def test_framework_api_by_minor_ranges():
     # A minor newer than the table inherits the newest layout.
     assert a39.types == a37.types and a39.queue_sort_entity
     with pytest.raises(UserError, match="start at Kubernetes 1.34"):
-        scaffold.framework_api("1.33")
+        generate.framework_api("1.33")
 
 
 def test_out_dir_checks(tmp_path):
-    scaffold.check_out_dir(tmp_path / "new", force=False)
+    generate.check_out_dir(tmp_path / "new", force=False)
     (tmp_path / "empty").mkdir()
-    scaffold.check_out_dir(tmp_path / "empty", force=False)
+    generate.check_out_dir(tmp_path / "empty", force=False)
     full = tmp_path / "full"
     full.mkdir()
     (full / "keep.txt").write_text("mine")
     with pytest.raises(UserError, match="is not empty") as err:
-        scaffold.check_out_dir(full, force=False)
+        generate.check_out_dir(full, force=False)
     assert "--force" in err.value.hint
-    scaffold.check_out_dir(full, force=True)
+    generate.check_out_dir(full, force=True)
     (tmp_path / "file").write_text("x")
     with pytest.raises(UserError, match="not a directory"):
-        scaffold.check_out_dir(tmp_path / "file", force=True)
+        generate.check_out_dir(tmp_path / "file", force=True)
 
 
 @pytest.mark.parametrize(
@@ -94,36 +94,36 @@ def test_out_dir_checks(tmp_path):
 )
 def test_bad_input_writes_nothing(tmp_path, monkeypatch, bad, message):
     # Validation runs before resolution: resolve must never be reached.
-    monkeypatch.setattr(k8s, "resolve", lambda *a, **k: pytest.fail("resolved despite bad input"))
+    monkeypatch.setattr(versions, "resolve", lambda *a, **k: pytest.fail("resolved despite bad input"))
     fields = dict(name="Good", points="filter", module="example.com/x", k8s_version="1.36", out=tmp_path / "out", cache_dir=tmp_path / "cache")
     fields.update(bad)
     with pytest.raises(UserError, match=message):
-        scaffold.scaffold(scaffold.ScaffoldRequest(**fields))
+        generate.scaffold(generate.ScaffoldRequest(**fields))
     assert list(tmp_path.iterdir()) == []
 
 
 def test_non_empty_out_untouched(tmp_path, monkeypatch):
-    monkeypatch.setattr(k8s, "resolve", lambda *a, **k: pytest.fail("resolved despite bad input"))
+    monkeypatch.setattr(versions, "resolve", lambda *a, **k: pytest.fail("resolved despite bad input"))
     out = tmp_path / "out"
     out.mkdir()
     (out / "main.go").write_text("package main\n")
     with pytest.raises(UserError, match="not empty"):
-        scaffold.scaffold(scaffold.ScaffoldRequest(name="Good", points="filter", module="example.com/x", k8s_version="1.36", out=out, cache_dir=tmp_path))
+        generate.scaffold(generate.ScaffoldRequest(name="Good", points="filter", module="example.com/x", k8s_version="1.36", out=out, cache_dir=tmp_path))
     assert [p.name for p in tmp_path.iterdir()] == ["out"] and (out / "main.go").read_text() == "package main\n"
 
 
 def test_force_replaces_only_what_the_scaffold_wrote(tmp_path, monkeypatch):
-    monkeypatch.setattr(k8s, "resolve", lambda text, cache: resolution("v1.36.3"))
+    monkeypatch.setattr(versions, "resolve", lambda text, cache: resolution("v1.36.3"))
     out = tmp_path / "out"
     request = dict(name="Good", points="filter", module="example.com/x", k8s_version="1.36", out=out,
                    cache_dir=tmp_path, force=True, tidy=False)
-    scaffold.scaffold(scaffold.ScaffoldRequest(**request))
+    generate.scaffold(generate.ScaffoldRequest(**request))
     (out / ".git").mkdir()
     (out / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (out / "mine.go").write_text("package mine\n")
     (out / "pkg/good/args.go").write_text("edited by hand\n")  # generated, then edited: the user's now
     (out / "go.mod").unlink()  # generated, deleted by the user: simply re-created
-    result = scaffold.scaffold(scaffold.ScaffoldRequest(**{**request, "name": "Better", "points": "score"}))
+    result = generate.scaffold(generate.ScaffoldRequest(**{**request, "name": "Better", "points": "score"}))
     assert (out / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
     assert (out / "mine.go").read_text() == "package mine\n"
     assert (out / "pkg/good/args.go").read_text() == "edited by hand\n"
@@ -133,28 +133,28 @@ def test_force_replaces_only_what_the_scaffold_wrote(tmp_path, monkeypatch):
     # An edited file the scaffold would write again is a clash: refused, nothing written.
     (out / "README.md").write_text("edited by hand\n")
     with pytest.raises(UserError, match="README.md .edited since"):
-        scaffold.scaffold(scaffold.ScaffoldRequest(**{**request, "name": "Better"}))
+        generate.scaffold(generate.ScaffoldRequest(**{**request, "name": "Better"}))
     assert (out / "README.md").read_text() == "edited by hand\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary directory left
 
 
 def test_force_refuses_to_overwrite_a_file_it_did_not_write(tmp_path, monkeypatch):
-    monkeypatch.setattr(k8s, "resolve", lambda text, cache: resolution("v1.36.3"))
+    monkeypatch.setattr(versions, "resolve", lambda text, cache: resolution("v1.36.3"))
     out = tmp_path / "out"
     out.mkdir()
     (out / "go.mod").write_text("module mine\n")
     with pytest.raises(UserError, match="would overwrite 1 file.*go.mod"):
-        scaffold.scaffold(scaffold.ScaffoldRequest(name="Good", points="filter", module="example.com/x",
+        generate.scaffold(generate.ScaffoldRequest(name="Good", points="filter", module="example.com/x",
                                                    k8s_version="1.36", out=out, cache_dir=tmp_path, force=True, tidy=False))
     assert [p.name for p in out.iterdir()] == ["go.mod"] and (out / "go.mod").read_text() == "module mine\n"
 
 
-ALL = ",".join(scaffold.POINT_KEYS)
+ALL = ",".join(generate.POINT_KEYS)
 
 
 @pytest.mark.parametrize("version", ["v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2"])
 def test_render_follows_version(version):
-    files, package = scaffold.render_files("AllPoints", scaffold.parse_points(ALL), "example.com/t/all", resolution(version))
+    files, package = generate.render_files("AllPoints", generate.parse_points(ALL), "example.com/t/all", resolution(version))
     plugin = files["pkg/allpoints/allpoints.go"]
     test = files["pkg/allpoints/allpoints_test.go"]
     minor = int(version.split(".")[1])
@@ -171,8 +171,8 @@ def test_render_follows_version(version):
     assert ("(*fwk.PreBindPreFlightResult, *fwk.Status)" in plugin) == (minor >= 36)
     assert ("Less(a, b fwk.QueuedEntityInfo)" in plugin) == (minor >= 37)
     assert "type AllPointsArgs struct" in files["pkg/allpoints/args.go"]
-    for point in scaffold.POINTS:
-        assert f"_ {scaffold.framework_api(k8s.minor_of(version)).types[point.interface]} =" in plugin
+    for point in generate.POINTS:
+        assert f"_ {generate.framework_api(versions.minor_of(version)).types[point.interface]} =" in plugin
     for fn in ("TestPreEnqueue", "TestLess", "TestPreFilter", "TestFilter", "TestPostFilter", "TestPreScore", "TestScore",
                "TestReserveUnreserve", "TestPermit", "TestPreBind", "TestBind", "TestPostBind", "TestEventsToRegister"):
         assert f"func {fn}(t *testing.T)" in test
@@ -180,7 +180,7 @@ def test_render_follows_version(version):
 
 
 def test_render_only_chosen_points_and_imports():
-    files, _ = scaffold.render_files("OnlySort", ("queuesort",), "example.com/q", resolution("v1.36.3"))
+    files, _ = generate.render_files("OnlySort", ("queuesort",), "example.com/q", resolution("v1.36.3"))
     plugin = files["pkg/onlysort/onlysort.go"]
     assert "func (pl *OnlySort) Less(" in plugin and "Filter(" not in plugin
     assert "k8s.io/api/core/v1" not in plugin and '"fmt"' not in plugin  # unused imports do not compile
@@ -188,7 +188,7 @@ def test_render_only_chosen_points_and_imports():
 
 
 def test_sample_config_enables_each_point_in_its_own_profile():
-    files, _ = scaffold.render_files("UnderlayIPLimit", ("prefilter", "filter", "score", "bind", "enqueueextensions"), "example.com/u", resolution("v1.36.3"))
+    files, _ = generate.render_files("UnderlayIPLimit", ("prefilter", "filter", "score", "bind", "enqueueextensions"), "example.com/u", resolution("v1.36.3"))
     config = yaml.safe_load(files["config/scheduler-config.yaml"])
     assert config["apiVersion"] == "kubescheduler.config.k8s.io/v1"
     (profile,) = config["profiles"]
@@ -200,6 +200,6 @@ def test_sample_config_enables_each_point_in_its_own_profile():
 
 
 def test_rendering_is_deterministic():
-    a = scaffold.render_files("X", scaffold.parse_points(ALL), "example.com/x", resolution("v1.37.2"))
-    b = scaffold.render_files("X", scaffold.parse_points(ALL), "example.com/x", resolution("v1.37.2"))
+    a = generate.render_files("X", generate.parse_points(ALL), "example.com/x", resolution("v1.37.2"))
+    b = generate.render_files("X", generate.parse_points(ALL), "example.com/x", resolution("v1.37.2"))
     assert a == b

@@ -14,7 +14,7 @@ import pytest
 
 from scheduler_build import options, settings
 from scheduler_build.errors import UserError
-from scheduler_build.tasks import namespace
+from scheduler_build.commands import namespace
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC = str(REPO / "examples" / "underlay" / "scheduler.yaml")

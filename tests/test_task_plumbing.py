@@ -16,8 +16,8 @@ from scheduler_build import settings
 from scheduler_build.errors import UserError
 from scheduler_build.extender import ServeConfig, settings_defaults
 from scheduler_build.extender.cli import parser as extender_parser
-from scheduler_build.tasks import namespace
-from scheduler_build.tasks._common import emit_json, option
+from scheduler_build.commands import namespace
+from scheduler_build.commands._common import emit_json, option
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -135,7 +135,7 @@ def test_extender_console_script_needs_neither_invoke_nor_the_product():
 
 
 def test_kubernetes_minor_has_one_home():
-    hits = subprocess.run(["grep", "-rn", '"1.36"', "scheduler_build/tasks", "scheduler_build/settings.py",
+    hits = subprocess.run(["grep", "-rn", '"1.36"', "scheduler_build/commands", "scheduler_build/settings.py",
                            "scheduler_build/extender", "bench", "tasks.py"],
                           cwd=REPO, capture_output=True, text=True).stdout.splitlines()
     code = [h for h in hits if not h.split(":", 2)[2].lstrip().startswith("#") and "settings.py" not in h]
@@ -155,8 +155,8 @@ def test_task_modules_import_at_the_top_and_not_each_other():
             if isinstance(node, ast.FunctionDef):
                 local = [n for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))]
                 assert not local, f"{path.name}:{node.lineno} {node.name} imports inside a function"
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("scheduler_build.tasks."):
-                assert node.module == "scheduler_build.tasks._common", f"{path.name} imports {node.module}"
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("scheduler_build.commands."):
+                assert node.module == "scheduler_build.commands._common", f"{path.name} imports {node.module}"
 
 
 def test_product_namespace_has_no_developer_tasks():

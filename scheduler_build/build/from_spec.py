@@ -15,7 +15,7 @@ from scheduler_build import spec as spec_mod
 from scheduler_build.build import patches
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.errors import UserError
-from scheduler_build.resolve import versions as k8s
+from scheduler_build.resolve import versions
 
 
 def choose_spec(flag: str | None, no_spec: bool, configured: str | None, plain_flags: bool) -> Path | None:
@@ -65,6 +65,6 @@ def apply_spec(request: BuildRequest, loaded: spec_mod.Spec, *, k8s_version: str
 
 def check_patches(loaded: spec_mod.Spec, version: str, cache_dir: Path) -> dict:
     """Resolve `version` and apply the spec's series in memory; raises PatchConflict on a rejected hunk."""
-    resolution = k8s.resolve(version, cache_dir)
+    resolution = versions.resolve(version, cache_dir)
     applied = patches.apply_series(list(loaded.patches), resolution)
     return {"spec": str(loaded.path), "kubernetes": resolution.version, "patches": applied.report}

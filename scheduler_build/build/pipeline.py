@@ -20,7 +20,7 @@ from typing import Iterator
 
 from scheduler_build import settings
 from scheduler_build import __version__
-from scheduler_build import engine as docker_api
+from scheduler_build.engine import Engine, connect
 from scheduler_build import epoch as epoch_mod
 from scheduler_build import platforms
 from scheduler_build.atomic import publish_dir
@@ -37,7 +37,7 @@ from scheduler_build.build.info import (
 from scheduler_build.build.workspace import compile_errors, render_wrapper
 from scheduler_build.errors import BuildFailed, UserError
 from scheduler_build.progress import log, phase, stream_line
-from scheduler_build.resolve import versions as k8s
+from scheduler_build.resolve import versions
 
 COMPONENTS_HINT = "components are the commands under k8s.io/kubernetes/cmd, e.g. kube-scheduler, kube-apiserver, kube-controller-manager"
 
@@ -120,9 +120,9 @@ class _Plan:
     """Everything decided before the compile: inputs, tools, flags and where the result goes."""
 
     request: BuildRequest
-    engine: docker_api.Engine
+    engine: Engine
     arch: str
-    resolution: k8s.Resolution
+    resolution: versions.Resolution
     custom: plugins_stage.Customization
     chosen: builder.Builder
     vendored: vendor.Vendored
@@ -146,13 +146,13 @@ def _plan(request: BuildRequest) -> _Plan:
     check_suffix(request.version_suffix)
     phases: dict[str, float] = {}
     with _timed(phases, "resolve", request.k8s_version):
-        resolution = k8s.resolve(request.k8s_version, request.cache_dir)
+        resolution = versions.resolve(request.k8s_version, request.cache_dir)
         log(f"    k8s.io/kubernetes {resolution.version}, go {resolution.go_version}, {len(resolution.replaces)} staging replaces")
     custom = plugins_stage.Customization()
     if request.plugin_sources or request.patches:
         with _timed(phases, "customize", f"{len(request.plugin_sources)} plugin(s), {len(request.patches)} patch(es)"):
             custom = plugins_stage.prepare(resolution, request.plugin_sources, request.patches, request.cache_dir, request.component)
-    engine = docker_api.connect()
+    engine = connect()
     with _timed(phases, "builder"):
         chosen = _select_builder(engine, request, resolution.go_version)
     workspace = render_wrapper(resolution, request.component, custom.imports, custom.requires, custom.local_replaces,
@@ -175,7 +175,7 @@ def _plan(request: BuildRequest) -> _Plan:
     )
 
 
-def _select_builder(engine: docker_api.Engine, request: BuildRequest, go_version: str) -> builder.Builder:
+def _select_builder(engine: Engine, request: BuildRequest, go_version: str) -> builder.Builder:
     chosen = builder.select(engine, go_version, request.builder_image, request.pull, request.goroot)
     log(f"    {chosen.image} (go {chosen.go_version}, {chosen.source})")
     if request.cgo_static and not chosen.has_gcc:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scheduler_build import platforms
-from scheduler_build import engine as docker_api
+from scheduler_build.engine import connect
 from scheduler_build import resources
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase, stream_line
@@ -118,7 +118,7 @@ def install_extender(dest: Path) -> None:
 def build(cache_dir: Path, tag: str, arch: str = "amd64", force: bool = False, mirror: str = MIRROR) -> ExtenderImage:
     if arch != "amd64":
         raise UserError(f"the extender image is built for amd64 only, not {arch}", "the wheels and the bootstrap are host-native")
-    engine = docker_api.connect()
+    engine = connect()
     existing = engine.inspect_image(tag)
     rootfs, cached = base_rootfs(cache_dir, arch, mirror)
     source = source_digest()

@@ -16,11 +16,11 @@ from pathlib import Path
 from scheduler_build import epoch as epoch_mod
 from scheduler_build import platforms
 from scheduler_build import spec as spec_mod
-from scheduler_build.build import from_spec as spec_build
+from scheduler_build.build import from_spec
 from scheduler_build.build.info import FILE_NAME, BuildInfo, sha256_file
 from scheduler_build.errors import UserError
 from scheduler_build.image import sbom
-from scheduler_build.resolve import versions as k8s
+from scheduler_build.resolve import versions
 
 LABEL_PREFIX = "org.scheduler-build"
 _TAG_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
@@ -196,14 +196,14 @@ class Plan:
 
 def plan(opts: Options, host_arch: str) -> Plan:
     """Resolve the spec and flags (flags win) into what to package; reads no binary."""
-    spec = spec_build.load_spec(Path(opts.spec_path)) if opts.spec_path else None
+    spec = from_spec.load_spec(Path(opts.spec_path)) if opts.spec_path else None
     requested = opts.k8s_version or (spec.kubernetes_version if spec else "") or opts.k8s_default
     platforms_text = opts.platforms or (",".join(spec.platforms) if spec and spec.platforms else f"linux/{host_arch}")
     parsed = parse_platforms(platforms_text)
     name = opts.name or (spec.name if spec else "") or "kube-scheduler"
     spec_version = check_spec_version(opts.spec_version or (spec.version if spec else "") or "0.1.0")
     repository = opts.repository or (spec.image.repository if spec and spec.image.repository else "") or f"scheduler-build/{name}"
-    version = k8s.resolve(requested, opts.cache_dir).version
+    version = versions.resolve(requested, opts.cache_dir).version
     return Plan(opts, spec, requested, version, name, spec_version, repository, parsed)
 
 

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Iterator
 
-from scheduler_build import engine as docker_api
+from scheduler_build.engine import Engine, connect
 from scheduler_build.errors import UserError
 from scheduler_build.image import layer, oci
 from scheduler_build.progress import log, phase
@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # the result type only: publishing never assembles
 CHUNK = 1 << 20
 
 
-def engine_has(engine: docker_api.Engine, refs_to_ids: dict[str, str]) -> bool:
+def engine_has(engine: Engine, refs_to_ids: dict[str, str]) -> bool:
     for ref, image_id in refs_to_ids.items():
         image = engine.inspect_image(ref)
         if image is None or image.id != image_id:
@@ -44,13 +44,13 @@ def engine_has(engine: docker_api.Engine, refs_to_ids: dict[str, str]) -> bool:
     return True
 
 
-def publish(result: ImageResult, engine: docker_api.Engine | None = None, preloaded: frozenset[str] = frozenset()) -> bool:
+def publish(result: ImageResult, engine: Engine | None = None, preloaded: frozenset[str] = frozenset()) -> bool:
     """Make the engine hold every platform's image under its local tags; returns whether it loaded any.
 
     A freshly assembled layout is always loaded, except the platforms a Preloader
     already loaded (`preloaded`); a reused one only when the engine lacks it.
     """
-    engine = engine or docker_api.connect()
+    engine = engine or connect()
     if result.skipped:
         expected = {ref: p.config_digest for p in result.platforms for ref in p.local_tags}
         if engine_has(engine, expected):
@@ -81,7 +81,7 @@ def docker_archive(layout: oci.Layout, manifest_digest: str, repo_tags: list[str
         tar.addfile(ti, io.BytesIO(data))
 
 
-def load(engine: docker_api.Engine, layout: oci.Layout | Path, image: PlatformImage) -> None:
+def load(engine: Engine, layout: oci.Layout | Path, image: PlatformImage) -> None:
     """`docker load` one platform's image with the layout's bytes; check the engine kept its ID."""
     layout = layout if isinstance(layout, oci.Layout) else oci.Layout(layout)
     with phase("image.load", f"{image.platform} as {', '.join(image.local_tags)}"):
@@ -149,14 +149,14 @@ class Preloader:
     thread while the assembler compresses that platform's layer. Use as a context manager;
     `loaded` then names the platforms the engine holds (pass it to publish as `preloaded`)."""
 
-    def __init__(self, engine: docker_api.Engine | None = None):
+    def __init__(self, engine: Engine | None = None):
         self.engine = engine
         self.loaded: set[str] = set()
         self._threads: list[threading.Thread] = []
         self._errors: list[BaseException] = []
 
     def __call__(self, image: EarlyImage) -> None:
-        self.engine = self.engine or docker_api.connect()
+        self.engine = self.engine or connect()
         thread = threading.Thread(target=self._load, args=(image,), name=f"load-{image.platform}", daemon=True)
         thread.start()
         self._threads.append(thread)

@@ -16,14 +16,14 @@ from invoke import Collection, task
 
 from scheduler_build import devloop, kubeclient, settings
 from scheduler_build.atomic import write_atomic
-from scheduler_build.build import from_spec as spec_build
+from scheduler_build.build import from_spec
 from scheduler_build.build import pipeline as build_stage
 from scheduler_build.cluster import controlplane, processes
 from scheduler_build.config import schedulerconfig
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 from scheduler_build.spec.model import Spec
-from scheduler_build.tasks._common import describe, emit, option, user_errors
+from scheduler_build.commands._common import describe, emit, option, user_errors
 
 LEASE_TIMEOUT = 180.0
 
@@ -40,14 +40,14 @@ class _Session:
         self.holder = ""
 
     def build(self) -> Path:
-        arch = spec_build.spec_arches(self.spec, False)[0]
+        arch = from_spec.spec_arches(self.spec, False)[0]
         c = self.c
         request = build_stage.BuildRequest(
             k8s_version=option(c, "k8s.version"), arch=arch, builder_image=option(c, "builder.image"),
             pull=option(c, "builder.pull"), goroot=option(c, "builder.goroot"),
             dist_dir=Path(option(c, "paths.dist_dir")), cache_dir=settings.cache_dir(c.config),
             gocache_volume=option(c, "build.gocache_volume"), reuse_builder=option(c, "build.reuse_builder"))
-        request = spec_build.apply_spec(request, self.spec, k8s_version=None, name=None, version_suffix=None)
+        request = from_spec.apply_spec(request, self.spec, k8s_version=None, name=None, version_suffix=None)
         return build_stage.run(request).binary
 
     def start(self, binary: Path, number: int) -> None:
@@ -163,8 +163,8 @@ def run(c, spec=None, kubeconfig=None, state_dir=None, once=False):
     One result line per cycle on stdout; the save-to-lease time on stderr. A failed
     build keeps the previous scheduler running; Ctrl-C stops it.
     """
-    spec_path = spec_build.choose_spec(spec, False, option(c, "spec.path"), plain_flags=False)
-    loaded = spec_build.load_spec(spec_path)
+    spec_path = from_spec.choose_spec(spec, False, option(c, "spec.path"), plain_flags=False)
+    loaded = from_spec.load_spec(spec_path)
     session = _Session(c, loaded, _kubeconfig(c, kubeconfig, state_dir), settings.cache_dir(c.config) / "dev" / loaded.name)
     session.workdir.mkdir(parents=True, exist_ok=True)
     session.ensure_namespace()

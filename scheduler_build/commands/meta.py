@@ -12,7 +12,7 @@ from invoke import task
 
 from scheduler_build import about, cli, settings
 from scheduler_build.errors import UserError
-from scheduler_build.tasks._common import emit, user_errors
+from scheduler_build.commands._common import emit, user_errors
 
 COMPLETION = """Shell completion for scheduler-build (task names, then each task's flags):
 

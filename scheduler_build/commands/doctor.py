@@ -4,7 +4,7 @@ from invoke import task
 from invoke.exceptions import Exit
 
 from scheduler_build import doctor as doctor_checks
-from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
 
 
 @task(help={

@@ -5,13 +5,13 @@ keyed by minor ranges (not by a list of versions): where the framework types
 live (k8s.io/kubernetes/pkg/scheduler/framework until 1.34, the staging module
 k8s.io/kube-scheduler/framework from 1.35) and the few signatures that changed
 (PreBindPreFlight's result in 1.36, QueueSort's entity type in 1.37). The
-exact release is resolved through k8s.resolve(), so the generated go.mod pins
+exact release is resolved through versions.resolve(), so the generated go.mod pins
 the same staging replaces a build of that version uses.
 
 Validation happens before anything is written; the module is rendered (and
 tidied) in a temporary sibling of the output directory and renamed into place;
 into an existing directory only files an earlier scaffold wrote are replaced
-(scaffold_out.py keeps the manifest).
+(scaffold/manifest.py keeps the manifest).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from pathlib import Path
 import yaml
 
 from scheduler_build.resolve import intree
-from scheduler_build.resolve import versions as k8s
+from scheduler_build.resolve import versions
 from scheduler_build.errors import UserError
 from scheduler_build import gotool
-from scheduler_build import scaffold_out
+from scheduler_build.scaffold import manifest
 from scheduler_build.atomic import staging_dir
 from scheduler_build.progress import log
 from scheduler_build.templating import render
@@ -216,7 +216,7 @@ class ScaffoldResult:
     k8s_version: str
     package: str  # Go import path of the plugin package
     files: list[str]
-    plan: scaffold_out.Plan | None = None
+    plan: manifest.Plan | None = None
 
 
 def _imports(groups: list[list[str]]) -> list[list[str]]:
@@ -229,7 +229,7 @@ _FRAMEWORK_IMPORT = '\t"k8s.io/kubernetes/pkg/scheduler/framework"'
 _TEMPLATES = "scaffold/"
 
 
-def render_files(name: str, points: tuple[str, ...], module: str, resolution: k8s.Resolution) -> tuple[dict[str, str], str]:
+def render_files(name: str, points: tuple[str, ...], module: str, resolution: versions.Resolution) -> tuple[dict[str, str], str]:
     """Pure: the module's files (path -> text) and the plugin's import path."""
     context = _context(name, points, module, resolution)
     package = context["package"]
@@ -245,7 +245,7 @@ def render_files(name: str, points: tuple[str, ...], module: str, resolution: k8
     return files, context["import_path"]
 
 
-def _context(name: str, points: tuple[str, ...], module: str, resolution: k8s.Resolution) -> dict:
+def _context(name: str, points: tuple[str, ...], module: str, resolution: versions.Resolution) -> dict:
     """What the templates see: names, the chosen points, the minor's framework API, the pinned versions."""
     api = framework_api(resolution.minor)
     has = {k: (k in points) for k in POINT_KEYS}
@@ -355,18 +355,18 @@ def _tidy(directory: Path) -> None:
 def scaffold(request: ScaffoldRequest) -> ScaffoldResult:
     """Validate everything, render into a temporary sibling, tidy, then move into place.
 
-    Only files this scaffold wrote before (scaffold_out's manifest) are ever replaced."""
+    Only files this scaffold wrote before (manifest.py) are ever replaced."""
     name = validate_name(request.name)
     points = parse_points(request.points)
     module = validate_module(request.module)
     out = Path(request.out).absolute()
     check_out_dir(out, request.force)
-    resolution = k8s.resolve(request.k8s_version, request.cache_dir)
+    resolution = versions.resolve(request.k8s_version, request.cache_dir)
     framework_api(resolution.minor)  # refuses minors older than the templates know
     check_name_free(name, resolution.version, request.cache_dir, fetch=request.tidy and not request.dry_run)
     files, import_path = render_files(name, points, module, resolution)
     expected = sorted(files) + (["go.sum"] if request.tidy else [])
-    steps = scaffold_out.plan(out, expected, request.force)  # refuses clashes before the slow tidy
+    steps = manifest.plan(out, expected, request.force)  # refuses clashes before the slow tidy
     if request.dry_run:
         return ScaffoldResult(out=out, k8s_version=resolution.version, package=import_path, files=expected,
                               plan=steps)
@@ -381,11 +381,11 @@ def scaffold(request: ScaffoldRequest) -> ScaffoldResult:
             _tidy(tmp)
         os.chmod(tmp, 0o755)
         written = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
-        steps = scaffold_out.plan(out, written, request.force)
+        steps = manifest.plan(out, written, request.force)
         for line in steps.lines():
             if not line.startswith("create"):
                 log(f"    {line}")
-        scaffold_out.apply(tmp, out, steps)
+        manifest.apply(tmp, out, steps)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -10,7 +10,7 @@ from invoke import Collection, task
 
 from scheduler_build import __version__
 from scheduler_build import settings
-from scheduler_build.build import from_spec as spec_build
+from scheduler_build.build import from_spec
 from scheduler_build.build import pipeline as build_stage
 from scheduler_build.errors import UserError
 from scheduler_build.image import assemble as image_stage
@@ -25,7 +25,7 @@ from scheduler_build.publish import daemon as daemon_stage
 from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish import sign as sign_stage
 from scheduler_build.publish import verify as verify_stage
-from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
 
 
 def _repository(repository: str) -> str:
@@ -38,7 +38,7 @@ def _repository(repository: str) -> str:
 
 def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force) -> image_request.Options:
     # The same choice as `inv build`: --spec, else spec.path unless --no-spec/--k8s-version.
-    chosen = spec_build.choose_spec(spec, no_spec, option(c, "spec.path"), plain_flags=bool(k8s_version))
+    chosen = from_spec.choose_spec(spec, no_spec, option(c, "spec.path"), plain_flags=bool(k8s_version))
     return image_request.Options(
         spec_path=str(chosen) if chosen else "",
         k8s_version=k8s_version or "",
@@ -65,7 +65,7 @@ def _build_missing(opts: image_request.Options, plan: image_request.Plan) -> Non
                 k8s_version=plan.requested, arch=arch, name=plan.name, dist_dir=Path(opts.dist_dir), cache_dir=opts.cache_dir,
                 pull=opts.pull, source_date_epoch=opts.source_date_epoch)
             if plan.spec is not None:
-                request = spec_build.apply_spec(request, plan.spec, k8s_version=opts.k8s_version or None, name=plan.name, version_suffix=None)
+                request = from_spec.apply_spec(request, plan.spec, k8s_version=opts.k8s_version or None, name=plan.name, version_suffix=None)
                 request = dataclasses.replace(request, arch=arch)
             build_stage.run(request)
 

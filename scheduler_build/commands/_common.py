@@ -61,13 +61,10 @@ def option(c: Any, key: str, flag: Any = None) -> Any:
 
 
 PATH_KEYS = frozenset({"spec.path", "paths.dist_dir", "config.out"})
-PROJECT_DIR: list[Path] = []  # set when invoke reached the checkout's tasks from a subdirectory
 
 
 def project_dir(config: Any) -> Path:
     """Where tasks.py / invoke.yaml live (for scheduler-build: the current directory)."""
-    if PROJECT_DIR:
-        return PROJECT_DIR[0]
     prefix = getattr(config, "_project_prefix", None) if config is not None else None
     return Path(prefix) if prefix else Path.cwd()
 

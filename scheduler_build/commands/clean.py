@@ -6,10 +6,10 @@ from pathlib import Path
 from invoke import task
 
 from scheduler_build import clean as clean_stage
-from scheduler_build import engine as docker_api
+from scheduler_build.engine import connect
 from scheduler_build import settings
 from scheduler_build.progress import log
-from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
 
 
 @task(auto_shortflags=False, help={
@@ -29,7 +29,7 @@ def clean(c, dist=False, cache=False, volume=False, images=False, all=False, dry
     if not any(chosen.values()):
         chosen["dist"] = True
     dist_dir = Path(option(c, "paths.dist_dir"))
-    engine = docker_api.connect(timeout=60) if chosen["volume"] or chosen["images"] else None
+    engine = connect(timeout=60) if chosen["volume"] or chosen["images"] else None
     items: list[clean_stage.Item] = []
     if chosen["dist"]:
         items += clean_stage.plan_dist(dist_dir)

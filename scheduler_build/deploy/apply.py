@@ -24,7 +24,8 @@ from typing import Any, Callable
 
 import yaml
 
-from scheduler_build import deploy_certs, kubeclient
+from scheduler_build import kubeclient
+from scheduler_build.deploy import tls
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 
@@ -335,7 +336,7 @@ def deploy(objects: list[dict], kubeconfig: Path, context: str | None = None, dr
                             f"in {timeout:g}s: {reasons[0] if reasons else 'no reason reported'}",
                             "fix the cause and run inv deploy --rotate-certs again (every step is safe to repeat)")
 
-    objects = deploy_certs.prepare(client, objects, rotate_certs, dry_run, wait, apply_and_roll)
+    objects = tls.prepare(client, objects, rotate_certs, dry_run, wait, apply_and_roll)
     report.applied = apply(client, objects, dry_run=dry_run)
     if dry_run or not wait:
         return report

@@ -8,15 +8,15 @@ from pathlib import Path
 import yaml
 from invoke import Collection, task
 
-from scheduler_build import deploy as deploy_mod
+from scheduler_build.deploy import apply
 from scheduler_build import kubeclient
-from scheduler_build.config import render as schedconfig
+from scheduler_build.config import render
 from scheduler_build.config import target
 from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase
-from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
 
 
 @task(default=True, help={
@@ -39,19 +39,19 @@ def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None,
     if not kubeconfig:
         raise UserError("no kubeconfig given", "pass --kubeconfig K (or set deploy.kubeconfig / $KUBECONFIG)")
     kubeclient.check_kubeconfig(kubeconfig)
-    image = schedconfig.check_image_flag(image) if image else None
+    image = render.check_image_flag(image) if image else None
     if dir:
-        objects = deploy_mod.load_dir(Path(dir))
+        objects = apply.load_dir(Path(dir))
     else:
         loaded = spec_mod.load(option(c, "spec.path", spec))
-        ref = image or schedconfig.image_ref(loaded, target.kubernetes_release(loaded, None, settings.cache_dir(c.config)))
-        files = schedconfig.render_files(loaded, ref)
+        ref = image or render.image_ref(loaded, target.kubernetes_release(loaded, None, settings.cache_dir(c.config)))
+        files = render.render_files(loaded, ref)
         objects = [d for name in (yaml.safe_load(files["kustomization.yaml"]).get("resources") or [])
                    for d in yaml.safe_load_all(files[name]) if d]
     wait = not option(c, "deploy.no_wait", no_wait)
     timeout_s = option(c, "deploy.timeout", timeout)
     with phase("deploy", f"{len(objects)} objects{' (server dry run)' if dry_run else ''}"):
-        report = deploy_mod.deploy(objects, Path(kubeconfig), option(c, "deploy.context", context),
+        report = apply.deploy(objects, Path(kubeconfig), option(c, "deploy.context", context),
                                    dry_run=bool(dry_run), wait=wait, timeout=float(timeout_s),
                                    rotate_certs=bool(rotate_certs))
     if json:

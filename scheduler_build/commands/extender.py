@@ -7,7 +7,7 @@ from scheduler_build.extender import ServeConfig, TLSOptions
 from scheduler_build.extender import serve as serve_extender
 from scheduler_build.extender.app import VERBS
 from scheduler_build.extender.cli import validate
-from scheduler_build.tasks._common import describe, option, user_errors
+from scheduler_build.commands._common import describe, option, user_errors
 
 
 @task(

@@ -12,12 +12,12 @@ from scheduler_build.cluster import dns as dns_mod
 from scheduler_build.cluster import load as load_mod
 from scheduler_build.cluster import node as node_mod
 from scheduler_build.cluster import registries as registries_mod
-from scheduler_build.config import render as schedconfig
+from scheduler_build.config import render
 from scheduler_build.config import target
 from scheduler_build.errors import UserError
 from scheduler_build.image import assemble
 from scheduler_build.progress import phase
-from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
 
 
 STATE_DIR_DEFAULT = describe("cluster.state_dir", "<cache>/cluster")
@@ -125,7 +125,7 @@ def spec_images(c, spec_path: str) -> list[tuple[str, str]]:
     """(local image, name on the node) for the spec's scheduler and, when enabled, its reference extender."""
     loaded = spec_mod.load(spec_path)
     release = target.kubernetes_release(loaded, None, settings.cache_dir(c.config))
-    scheduler = schedconfig.image_ref(loaded, release)
+    scheduler = render.image_ref(loaded, release)
     layout = assemble.layout_dir(Path(option(c, "paths.dist_dir")), loaded.name, release)
     if not (layout / "index.json").is_file():
         raise UserError(f"no image built for {spec_path} under {layout}", f"run `inv image.build --spec {spec_path}` first")

@@ -2,11 +2,11 @@
 
 from invoke import Collection, task
 
-from scheduler_build import engine as docker_api
+from scheduler_build.engine import connect
 from scheduler_build import settings
 from scheduler_build.build import builder_image as builder_stage
-from scheduler_build.resolve import versions as k8s
-from scheduler_build.tasks._common import describe, emit, negated, option, user_errors
+from scheduler_build.resolve import versions
+from scheduler_build.commands._common import describe, emit, negated, option, user_errors
 
 
 @task(help={
@@ -16,7 +16,7 @@ from scheduler_build.tasks._common import describe, emit, negated, option, user_
 @user_errors
 def bootstrap(c, goroot=None, force=False):
     """Build scheduler-build/golang:<go> locally from the host's Go and a busybox rootfs (no pull)."""
-    engine = docker_api.connect()
+    engine = connect()
     built = builder_stage.bootstrap(engine, option(c, "builder.goroot", goroot), force=force)
     emit(f"{built.image} {built.image_id}")
 
@@ -29,8 +29,8 @@ def bootstrap(c, goroot=None, force=False):
 @user_errors
 def show(c, k8s_version=None, image=None, no_pull=False):
     """Show which builder image `inv build` would use, bootstrapping it if needed."""
-    resolution = k8s.resolve(option(c, "k8s.version", k8s_version), settings.cache_dir(c.config))
-    engine = docker_api.connect()
+    resolution = versions.resolve(option(c, "k8s.version", k8s_version), settings.cache_dir(c.config))
+    engine = connect()
     chosen = builder_stage.select(
         engine,
         resolution.go_version,

@@ -4,16 +4,16 @@ from pathlib import Path
 
 from invoke import Collection, task
 
-from scheduler_build import scaffold as scaffold_mod
+from scheduler_build.scaffold import generate
 from scheduler_build import settings
 from scheduler_build.errors import UserError
 from scheduler_build.progress import phase
-from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
 
 
 @task(help={
     "name": "plugin name, an exported Go identifier, e.g. UnderlayIPLimit",
-    "points": "comma-separated extension points: " + ",".join(scaffold_mod.POINT_KEYS),
+    "points": "comma-separated extension points: " + ",".join(generate.POINT_KEYS),
     "module": "Go module path of the new module, e.g. example.com/acme/underlay",
     "k8s-version": "Kubernetes version the code targets: 1.36, v1.36.2, latest "
                    f"({describe('scaffold.k8s_version', describe('k8s.version').removeprefix('default: '))})",
@@ -32,7 +32,7 @@ def plugin(c, name="", points="", module="", k8s_version=None, out="", force=Fal
     version = option(c, "scaffold.k8s_version", k8s_version) or option(c, "k8s.version")
     if not out:
         raise UserError("--out is required", "name a new directory, e.g. --out plugins/underlay")
-    request = scaffold_mod.ScaffoldRequest(
+    request = generate.ScaffoldRequest(
         name=name,
         points=points,
         module=module,
@@ -44,7 +44,7 @@ def plugin(c, name="", points="", module="", k8s_version=None, out="", force=Fal
         dry_run=dry_run,
     )
     with phase("scaffold", f"{name} ({points}) for Kubernetes {version}"):
-        result = scaffold_mod.scaffold(request)
+        result = generate.scaffold(request)
     steps = result.plan.lines() if result.plan else []
     if json:
         emit_json({"out": str(result.out), "k8s_version": result.k8s_version, "package": result.package,

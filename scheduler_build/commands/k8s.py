@@ -5,7 +5,7 @@ from invoke import Collection, task
 from scheduler_build import settings
 from scheduler_build.resolve import goproxy
 from scheduler_build.resolve import versions as k8s_versions
-from scheduler_build.tasks._common import emit, emit_json, user_errors
+from scheduler_build.commands._common import emit, emit_json, user_errors
 
 
 @task(positional=["version"], help={

@@ -6,7 +6,7 @@ from pathlib import Path
 from invoke import Collection, task
 
 from scheduler_build.errors import UserError
-from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
 
 BENCH_DIR = Path(__file__).resolve().parent
 K8S_HELP = f"Kubernetes version ({describe('k8s.version')})"

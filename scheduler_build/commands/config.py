@@ -8,7 +8,7 @@ from invoke import Collection, task
 
 from scheduler_build import settings
 from scheduler_build.config import legacy_policy as policy_mod
-from scheduler_build.config import render as schedconfig
+from scheduler_build.config import render as manifests
 from scheduler_build.config import target
 from scheduler_build.config.field_lines import field_line
 from scheduler_build.config import validate as config_validate
@@ -16,7 +16,7 @@ from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
 from scheduler_build.atomic import write_atomic
 from scheduler_build.progress import log, phase
-from scheduler_build.tasks._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
 
 
 @task(help={
@@ -29,12 +29,12 @@ from scheduler_build.tasks._common import describe, emit, emit_json, option, use
 @user_errors
 def render(c, spec=None, out=None, image=None, k8s_version=None, json=False):
     """Render the KubeSchedulerConfiguration, ConfigMap, RBAC, Deployment (and extender) with a kustomization."""
-    image = schedconfig.check_image_flag(image) if image else None
+    image = manifests.check_image_flag(image) if image else None
     loaded = spec_mod.load(option(c, "spec.path", spec))
     out_dir = Path(option(c, "config.out", out) or Path(option(c, "paths.dist_dir")) / "config" / loaded.name)
-    ref = image or schedconfig.image_ref(loaded, target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config)))
+    ref = image or manifests.image_ref(loaded, target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config)))
     with phase("render", str(out_dir)):
-        files = schedconfig.render(loaded, out_dir, ref)
+        files = manifests.render(loaded, out_dir, ref)
     for name in sorted(files):
         log(f"    {out_dir / name}")
     if json:
@@ -90,7 +90,7 @@ def _validate(c, spec_path, binary, k8s_version, fields_only, write_config_to) -
         loaded = spec_mod.load(spec_path)
     version = target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config))
     config_validate.check_fields(loaded, version, settings.cache_dir(c.config))
-    config = schedconfig.config_text(loaded)
+    config = manifests.config_text(loaded)
     if fields_only:
         return {"kubernetes_version": version, "binary": ""}
     binary_path = Path(binary) if binary else config_validate.default_binary(

@@ -5,9 +5,9 @@ from pathlib import Path
 from invoke import Collection, task
 
 from scheduler_build import settings
-from scheduler_build.build import from_spec as spec_build
+from scheduler_build.build import from_spec
 from scheduler_build.build import pipeline as build_stage
-from scheduler_build.tasks._common import describe, emit, emit_json, negated, option, user_errors
+from scheduler_build.commands._common import describe, emit, emit_json, negated, option, user_errors
 
 
 @task(
@@ -47,18 +47,18 @@ def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cg
     patch series are compiled into the same hermetic build.
     """
     loaded = None
-    spec_path = spec_build.choose_spec(spec, no_spec, option(c, "spec.path"), plain_flags=bool(k8s_version or component))
+    spec_path = from_spec.choose_spec(spec, no_spec, option(c, "spec.path"), plain_flags=bool(k8s_version or component))
     if spec_path is not None:
-        loaded = spec_build.load_spec(spec_path)
+        loaded = from_spec.load_spec(spec_path)
     arches = [option(c, "build.arch", arch)]
     if loaded is not None and not arch:
-        arches = spec_build.spec_arches(loaded, option(c, "build.all_platforms", all_platforms))
+        arches = from_spec.spec_arches(loaded, option(c, "build.all_platforms", all_platforms))
     results = []
     for target_arch in arches:
         request = _request(c, k8s_version, target_arch, os, component, name, cgo_static, builder_image, no_pull, dist,
                            source_date_epoch, version_suffix, gocache_volume)
         if loaded is not None:
-            request = spec_build.apply_spec(request, loaded, k8s_version=k8s_version, name=name, version_suffix=version_suffix)
+            request = from_spec.apply_spec(request, loaded, k8s_version=k8s_version, name=name, version_suffix=version_suffix)
         results.append(build_stage.run(request))
     if json:
         infos = [r.info for r in results]
@@ -99,10 +99,10 @@ def _request(c, k8s_version, arch, os, component, name, cgo_static, builder_imag
 @user_errors
 def check_patches(c, spec=None, k8s_version=None, json=False):
     """Dry-run the spec's patch series against a Kubernetes version; nothing is written."""
-    spec_path = spec_build.choose_spec(spec, False, option(c, "spec.path"), plain_flags=False)
-    loaded = spec_build.load_spec(spec_path)
+    spec_path = from_spec.choose_spec(spec, False, option(c, "spec.path"), plain_flags=False)
+    loaded = from_spec.load_spec(spec_path)
     version = k8s_version or loaded.kubernetes_version
-    report = spec_build.check_patches(loaded, version, settings.cache_dir(c.config))
+    report = from_spec.check_patches(loaded, version, settings.cache_dir(c.config))
     if json:
         emit_json(report)
     else:

@@ -1,0 +1,1 @@
+"""scaffold: plugin modules from templates/scaffold/ (`generate`) placed without losing a file (`manifest`)."""
