@@ -18,6 +18,7 @@ from invoke.parser import ParserContext
 from invoke.exceptions import Exit, ParseError
 
 from scheduler_build import __version__, about, progress, safeyaml, settings_files
+from scheduler_build import errors
 from scheduler_build.errors import UserError
 
 
@@ -143,6 +144,10 @@ def _task_argv(program: Program) -> None:
         elif token.startswith("-") and token != "-":
             skip = "=" not in token and _takes_value(token, params)
             given = given or token.split("=")[0] == "--spec"
+        elif current in OPTIONAL_POSITIONAL and not given:  # `init DIR`: invoke has no optional positionals
+            tokens[i:i + 1] = [f"--{OPTIONAL_POSITIONAL[current]}", token]
+            program.core.unparsed = tokens
+            return
         elif "spec" in params and (token == "-" or token.endswith(SPEC_SUFFIXES)):
             if given:
                 raise Exit(f"error: {current} reads one spec: --spec and {token!r} both given; give one", code=2)
@@ -152,6 +157,7 @@ def _task_argv(program: Program) -> None:
 
 
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
+OPTIONAL_POSITIONAL = {"init": "dir"}  # task -> the flag its one bare word stands for
 
 
 def _takes_value(flag: str, params: dict) -> bool:
@@ -252,6 +258,7 @@ class SchedulerBuildProgram(Program):
         print(about.version_line(self.name))
 
     def parse_core(self, argv: list[str] | None) -> None:
+        errors.PROGRAM[0] = self.binary  # hints name `scheduler-build ...`, not `inv ...`
         super().parse_core(argv)
         progress.set_verbosity(0 if self.args.quiet.value else 2 if self.args.verbose.value else 1)
 

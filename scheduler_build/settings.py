@@ -70,9 +70,10 @@ DEFAULTS: dict[str, Any] = {
         "ca_cert": "",  # empty: /etc/docker/certs.d/<host:port>/ca.crt, else the system CAs
     },
     "spec": {
-        # The build spec every stage reads (build, image, config, deploy). `inv build`
+        # The build spec every stage reads (build, image, config, deploy); `init` writes one. `build`
         # and image.* with --no-spec, --k8s-version or --component build plain kube-scheduler.
-        "path": "examples/underlay/scheduler.yaml",
+        # (This checkout's invoke.yaml points `inv` at examples/underlay/scheduler.yaml.)
+        "path": "scheduler.yaml",
     },
     "buildspec": {  # deprecated aliases (see ALIASES): read when set, with a warning
         "path": "",

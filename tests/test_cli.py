@@ -33,7 +33,7 @@ def _task_names(listing: str) -> set[str]:
     return {line.split()[0] for line in listing.splitlines() if line.startswith("  ") and not line.startswith("   ")}
 
 
-PRODUCT = {"doctor", "clean", "build.build", "build.check-patches", "dev.run", "builder.bootstrap", "builder.show", "cluster.up",
+PRODUCT = {"doctor", "clean", "init", "build.build", "build.check-patches", "dev.run", "builder.bootstrap", "builder.show", "cluster.up",
            "cluster.down", "cluster.status", "cluster.load", "config.render", "config.validate", "config.migrate-policy",
            "deploy.deploy", "extender.serve", "image.build", "image.push", "image.extender", "image.keygen",
            "image.verify", "k8s.resolve",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -137,3 +138,26 @@ def test_ctrl_c_during_start_up_is_one_line(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert proc.returncode == 130 and proc.stderr == "interrupted\n", proc.stderr
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_extender_exit_status_on_signals_is_what_the_docs_say(sig, status):
+    """The documented exit statuses: SIGTERM (the kubelet's) ends it by that signal (143 in a shell),
+    Ctrl-C with 130; both after draining."""
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from scheduler_build.extender.cli import main; "
+                             "sys.argv = ['scheduler-extender', '--port', '0']; main()"],
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        for line in proc.stderr:
+            if "Started server process" in line:  # uvicorn logs it once its signal handlers are in place
+                break
+        proc.send_signal(sig)
+        proc.communicate(timeout=120)
+    finally:
+        proc.kill() if proc.poll() is None else None
+    shell_status = 128 - proc.returncode if proc.returncode < 0 else proc.returncode
+    assert shell_status == status
+    assert f"exit status {status}" in EXIT_CODES or f"exits {status}" in EXIT_CODES, EXIT_CODES
+
+
+EXIT_CODES = next(line for line in (REPO / "README.md").read_text().splitlines() if line.startswith("| 130 |"))

@@ -257,9 +257,9 @@ def keygen(c, out, allow_empty_password=False):
 @user_errors
 def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False, rebuild=False, spec=None, no_spec=False, version=None):
     """Check signatures, the SLSA provenance, both SBOM referrers and the labels of what a registry holds."""
-    public = sign_stage.key_ref(option(c, "sign.public_key", key), "--key")
+    public = sign_stage.key_ref(option(c, "sign.public_key", key), "--key", public=True)
     target, _ = verify_stage.split_reference(ref)
-    client = _client(c, target, ca_cert, insecure, None)
+    client = dataclasses.replace(_client(c, target, ca_cert, insecure, None), read_only=True)
     with phase("image.verify", ref):
         report = verify_stage.verify(_cosign(c), public, ref, client)
         if rebuild:

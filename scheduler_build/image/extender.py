@@ -31,7 +31,7 @@ MIRROR = "http://deb.debian.org/debian"
 INCLUDE = ("python3", "ca-certificates")
 # What the extender imports at run time (pyproject's dependencies for it).
 RUNTIME_WHEELS = ("msgspec>=0.18", "prometheus-client>=0.20", "uvicorn>=0.30", "uvloop>=0.19", "httptools>=0.6", "kubernetes>=29.0")
-EXTENDER_FILES = ("__init__.py", "errors.py")  # outside extender/, what it imports
+EXTENDER_FILES = ("__init__.py", "errors.py", "about.py")  # outside extender/, what it imports
 DEBIAN_ARCH = {"amd64": "amd64", "arm64": "arm64"}
 
 
