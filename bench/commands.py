@@ -109,4 +109,15 @@ def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants="abcd", k8s_version=N
     _report(module, results, json)
 
 
-ns = Collection("bench", build_bench, extender_bench, image_bench, e2e_bench)
+@task(name="startup", help={
+    "repeats": "alternating runs per side (default 15)",
+    "json": "print raw figures as JSON instead of a Markdown table",
+})
+@user_errors
+def startup_bench(c, repeats=15, json=False):
+    """Start-up of scheduler-build (--version, --list, completion) vs `python -c 'import invoke'`."""
+    module = _bench_module("startup_bench")
+    _report(module, module.run(int(repeats)), json)
+
+
+ns = Collection("bench", build_bench, extender_bench, image_bench, e2e_bench, startup_bench)

@@ -38,7 +38,7 @@ PRODUCT = {"doctor", "clean", "init", "build.build", "build.check-patches", "dev
            "deploy.deploy", "extender.serve", "image.build", "image.push", "image.extender", "image.keygen",
            "image.verify", "k8s.resolve",
            "k8s.versions", "scaffold.plugin"}
-DEVELOPER = {"test", "e2e.e2e", "bench.build", "bench.e2e", "bench.extender", "bench.image"}
+DEVELOPER = {"test", "e2e.e2e", "bench.build", "bench.e2e", "bench.extender", "bench.image", "bench.startup"}
 
 
 def test_console_script_lists_the_products_tasks_only(capsys, tmp_path, monkeypatch):

@@ -1,0 +1,51 @@
+"""Start-up of the `scheduler-build` console script beside `python -c 'import invoke'` (its floor).
+
+Each side runs `repeats` times, alternating, as fresh processes; medians and ratios are reported.
+Run through `inv bench.startup`; figures go into BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+CASES = {
+    "--version": ["--version"],
+    "--list": ["--list"],
+    "completion (TAB after `image.`)": ["--complete", "--", "scheduler-build", "image."],
+    "help settings": ["help", "settings"],
+}
+
+
+def _seconds(argv: list[str], cwd: str) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def run(repeats: int = 15) -> dict:
+    # What the console script runs (its wrapper is these two lines), with this interpreter and checkout.
+    program = [sys.executable, "-c", "from scheduler_build.entry import main; main()"]
+    baseline = [sys.executable, "-c", "import invoke"]
+    results: dict = {"program": " ".join(program), "baseline": " ".join(baseline), "repeats": repeats, "cases": {}}
+    with tempfile.TemporaryDirectory() as empty:  # no settings file, as a pip user's fresh directory
+        for name, args in CASES.items():
+            ours, floor = [], []
+            _seconds(program + args, empty)  # warm the page cache once
+            for _ in range(repeats):
+                ours.append(_seconds(program + args, empty))
+                floor.append(_seconds(baseline, empty))
+            results["cases"][name] = {"median_s": statistics.median(ours), "baseline_median_s": statistics.median(floor)}
+    return results
+
+
+def markdown(results: dict) -> str:
+    rows = ["| command | median | `python -c 'import invoke'` | ratio |", "|---|---|---|---|"]
+    for name, case in results["cases"].items():
+        ratio = case["median_s"] / case["baseline_median_s"]
+        rows.append(f"| `scheduler-build {name}` | {case['median_s']:.3f} s | {case['baseline_median_s']:.3f} s | "
+                    f"{ratio:.2f} |")
+    return "\n".join(rows) + f"\n\n{results['repeats']} alternating runs per side, medians."
