@@ -257,8 +257,15 @@ class SchedulerBuildProgram(Program):
     def print_version(self) -> None:
         print(about.version_line(self.name))
 
+    def run(self, argv: list[str] | None = None, exit: bool = True) -> None:
+        """Hints name `scheduler-build ...`, not `inv ...`, for this run (and only this one, in-process)."""
+        previous, errors.PROGRAM[0] = errors.PROGRAM[0], self.binary
+        try:
+            super().run(argv, exit)
+        finally:
+            errors.PROGRAM[0] = previous
+
     def parse_core(self, argv: list[str] | None) -> None:
-        errors.PROGRAM[0] = self.binary  # hints name `scheduler-build ...`, not `inv ...`
         super().parse_core(argv)
         progress.set_verbosity(0 if self.args.quiet.value else 2 if self.args.verbose.value else 1)
 
