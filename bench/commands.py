@@ -77,7 +77,7 @@ def image_bench(c, k8s_version=None, repeats=3, json=False):
     "repeats": "round-robin rounds over the variants; medians are reported (default 1)",
     "variants": "which of a (in-tree), b (example plugin), c (extender NodeNames), d (extender NodeList), e (c without OneWrite) (default abcd)",
     "k8s-version": f"{K8S_HELP} of the scheduler and API server",
-    "chart": "write the PNG bar chart here (default bench/e2e-throughput.png)",
+    "chart": "write the PNG bar chart here (default docs/benchmarks/e2e-throughput.png)",
     "node": "instead: on a real node (inv cluster.up --node, root), the example spec deployed by inv deploy: "
             "its scheduler pod vs the same binary as a host process, same config and pods (needs no other node "
             "cluster running; --variants, --k8s-version and --chart do not apply)",
@@ -104,7 +104,7 @@ def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants="abcd", k8s_version=N
     module = _bench_module("e2e_bench")
     results = module.run(int(pods), int(nodes), int(repeats), variants, option(c, "k8s.version", k8s_version),
                          trace=bool(trace))
-    png = module.chart(results, Path(chart) if chart else BENCH_DIR / "e2e-throughput.png")
+    png = module.chart(results, Path(chart) if chart else BENCH_DIR.parent / "docs" / "benchmarks" / "e2e-throughput.png")
     results["chart"] = str(png)
     _report(module, results, json)
 

@@ -15,7 +15,7 @@ import time
 CASES = {
     "--version": ["--version"],
     "--list": ["--list"],
-    "completion (TAB after `image.`)": ["--complete", "--", "scheduler-build", "image."],
+    "completion (TAB after image.)": ["--complete", "--", "scheduler-build", "image."],
     "help settings": ["help", "settings"],
 }
 

@@ -17,9 +17,21 @@ from invoke import Argument, Collection, Config, Program
 from invoke.parser import ParserContext
 from invoke.exceptions import Exit, ParseError
 
-from scheduler_build import __version__, about, progress, safeyaml, settings_files
+from scheduler_build import __version__, about, cli_listing, progress, safeyaml
 from scheduler_build import errors
 from scheduler_build.errors import UserError
+
+
+FILE_NAMES = ("scheduler-build.yaml", "scheduler-build.yml", "scheduler-build.json")
+LEGACY_NAME = "invoke.yaml"
+
+
+def find_project(start: Path) -> Path | None:
+    """The nearest directory at or above `start` holding a scheduler-build.yaml (.yml, .json)."""
+    for directory in (start, *start.parents):
+        if any((directory / name).is_file() for name in FILE_NAMES):
+            return directory
+    return None
 
 
 class SchedulerBuildConfig(Config):
@@ -33,7 +45,7 @@ class SchedulerBuildConfig(Config):
     def __init__(self, *args, **kwargs):
         # With a built-in namespace invoke has no project location and never loads a project
         # file: find it here, the way `inv` finds tasks.py.
-        found = settings_files.find_project(Path.cwd())
+        found = find_project(Path.cwd())
         kwargs.setdefault("project_location", str(found or Path.cwd()))
         super().__init__(*args, **kwargs)
         if not kwargs.get("lazy"):
@@ -41,7 +53,7 @@ class SchedulerBuildConfig(Config):
 
     def load_project(self, merge: bool = True) -> None:
         super().load_project(merge=False)
-        legacy = Path(self._project_prefix or ".") / settings_files.LEGACY_NAME
+        legacy = Path(self._project_prefix or ".") / LEGACY_NAME
         if not self._project_found and self._project_prefix is not None and legacy.is_file():
             self._set(_project_found=None, _project_path=str(legacy))
             self._load_file(prefix="project", absolute=True, merge=False)
@@ -184,6 +196,10 @@ def _settings_checked(program: Program, step: Callable[[], None]) -> Callable[[]
     """Every settings file and environment variable is checked against the table before a task runs."""
     @functools.wraps(step)
     def wrapper() -> None:
+        # Imported here, not at the top: the table and its parsers are not needed by --version,
+        # --list or TAB completion, which must start fast (bench/startup_bench.py).
+        from scheduler_build import settings_files
+
         try:
             settings_files.check_config(program.config)
         except UserError as exc:
@@ -265,6 +281,12 @@ class SchedulerBuildProgram(Program):
         finally:
             errors.PROGRAM[0] = previous
 
+    def parse_collection(self) -> None:
+        """`--list` and TAB completion are served from the cached listing when there is one."""
+        if self._namespace is None and (self.args.list.value or self.args.complete.value) and not self.args.help.value:
+            self._namespace = cli_listing.load()
+        super().parse_collection()
+
     def parse_core(self, argv: list[str] | None) -> None:
         super().parse_core(argv)
         progress.set_verbosity(0 if self.args.quiet.value else 2 if self.args.verbose.value else 1)
@@ -289,6 +311,7 @@ def _namespace() -> Collection:
     ns = commands.namespace()
     ns.add_task(meta.help_, name="help")
     ns.add_task(meta.version)
+    cli_listing.save(ns)
     return ns
 
 

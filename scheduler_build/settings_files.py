@@ -1,9 +1,8 @@
 """Settings files and environment variables, checked against the settings table before any task runs.
 
-`scheduler-build` reads its own file, scheduler-build.yaml, found by walking up from the working
-directory (as `inv` finds tasks.py), plus /etc/scheduler-build.yaml and ~/.scheduler-build.yaml;
-a project's invoke.yaml is still read, with a deprecation line, when no scheduler-build.yaml is
-found. `inv` reads invoke's files (invoke.yaml beside tasks.py, ~/.invoke.yaml, /etc/invoke.yaml).
+`scheduler-build` reads its own files (scheduler_build.cli finds them: scheduler-build.yaml walking
+up from the working directory, ~/.scheduler-build.yaml, /etc/scheduler-build.yaml; a project's
+invoke.yaml, deprecated); `inv` reads invoke's (invoke.yaml beside tasks.py, ~/.invoke.yaml, /etc/invoke.yaml).
 
 Every file and every environment variable of the running program is checked against
 settings.DEFAULTS and options.convert: an unknown key gets a "did you mean", a value of the wrong
@@ -16,26 +15,15 @@ from __future__ import annotations
 
 import difflib
 import os
-from pathlib import Path
 from typing import Any
 
 from scheduler_build import options, settings
 from scheduler_build.errors import UserError
 
-FILE_NAMES = ("scheduler-build.yaml", "scheduler-build.yml", "scheduler-build.json")
-LEGACY_NAME = "invoke.yaml"
 INVOKE_SECTIONS = frozenset({"run", "runners", "sudo", "tasks", "timeouts"})  # invoke's own (Config.global_defaults)
 # The key a bare value most likely meant, e.g. `spec: my.yaml` -> `spec: {path: my.yaml}`.
 _NATURAL_KEY = {"spec": "path", "image": "repository", "registry": "url", "k8s": "version", "builder": "image",
                 "paths": "dist_dir", "buildspec": "path", "cluster": "state_dir"}
-
-
-def find_project(start: Path) -> Path | None:
-    """The nearest directory at or above `start` holding a scheduler-build.yaml (.yml, .json)."""
-    for directory in (start, *start.parents):
-        if any((directory / name).is_file() for name in FILE_NAMES):
-            return directory
-    return None
 
 
 def check_file(path: str, data: dict, shared: bool = False) -> None:

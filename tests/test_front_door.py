@@ -160,4 +160,42 @@ def test_extender_exit_status_on_signals_is_what_the_docs_say(sig, status):
     assert f"exit status {status}" in EXIT_CODES or f"exits {status}" in EXIT_CODES, EXIT_CODES
 
 
-EXIT_CODES = next(line for line in (REPO / "README.md").read_text().splitlines() if line.startswith("| 130 |"))
+EXIT_CODES = next(line for line in (REPO / "docs" / "settings.md").read_text().splitlines() if line.startswith("| 130 |"))
+
+
+LISTED = ("import sys; from scheduler_build.cli import program; program.run(['scheduler-build', '--list'], exit=False); "
+          "print('IMPORTED' if 'scheduler_build.commands' in sys.modules else 'LIGHT', file=sys.stderr)")
+
+
+def test_list_is_served_from_the_cached_listing_without_importing_the_tasks(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    first = subprocess.run([sys.executable, "-c", LISTED], cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=300)
+    assert first.returncode == 0 and first.stderr.strip().endswith("IMPORTED"), first.stderr  # none cached yet
+    second = subprocess.run([sys.executable, "-c", LISTED], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert second.returncode == 0 and second.stderr.strip().endswith("LIGHT"), second.stderr
+    assert second.stdout == first.stdout and "image.push" in second.stdout
+    completions = []
+    for cache in (tmp_path / "cache", tmp_path / "empty"):  # from the listing, then from the real tasks
+        proc = subprocess.run([sys.executable, "-m", "scheduler_build", "--complete", "--", "scheduler-build", "build",
+                               "--"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                              env={**env, "XDG_CACHE_HOME": str(cache)})
+        completions.append(set(proc.stdout.split()))
+    assert completions[0] == completions[1] and completions[0]
+
+
+def test_the_listing_describes_every_task_and_flag():
+    from scheduler_build import cli_listing
+    from scheduler_build.cli import _namespace
+
+    real = _namespace()
+    described = cli_listing.describe(real)
+    assert cli_listing.describe(cli_listing.build(described)) == described
+    push = next(t for c in described["collections"] if c["name"] == "image" for t in c["tasks"] if t["name"] == "push")
+    assert {"--sign", "--no-insecure"} <= {"--" + n.replace("_", "-") for a in push["args"] for n in a["names"]}
+    # describing leaves the real tasks' help texts in place (invoke's get_arguments() consumes them)
+    task = real.collections["image"].tasks["push"]
+    before = dict(task.help)
+    cli_listing.describe(real)
+    assert task.help == before
