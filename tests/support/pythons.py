@@ -58,8 +58,10 @@ def venv(minor: str, cache_dir: Path, log) -> Path:
     if not ready.is_file():
         log(f"python {minor}: creating {env_dir} (this checkout with its test extra; once per pyproject.toml)")
         shutil.rmtree(env_dir, ignore_errors=True)
-        subprocess.run([str(python), "-m", "venv", str(env_dir)], check=True)
+        # Without PYTHONPATH: pip would take a checkout on it (its egg-info) for this package installed.
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+        subprocess.run([str(python), "-m", "venv", str(env_dir)], check=True, env=clean)
         subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                        "-e", f"{REPO}[test]"], check=True)
+                        "-e", f"{REPO}[test]"], check=True, env=clean)
         ready.write_text(str(python) + "\n")
     return env_dir
