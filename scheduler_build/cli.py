@@ -270,6 +270,10 @@ class SchedulerBuildProgram(Program):
         print("Help on a task: scheduler-build help TASK; topics: scheduler-build help settings | settings-files | "
               "completion")
 
+    def print_columns(self, tuples: Any) -> None:
+        """Help texts and task summaries name `scheduler-build TASK`, not `inv TASK` (errors.for_program)."""
+        super().print_columns([(name, errors.for_program(text) if text else text) for name, text in tuples])
+
     def print_version(self) -> None:
         print(about.version_line(self.name))
 
