@@ -1,10 +1,12 @@
 """bench: side-by-side benchmarks; figures go into BENCHMARKS.md."""
 
 import importlib
+import json as jsonlib
 from pathlib import Path
 
 from invoke import Collection, task
 
+from scheduler_build.atomic import write_atomic
 from scheduler_build.errors import UserError
 from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
 
@@ -120,4 +122,57 @@ def startup_bench(c, repeats=15, json=False):
     _report(module, module.run(int(repeats)), json)
 
 
-ns = Collection("bench", build_bench, extender_bench, image_bench, e2e_bench, startup_bench)
+
+@task(name="perf", help={
+    "spec": f"build spec whose build is measured ({describe('spec.path')})",
+    "workloads": "comma-separated upstream workload names of SchedulingBasic, or Case/Workload (default 500Nodes)",
+    "variants": "which of vanilla,spec,extender (default all three; vanilla is the ratios' baseline)",
+    "repeats": "interleaved runs per variant and workload; medians with min and max are reported (default 3)",
+    "json": "also write the figures (every run, the summary) to this JSON file",
+    "chart": "also write a PNG bar chart (median, min-max) here",
+    "compare": "a previous --json file: fail when a variant's ratio to vanilla fell by more than --threshold",
+    "threshold": "with --compare: the fraction a ratio may fall before it is a regression (default 0.1)",
+})
+@user_errors
+def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,spec,extender", repeats=3, json=None,
+               chart=None, compare=None, threshold="0.1"):
+    """Upstream's scheduler_perf against the spec's build: vanilla vs the spec's plugins vs its extender."""
+    from bench.perf import results as perf_results
+    from bench.perf import report as perf_report
+    from bench.perf import run as perf_run
+    from bench.perf import variants as perf_variants
+    from scheduler_build import settings
+    from scheduler_build.build import from_spec
+    from scheduler_build.safeyaml import load_json
+
+    if int(repeats) < 1:
+        raise UserError(f"--repeats {repeats}: must be at least 1", "e.g. --repeats 3")
+    try:
+        threshold = float(threshold)
+    except ValueError:
+        threshold = -1.0
+    if not 0 < threshold < 1:
+        raise UserError(f"--threshold {threshold}: must be a fraction between 0 and 1", "e.g. --threshold 0.1 (10%)")
+    reference = None
+    if compare:
+        if not Path(compare).is_file():
+            raise UserError(f"--compare {compare}: no such file", "pass a file an earlier `inv bench.perf --json FILE` wrote")
+        reference = load_json(Path(compare).read_bytes())
+    loaded = from_spec.load_spec(Path(spec or option(c, "spec.path")))
+    results = perf_run.run(loaded, perf_variants.parse_workloads(workloads), perf_variants.parse_variants(variants),
+                           int(repeats), settings.cache_dir(c.config), option(c, "build.gocache_volume"),
+                           option(c, "builder.image"), option(c, "builder.pull"))
+    if chart:
+        results["chart"] = str(perf_report.chart(results, Path(chart)))
+    if json:
+        write_atomic(Path(json), jsonlib.dumps(results, indent=2) + "\n")
+    emit(perf_report.markdown(results))
+    if reference is not None:
+        found = perf_results.regressions(results, reference, threshold)
+        if found:
+            emit("\n".join(f"REGRESSION {line}" for line in found))
+            raise UserError(f"{len(found)} regression(s) against {compare}", "see the REGRESSION lines above")
+        emit(f"no regression beyond {threshold * 100:.0f}% against {compare}")
+
+
+ns = Collection("bench", build_bench, extender_bench, image_bench, e2e_bench, perf_bench, startup_bench)

@@ -36,6 +36,7 @@ MAX_DEPTH = 6  # dist/<name>/<version>/<os>-<arch>: outputs sit 2-3 levels down
 CACHE_ENTRIES = {
     "goproxy": "module proxy answers (version lists, go.mod files)",
     "intree-plugins": "in-tree plugin names per Kubernetes version",
+    "vocabulary": "configuration API fields and feature gates per Kubernetes version",
     "src": "wrapper module sources",
     "tidy": "go mod tidy results",
     "vendor": "vendored module trees (GBs; slow to rebuild offline)",
@@ -43,7 +44,8 @@ CACHE_ENTRIES = {
     "plugins": "plugin module snapshots",
     "plugin-modules": "plugin module downloads",
     "rootfs": "the extender image's Debian root file systems",
-    "tools": "downloaded tools (cosign)",
+    "tools": "Go tools built from the module proxy (cosign, kubeconform, kube-score)",
+    "k8s-schemas": "JSON schemas generated from a release's OpenAPI document (kubeconform)",
     "node": "node images and binaries for local clusters",
 }
 

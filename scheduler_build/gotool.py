@@ -122,3 +122,22 @@ def mod_download(module: str, version: str, timeout: float = 900) -> dict:
 def module_dir(module: str, version: str) -> Path:
     """The module's source in the Go module cache (downloaded through the proxy if missing)."""
     return Path(mod_download(module, version)["Dir"])
+
+
+def installed_tool(cache_dir: Path, name: str, package: str, version: str) -> Path:
+    """A Go tool `go install`ed once from the module proxy into <cache>/tools/<name>-<version>/
+    (CGO off, -trimpath) and reused: the pinned version is the cache key. `package` is the
+    import path of its main package; the binary is named after its last element."""
+    target = Path(cache_dir) / "tools" / f"{name}-{version}" / package.rstrip("/").rsplit("/", 1)[-1]
+    if target.is_file() and os.access(target, os.X_OK):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    stream_line(f"    building {name} {version} from the Go module proxy into {target.parent} (once)")
+    staging = Path(tempfile.mkdtemp(prefix=".gobin-", dir=target.parent))
+    try:
+        check(["install", "-trimpath", f"{package}@{version}"], what=f"building {name} {version}",
+              env={"GOBIN": str(staging), "CGO_ENABLED": "0"}, timeout=3600)
+        os.replace(staging / target.name, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target

@@ -29,6 +29,11 @@ def templates() -> Traversable:
     return resources.files(TEMPLATES_PACKAGE)
 
 
+def policy(name: str = "slsa-provenance.rego") -> bytes:
+    """The bytes of templates/policies/<name>: the cosign verify-attestation policy users' gates run."""
+    return templates().joinpath("policies", name).read_bytes()
+
+
 def dockerfile(name: str) -> bytes:
     """The bytes of dockerfiles/<name> (e.g. "scheduler.Dockerfile")."""
     return resources.files(DOCKERFILES_PACKAGE).joinpath(name).read_bytes()

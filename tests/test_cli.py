@@ -34,11 +34,11 @@ def _task_names(listing: str) -> set[str]:
 
 
 PRODUCT = {"doctor", "clean", "init", "build.build", "build.check-patches", "dev.run", "builder.bootstrap", "builder.show", "cluster.up",
-           "cluster.down", "cluster.status", "cluster.load", "config.render", "config.validate", "config.migrate-policy",
+           "cluster.down", "cluster.status", "cluster.load", "config.render", "config.chart", "config.validate", "config.migrate-policy",
            "deploy.deploy", "extender.serve", "image.build", "image.push", "image.extender", "image.keygen",
-           "image.verify", "k8s.resolve",
-           "k8s.versions", "scaffold.plugin"}
-DEVELOPER = {"test", "e2e.e2e", "bench.build", "bench.e2e", "bench.extender", "bench.image", "bench.startup"}
+           "image.verify", "image.policy", "k8s.resolve",
+           "k8s.versions", "scaffold.plugin", "plugin.retarget"}
+DEVELOPER = {"test", "e2e.e2e", "bench.build", "bench.e2e", "bench.extender", "bench.image", "bench.perf", "bench.startup"}
 
 
 def test_console_script_lists_the_products_tasks_only(capsys, tmp_path, monkeypatch):

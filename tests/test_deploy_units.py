@@ -130,3 +130,13 @@ def test_diagnose_with_nothing_wrong_yet_says_so():
     rs = {"metadata": {"name": "s-abc"}, "status": {}}
     (reason,) = apply.diagnose(DEP, [pod("s-1", containerStatuses=[])], [rs], [])
     assert "0/1 replicas available" in reason
+
+
+def test_dry_run_judges_objects_of_a_new_namespace_offline():
+    objs = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "new"}}]
+    ok = apply.check_offline(objs, lambda o: [])
+    assert [a.result for a in ok] == ["schema ok (offline: namespace new is created by this apply)"]
+    assert apply.check_offline(objs, None)[0].result.startswith("not checked")
+    with pytest.raises(UserError, match="offline schema check: ConfigMap c: bad"):
+        apply.check_offline(objs, lambda o: ["ConfigMap c: bad"])
+    assert apply.check_offline([], lambda o: ["never called"]) == []

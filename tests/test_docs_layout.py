@@ -53,6 +53,7 @@ def test_readme_tour_names_every_package():
 
 def test_readme_is_a_front_door():
     assert README.count("\n") <= 250
+    assert all((REPO / "docs" / page).is_file() for page in PAGES)
     for link in re.findall(r"\]\((docs/[^)#]+)", README):
         assert (REPO / link).is_file(), link
 
@@ -62,7 +63,8 @@ PAGES = ["build.md", "plugins.md", "config.md", "images.md", "deploy.md", "clust
 
 
 def _docs() -> dict[str, str]:
-    return {name: (REPO / "docs" / name).read_text() for name in PAGES}
+    """Every page: the family pages above and the topic pages beside them (e.g. gitops-helm.md)."""
+    return {path.name: path.read_text() for path in sorted((REPO / "docs").rglob("*.md"))}
 
 
 def _tasks(collection, prefix=""):

@@ -217,7 +217,7 @@ def test_sbom_from_go_version_m():
     info = sbom.parse_version_m(VERSION_M)
     assert info.go_version == "go1.26.8"
     assert [d.path for d in info.deps] == ["cel.dev/expr", "k8s.io/api", "github.com/spf13/cobra"]
-    assert info.deps[1].replaced_by == "k8s.io/api v0.36.3"
+    assert info.deps[1].replace == sbom.Module("k8s.io/api", "v0.36.3", "h1:abc=")
     doc = sbom.document("kube-scheduler", "ab" * 32, "v1.36.3", "linux/arm64", info, 0)
     assert doc["spdxVersion"] == "SPDX-2.3" and doc["creationInfo"]["created"] == "1970-01-01T00:00:00Z"
     purls = {ref["referenceLocator"] for p in doc["packages"] for ref in p["externalRefs"]}

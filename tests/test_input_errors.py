@@ -100,6 +100,8 @@ CASES = [
     ("scaffold --out under a file", {"f": "x"}, ["scaffold.plugin", "--name", "Demo", "--points", "filter", "--module",
                                                 "example.com/demo", "--out", "{d}/f/sub", "--no-tidy"], 2,
      "--out {d}/f/sub: {d}/f is a file, not a directory"),
+    ("retarget a directory without go.mod", {"f": "x"}, ["plugin.retarget", "--path", "{d}", "--k8s-version", "v1.36.3"], 2,
+     "--path {d} has no go.mod"),
     ("render --image malformed", {}, ["config.render", "--image", "bad image", "--out", "{d}/out"], 2,
      "--image 'bad image': not an image reference"),
     ("deploy --image malformed", {"k": KUBECONFIG_OK.replace("[]", "[{name: x, cluster: {server: 'https://127.0.0.1:1'}}]")},

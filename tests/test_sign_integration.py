@@ -256,6 +256,37 @@ def test_sign_and_verify_with_tls_and_credentials_from_the_environment(release, 
             shutil.rmtree(certs_dir, ignore_errors=True)
 
 
+def test_shipped_policy_admits_the_attested_provenance_and_refuses_a_leaky_one(release):
+    """The Rego policy `inv image.policy` ships, run by the real cosign as a user's gate would
+    (`verify-attestation --policy`): it admits what `image.push --sign` attested; a validly signed
+    provenance that names an absolute build-machine path (the fault issue 20 found) is refused."""
+    policy = release["work"] / "slsa-provenance.rego"
+    inv("image.policy", "--out", str(policy), cwd=release["work"])
+    tool = cosign_tool.Cosign(cosign_tool.binary(settings.cache_dir()), password=PASSWORD)
+    key, pub = str(release["keys"] / "cosign.key"), str(release["keys"] / "cosign.pub")
+
+    def gate(ref: str) -> subprocess.CompletedProcess:
+        return tool.run(["verify-attestation", "--key", pub, "--type", "slsaprovenance1", "--policy", str(policy),
+                         *cosign_tool.OFFLINE_VERIFY, ref], "verify-attestation", check=False)
+
+    pushed = signed_push(release, "acme/gated")
+    proc = gate(pushed["references"][1])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.splitlines()[0])["payloadType"] == "application/vnd.in-toto+json"
+    # Negative control: the same provenance plus a local source named by its absolute path, signed with the same key.
+    leaky = push(release, "acme/leaky")
+    info = json.loads((release["layout"] / "image-info.json").read_text())
+    predicate = json.loads(oci.Layout(release["layout"]).blob(info["platforms"][0]["provenance_digest"]))["predicate"]
+    predicate["buildDefinition"]["resolvedDependencies"].append(
+        {"uri": "file:/home/builder/checkout/plugin", "name": "example.com/plugin", "digest": {"sha256": "ee" * 32}})
+    predicate_file = release["work"] / "leaky-predicate.json"
+    predicate_file.write_text(json.dumps(predicate))
+    tool.run(["attest", "--key", key, "--type", "slsaprovenance1", "--predicate", str(predicate_file),
+              *cosign_tool.OFFLINE_SIGN, leaky["references"][1]], "attest")
+    proc = gate(leaky["references"][1])
+    assert proc.returncode != 0 and "validation errors occurred" in proc.stderr, proc.stderr[-3000:]
+
+
 def test_no_secret_in_logs_build_info_layers_or_registry(release):
     """Runs last in the module: every command's output so far, the build records, every blob of the
     layout, the OCI archive and everything the registry stored hold neither the key's password nor its private key."""
@@ -271,3 +302,4 @@ def test_no_secret_in_logs_build_info_layers_or_registry(release):
         for needle in needles:
             assert needle not in data, f"a secret leaked into {where}"
     assert len(haystacks) > 10 and b"sha256:" in haystacks["logs"]
+

@@ -133,7 +133,7 @@ INVALID = [
     ({"profiles[1].plugins.score.enabled[0].weight": -3}, "profiles[1].plugins.score.enabled[0].weight"),
     ({"profiles[1].plugins.score.enabled[0].weight": "high"}, "profiles[1].plugins.score.enabled[0].weight"),
     ({"profiles[0].plugins.filter": {"enabled": [{"name": "NodePorts", "weight": 2}]}}, "profiles[0].plugins.filter.enabled[0].weight"),
-    ({"profiles[0].plugins.sorting": {}}, "profiles[0].plugins.sorting"),
+    ({"profiles[0].plugins.Sort-ing": {}}, "profiles[0].plugins.Sort-ing"),  # not a point's form; which points exist: test_vocabulary
     ({"profiles[0].plugins.score.enabled[0].name": "*"}, "profiles[0].plugins.score.enabled[0].name"),
     ({"profiles[0].pluginConfig": [{"name": "A", "args": {}}, {"name": "A", "args": {}}]}, "profiles[0].pluginConfig[1].name"),
     ({"profiles[0].pluginConfig[0].args": "fast"}, "profiles[0].pluginConfig[0].args"),

@@ -92,6 +92,7 @@ def test_wheel_ships_templates_and_dockerfiles_but_no_test_fixtures(wheel):
     for needed in ("scheduler_build/templates/config/deployment.yaml.j2",
                    "scheduler_build/templates/wrapper/main.go.j2",
                    "scheduler_build/templates/scaffold/plugin.go.j2",
+                   "scheduler_build/templates/policies/slsa-provenance.rego",
                    "scheduler_build/dockerfiles/scheduler.Dockerfile",
                    "scheduler_build/dockerfiles/builder.Dockerfile",
                    "scheduler_build/dockerfiles/extender.Dockerfile"):

@@ -52,9 +52,10 @@ def ldflags(stamp: VersionStamp, strip: bool = True, cgo_static: bool = False) -
     return " ".join(parts)
 
 
-def go_build_command(package: str, output: str, flags: str) -> list[str]:
+def go_build_command(package: str, output: str, flags: str, test: bool = False) -> list[str]:
+    """`go build`, or with test: `go test -c` (a test binary; same flags, so Go's cache is shared)."""
     return [
-        "go", "build",
+        *(("go", "test", "-c", "-vet=off") if test else ("go", "build")),
         "-trimpath",
         "-mod=vendor",
         "-buildvcs=false",
@@ -95,12 +96,13 @@ class Job:
     # module path -> a local module's content snapshot, read in place of vendor/<module>
     # (snapshot.py), so the vendor tree needs no refresh on an edit.
     overlays: dict[str, Path] = field(default_factory=dict)
+    test: bool = False  # `go test -c` of job.package instead of `go build` (bench.perf's harness)
 
 
 def run(engine: Engine, image: str, job: Job, network: str = "none",
         on_line: Callable[[str], None] = stream_line) -> tuple[int, list[str]]:
     """Compile job.package to job.out_dir/job.binary_name in a fresh builder container; returns (exit code, argv)."""
-    argv = go_build_command(job.package, f"{OUT}/{job.binary_name}", job.flags)
+    argv = go_build_command(job.package, f"{OUT}/{job.binary_name}", job.flags, job.test)
     mounts = [
         Mount(SRC, str(job.workspace), read_only=True),
         Mount(VENDOR, str(job.vendor), read_only=True),

@@ -98,7 +98,7 @@ def run(engine: Engine, image: str, job: Job, *, image_id: str, cache_root: Path
     try:
         src, out = _prepare(root, Path(job.workspace).resolve(), Path(job.vendor).resolve(),
                             {m: Path(p).resolve() for m, p in job.overlays.items()}, Path(job.out_dir) / job.binary_name)
-        argv = go_build_command(job.package, str(out / job.binary_name), job.flags)
+        argv = go_build_command(job.package, str(out / job.binary_name), job.flags, job.test)
         stream_line(f"+ (exec in {container}) " + shlex.join(argv))
         code = engine.exec(container, argv, environment=job.environment, workdir=str(src), on_line=on_line)
         if code == 0:

@@ -9,7 +9,7 @@ from invoke import Collection
 from scheduler_build import settings
 from scheduler_build.commands._common import accept_spec_on_stdin, add_inverse_flags
 from scheduler_build.commands import (
-    build, builder, clean, cluster, config, deploy, dev, doctor, extender, image, init, k8s, scaffold)
+    build, builder, clean, cluster, config, deploy, dev, doctor, extender, image, init, k8s, plugin, scaffold)
 
 
 def namespace() -> Collection:
@@ -17,7 +17,7 @@ def namespace() -> Collection:
     ns.add_task(doctor.doctor)
     ns.add_task(clean.clean)
     ns.add_task(init.init)
-    for collection in (k8s.ns, builder.ns, build.ns, cluster.ns, image.ns, scaffold.ns, config.ns, deploy.ns, dev.ns,
+    for collection in (k8s.ns, builder.ns, build.ns, cluster.ns, image.ns, scaffold.ns, plugin.ns, config.ns, deploy.ns, dev.ns,
                        extender.ns):
         ns.add_collection(collection)
     ns.configure(settings.invoke_defaults())

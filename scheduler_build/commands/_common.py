@@ -21,10 +21,13 @@ from invoke import Argument, Context, Task
 from invoke.exceptions import Exit
 
 from scheduler_build import options, settings
+from scheduler_build.publish import cosign as cosign_tool
+from scheduler_build.publish import registry as registry_stage
 from scheduler_build.errors import UserError
 from scheduler_build.settings import describe
 
-__all__ = ["option", "describe", "emit", "emit_json", "user_errors", "negated", "add_inverse_flags", "OFF"]
+__all__ = ["option", "describe", "emit", "emit_json", "user_errors", "negated", "add_inverse_flags", "OFF",
+           "registry_client", "cosign_runner", "cosign_password"]
 
 
 class _Off:
@@ -95,6 +98,29 @@ def emit(text: str) -> None:
 def emit_json(data: Any, sort_keys: bool = True) -> None:
     """A result as JSON on stdout (indented, keys sorted unless their order means something), one write."""
     emit(json.dumps(data, indent=2, sort_keys=sort_keys))
+
+
+def registry_client(c, target: registry_stage.Target, ca_cert, insecure, retries) -> registry_stage.Client:
+    """The registry client of image.push (and config.chart --push): flags, then the push.* settings."""
+    return registry_stage.Client(
+        target=target,
+        creds=registry_stage.credentials(target.host),
+        ca_cert=option(c, "push.ca_cert", ca_cert) or "",
+        insecure=option(c, "push.insecure", insecure),
+        retries=max(0, option(c, "push.retries", retries)),
+        backoff=option(c, "push.backoff"),
+    )
+
+
+def cosign_runner(c) -> cosign_tool.Cosign:
+    """The pinned cosign (built on first use) with the key's password: $COSIGN_PASSWORD, else sign.password."""
+    return cosign_tool.Cosign(cosign_tool.binary(settings.cache_dir(c.config)), password=cosign_password(c))
+
+
+def cosign_password(c) -> str:
+    """The key's password: $COSIGN_PASSWORD, else sign.password (either may be empty)."""
+    password = os.environ.get(cosign_tool.PASSWORD_ENV)
+    return option(c, "sign.password") or "" if password is None else password
 
 
 def negated(flag: Any) -> Any:

@@ -5,44 +5,136 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import yaml
 from invoke import Collection, task
 
 from scheduler_build import settings
 from scheduler_build.config import legacy_policy as policy_mod
 from scheduler_build.config import render as manifests
-from scheduler_build.config import target
+from scheduler_build.config import chart as chart_mod
+from scheduler_build.config import output, target
+from scheduler_build.config import tls_secrets as tls_secrets_mod
 from scheduler_build.config.field_lines import field_line
 from scheduler_build.config import validate as config_validate
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError, for_program
+from scheduler_build.image import assemble as image_stage
+from scheduler_build.publish import chart as chart_stage
+from scheduler_build.publish import sign as sign_stage
+from scheduler_build import epoch
 from scheduler_build.atomic import write_atomic
 from scheduler_build.progress import log, phase
-from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import (cosign_runner, describe, emit, emit_json, option, registry_client,
+                                              user_errors)
 
 
 @task(help={
     "spec": f"the build spec ({describe('spec.path')})",
     "out": f"output directory, replaced atomically ({describe('config.out', '<paths.dist_dir>/config/<name>')})",
-    "image": "scheduler image reference to deploy (default: the spec's image, tag <k8s-version>-<version>)",
+    "image": "scheduler image reference to deploy, REPO:TAG or REPO:TAG@sha256:DIGEST "
+             "(default: the spec's image, tag <k8s-version>-<version>)",
     "k8s-version": "Kubernetes version for the default image tag (default: the spec's kubernetes.version)",
-    "json": "print the output directory, the image and every file written as JSON",
+    "pin-digest": "name the image by digest: the index digest of the spec's image layout (image-info.json of "
+                  "inv image.build, the digest image.push pushes)",
+    "plain": "write --out as a plain directory (no symlink), for a Git repository that Argo CD or Flux apply: "
+             "each file written atomically, files of an earlier rendering that are no longer rendered removed",
+    "tls-secrets": "also write the extender's mutual-TLS Secrets to DIR/extender-tls-secrets.yaml (kept while "
+                   "valid), for your secret tooling; the Deployments roll when they change",
+    "json": "print the output directory, the image, every file written and what changed as JSON",
 })
 @user_errors
-def render(c, spec=None, out=None, image=None, k8s_version=None, json=False):
+def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False, plain=False, tls_secrets=None,
+           json=False):
     """Render the KubeSchedulerConfiguration, ConfigMap, RBAC, Deployment (and extender) with a kustomization."""
     image = manifests.check_image_flag(image) if image else None
     loaded = spec_mod.load(option(c, "spec.path", spec))
     out_dir = Path(option(c, "config.out", out) or Path(option(c, "paths.dist_dir")) / "config" / loaded.name)
-    ref = image or manifests.image_ref(loaded, target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config)))
+    if tls_secrets and Path(tls_secrets).resolve() == out_dir.resolve():
+        raise UserError("--tls-secrets must name a directory apart from --out (it holds private keys)",
+                        "e.g. --tls-secrets secrets/ and encrypt or seal that file before committing it")
+    version = target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config))
+    config_validate.check_config_api(loaded, version, settings.cache_dir(c.config), strict=False)
+    ref = _image(c, loaded, image, k8s_version, pin_digest)
+    fingerprint, secrets = "", None
+    if tls_secrets:
+        with phase("tls-secrets", str(tls_secrets)):
+            secrets = tls_secrets_mod.write(loaded, Path(tls_secrets), manifests.labels_for(loaded))
+            log(f"    {secrets.path}: {secrets.action}{': ' + '; '.join(secrets.reasons) if secrets.reasons else ''}")
+            fingerprint = secrets.certs.fingerprint()
     with phase("render", str(out_dir)):
-        files = manifests.render(loaded, out_dir, ref)
-    for name in sorted(files):
-        log(f"    {out_dir / name}")
+        files = manifests.render_files(loaded, ref, tls_fingerprint=fingerprint)
+        changes = output.write(files, out_dir, manifests.RENDERED_NAMES, plain=bool(plain))
+    for line in changes.lines() or ["no file changed"]:
+        log(f"    {line}")
     if json:
         emit_json({"spec": str(loaded.path), "out": str(out_dir), "image": ref,
-                   "files": [str(out_dir / name) for name in sorted(files)]})
+                   "files": [str(out_dir / name) for name in sorted(files)], "changes": changes.as_dict(),
+                   "tls_secrets": {"path": str(secrets.path), "action": secrets.action} if secrets else None})
     else:
         emit(str(out_dir))
+
+
+@task(help={
+    "spec": f"the build spec ({describe('spec.path')})",
+    "out": "chart directory, written as a plain directory (default: <paths.dist_dir>/chart/<name>)",
+    "image": "scheduler image the chart's values name, REPO:TAG or REPO:TAG@sha256:DIGEST "
+             "(default: the spec's image, tag <k8s-version>-<version>)",
+    "k8s-version": "Kubernetes version for the default image tag (default: the spec's kubernetes.version)",
+    "pin-digest": "values.yaml names the image's digest too (from the spec's image layout, as config.render)",
+    "push": "also push the chart as an OCI artifact to HOST[:PORT]/PATH (it lands at PATH/<name>:<version>, "
+            "what `helm pull oci://HOST/PATH/<name>` reads)",
+    "ca-cert": "CA bundle for the registry's TLS (as image.push)",
+    "insecure": "allow plain HTTP to a non-loopback registry (as image.push)",
+    "sign": "sign the pushed chart with cosign, as image.push --sign signs the image",
+    "key": f"the private key for --sign: DIR/cosign.key or env://VAR ({describe('sign.key')})",
+    "json": "print the chart directory, its version, appVersion, what changed (and what was pushed) as JSON",
+})
+@user_errors
+def chart(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False, push=None, ca_cert=None,
+          insecure=False, sign=False, key=None, json=False):
+    """Write a Helm chart of the same objects config.render writes; values.yaml holds the per-cluster choices."""
+    image = manifests.check_image_flag(image) if image else None
+    loaded = spec_mod.load(option(c, "spec.path", spec))
+    out_dir = Path(out or Path(option(c, "paths.dist_dir")) / "chart" / loaded.name)
+    ref = _image(c, loaded, image, k8s_version, pin_digest)
+    with phase("chart", str(out_dir)):
+        files = chart_mod.chart_files(loaded, ref)
+        changes = output.write(files, out_dir, chart_mod.CHART_NAMES, plain=True)
+    for line in changes.lines() or ["no file changed"]:
+        log(f"    {line}")
+    meta = yaml.safe_load(files["Chart.yaml"])
+    pushed = _push_chart(c, files, push, ca_cert, insecure, sign, key) if push else None
+    if json:
+        emit_json({"spec": str(loaded.path), "out": str(out_dir), "version": meta["version"],
+                   "appVersion": meta["appVersion"], "image": ref, "changes": changes.as_dict(),
+                   "pushed": chart_stage.as_dict(pushed) if pushed else None})
+    elif pushed:
+        emit(f"{out_dir}\n{pushed.reference}")
+    else:
+        emit(str(out_dir))
+
+
+def _push_chart(c, files, registry, ca_cert, insecure, sign, key) -> chart_stage.PushedChart:
+    """Push the chart next to the image (and sign it): the key is checked before any upload."""
+    key_ref = sign_stage.key_ref(option(c, "sign.key", key)) if sign else ""
+    name = yaml.safe_load(files["Chart.yaml"])["name"]
+    client = registry_client(c, chart_stage.chart_target(registry, name), ca_cert, insecure, None)
+    with phase("chart.push", client.target.name):
+        pushed = chart_stage.push(files, client, epoch.from_environment() or 0)
+    if key_ref:
+        with phase("chart.sign", client.target.name):
+            sign_stage.sign_references(cosign_runner(c), key_ref, [pushed.reference], client)
+    return pushed
+
+
+def _image(c, loaded, image, k8s_version, pin_digest) -> str:
+    """--image, else the spec's image; with --pin-digest, by the digest its image layout records."""
+    version = target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config))
+    ref = image or manifests.image_ref(loaded, version)
+    if not pin_digest:
+        return ref
+    layout = image_stage.layout_dir(Path(option(c, "paths.dist_dir")), loaded.name, version)
+    return manifests.pin(ref, image_stage.read_layout(layout), str(layout / image_stage.INFO_FILE))
 
 
 @task(help={
@@ -166,4 +258,4 @@ def migrate_policy(c, policy, out=None, scheduler_name=None, configmap_key=None,
                             "read the warnings above; drop --strict to accept the translation")
 
 
-ns = Collection("config", render, validate, migrate_policy)
+ns = Collection("config", render, chart, validate, migrate_policy)

@@ -22,7 +22,8 @@ from scheduler_build.commands._common import describe, emit, emit_json, option, 
 @task(default=True, help={
     "kubeconfig": f"kubeconfig of the target cluster ({describe('deploy.kubeconfig', '$KUBECONFIG')})",
     "context": f"kubeconfig context ({describe('deploy.context', 'the current context')})",
-    "dry-run": "server-side dry run: the API server validates and admits, nothing is stored",
+    "dry-run": "server-side dry run: the API server validates and admits, nothing is stored; objects in a "
+               "namespace the apply would create are checked offline against the server release's schemas (kubeconform)",
     "dir": "a directory rendered by inv config.render (default: render --spec in memory)",
     "spec": f"the build spec to render when --dir is not given ({describe('spec.path')})",
     "image": "scheduler image when rendering from --spec (default: the spec's image and tag)",
@@ -53,7 +54,7 @@ def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None,
     with phase("deploy", f"{len(objects)} objects{' (server dry run)' if dry_run else ''}"):
         report = apply.deploy(objects, Path(kubeconfig), option(c, "deploy.context", context),
                                    dry_run=bool(dry_run), wait=wait, timeout=float(timeout_s),
-                                   rotate_certs=bool(rotate_certs))
+                                   rotate_certs=bool(rotate_certs), cache_dir=settings.cache_dir(c.config))
     if json:
         emit_json(report.as_dict())
     else:

@@ -2,14 +2,14 @@
 
 import dataclasses
 import hashlib
-import os
 import tempfile
 from pathlib import Path
 
 from invoke import Collection, task
 
 from scheduler_build import __version__
-from scheduler_build import settings
+from scheduler_build import resources, settings
+from scheduler_build.atomic import write_atomic
 from scheduler_build.build import from_spec
 from scheduler_build.build import pipeline as build_stage
 from scheduler_build.errors import UserError
@@ -20,12 +20,12 @@ from scheduler_build.platforms import check_dist_name, host_arch  # not `platfor
 from scheduler_build.progress import phase
 from scheduler_build.spec.formats import IMAGE_REPO
 from scheduler_build.publish import archive as archive_stage
-from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import daemon as daemon_stage
 from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish import sign as sign_stage
 from scheduler_build.publish import verify as verify_stage
-from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import (cosign_password, cosign_runner, describe, emit, emit_json, option,
+                                              registry_client, user_errors)
 
 
 def _repository(repository: str) -> str:
@@ -157,7 +157,7 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
     if from_archive:
         target = registry_stage.parse_target(option(c, "registry.url", registry))
         with archive_stage.extracted(Path(from_archive)) as layout:
-            pushed = _push_layout(c, layout, _client(c, target, ca_cert, insecure, retries), key_ref)
+            pushed = _push_layout(c, layout, registry_client(c, target, ca_cert, insecure, retries), key_ref)
     else:
         opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, False)
         plan = _plan(opts)
@@ -165,22 +165,11 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
         # Where to: --registry, else registry.url, else the spec's image.repository.
         fallback_repo = plan.spec.image.repository if plan.spec else ""
         target = registry_stage.parse_target(option(c, "registry.url", registry) or fallback_repo)
-        pushed = _push_layout(c, layout, _client(c, target, ca_cert, insecure, retries), key_ref)
+        pushed = _push_layout(c, layout, registry_client(c, target, ca_cert, insecure, retries), key_ref)
     if json:
         emit_json(pushed.as_dict())
     else:
         emit("\n".join(pushed.references))
-
-
-def _client(c, target: registry_stage.Target, ca_cert, insecure, retries) -> registry_stage.Client:
-    return registry_stage.Client(
-        target=target,
-        creds=registry_stage.credentials(target.host),
-        ca_cert=option(c, "push.ca_cert", ca_cert) or "",
-        insecure=option(c, "push.insecure", insecure),
-        retries=max(0, option(c, "push.retries", retries)),
-        backoff=option(c, "push.backoff"),
-    )
 
 
 def _push_layout(c, layout: Path, client: registry_stage.Client, key_ref: str) -> registry_stage.PushResult:
@@ -190,7 +179,7 @@ def _push_layout(c, layout: Path, client: registry_stage.Client, key_ref: str) -
         pushed = registry_stage.push(layout, client)
     if key_ref:
         with phase("image.sign", target.name):
-            pushed.signed = sign_stage.sign_pushed(_cosign(c), key_ref, layout, client)
+            pushed.signed = sign_stage.sign_pushed(cosign_runner(c), key_ref, layout, client)
     return pushed
 
 
@@ -211,17 +200,6 @@ def extender(c, tag=None, mirror=None, force=False):
     emit(f"{result.tag}")
 
 
-def _cosign(c) -> cosign_tool.Cosign:
-    """The pinned cosign (built on first use) with the key's password: $COSIGN_PASSWORD, else sign.password."""
-    return cosign_tool.Cosign(cosign_tool.binary(settings.cache_dir(c.config)), password=_password(c))
-
-
-def _password(c) -> str:
-    """The key's password: $COSIGN_PASSWORD, else sign.password (either may be empty)."""
-    password = os.environ.get(cosign_tool.PASSWORD_ENV)
-    return option(c, "sign.password") or "" if password is None else password
-
-
 @task(auto_shortflags=False, help={"out": "directory to write cosign.key (encrypted) and cosign.pub into; "
                                           "the password: $COSIGN_PASSWORD, else sign.password",
                                    "allow-empty-password": "write the pair with an empty password (refused otherwise: "
@@ -229,13 +207,13 @@ def _password(c) -> str:
 @user_errors
 def keygen(c, out, allow_empty_password=False):
     """A cosign key pair for image.push --sign and image.verify; an existing pair is never overwritten."""
-    if not _password(c) and not allow_empty_password:
+    if not cosign_password(c) and not allow_empty_password:
         raise UserError(f"image.keygen: no password for the private key ({cosign_tool.PASSWORD_ENV} and sign.password "
                         "are empty); nothing written",
                         f"set {cosign_tool.PASSWORD_ENV}, or pass --allow-empty-password to write it with an empty one")
     sign_stage.keygen_out_dir(out)  # a bad --out is refused before cosign is built
     with phase("image.keygen", out):
-        private, public = sign_stage.keygen(_cosign(c), Path(out))
+        private, public = sign_stage.keygen(cosign_runner(c), Path(out))
     emit(f"{private}\n{public}")
 
 
@@ -259,9 +237,9 @@ def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False, rebuild=F
     """Check signatures, the SLSA provenance, both SBOM referrers and the labels of what a registry holds."""
     public = sign_stage.key_ref(option(c, "sign.public_key", key), "--key", public=True)
     target, _ = verify_stage.split_reference(ref)
-    client = dataclasses.replace(_client(c, target, ca_cert, insecure, None), read_only=True)
+    client = dataclasses.replace(registry_client(c, target, ca_cert, insecure, None), read_only=True)
     with phase("image.verify", ref):
-        report = verify_stage.verify(_cosign(c), public, ref, client)
+        report = verify_stage.verify(cosign_runner(c), public, ref, client)
         if rebuild:
             _rebuild(c, report, spec, no_spec, version)
         if json:
@@ -270,6 +248,18 @@ def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False, rebuild=F
             emit("\n".join(f"{'ok' if x['ok'] else 'FAIL'} {x['check']} {x['subject']}" for x in report.checks))
         if not report.ok:
             raise UserError(f"{ref} failed verification: " + "; ".join(report.failures()), "the checks are listed on stdout")
+
+
+@task(help={"out": "write the policy to FILE (atomically) instead of stdout"})
+@user_errors
+def policy(c, out=None):
+    """The shipped Rego policy for `cosign verify-attestation --type slsaprovenance1 --policy` (a release or admission gate)."""
+    text = resources.policy()
+    if out:
+        write_atomic(Path(out), text)
+        emit(str(out))
+    else:
+        emit(text.decode())
 
 
 def _rebuild(c, report: verify_stage.Report, spec, no_spec, version) -> None:
@@ -300,4 +290,4 @@ def _rebuild(c, report: verify_stage.Report, spec, no_spec, version) -> None:
                    "" if image.manifest_digest == expected else f"rebuilt as {image.manifest_digest}")
 
 
-ns = Collection("image", build, push, extender, keygen, verify)
+ns = Collection("image", build, push, extender, keygen, verify, policy)

@@ -14,10 +14,8 @@ checks, the real binary) is config.validate.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import re
-import shutil
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,14 +24,16 @@ import yaml
 
 from scheduler_build import extender_tls
 from scheduler_build import spec as spec_mod
-from scheduler_build.atomic import publish_dir, staging_dir, write_atomic
-from scheduler_build.config import schedulerconfig
+from scheduler_build.config import output, schedulerconfig
 from scheduler_build.errors import UserError
 from scheduler_build.spec import Spec
 from scheduler_build.spec.formats import IMAGE_REPO, IMAGE_TAG
 from scheduler_build.templating import render as render_template
 
 CONFIG_FILE = "kube-scheduler-config.yaml"
+# The reference extender's resources. A memory limit (its cache grows with the cluster's nodes and
+# pods); no CPU limit: a throttled extender answers late, and the scheduler waits for it.
+EXTENDER_RESOURCES = {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}}
 MANAGED_BY = "scheduler-build"
 
 
@@ -62,7 +62,7 @@ def dump_all(docs: list[Any]) -> str:
                          width=100, explicit_start=True)
 
 
-def _docs(template: str, **context: Any) -> list[Any]:
+def template_docs(template: str, **context: Any) -> list[Any]:
     """Render a template and parse it back: the serializer, not the template, writes the YAML."""
     text = render_template(f"config/{template}", **context)
     return [doc for doc in yaml.safe_load_all(text) if doc is not None]
@@ -105,6 +105,20 @@ def check_image_flag(ref: str, flag: str = "--image") -> str:
     return ref
 
 
+def pin(ref: str, info: dict, where: str) -> str:
+    """`ref` by digest: REPO:TAG@<the index digest image-info.json (`info`, read from `where`) records for
+    that repository and tag>, the digest image.push pushes unchanged. One UserError when it holds none."""
+    repo, _, tag = ref.rpartition(":")
+    if "@" in ref:
+        return ref
+    if not info or info.get("repository") != repo or tag not in (info.get("tags") or []) \
+            or not _DIGEST.match(str(info.get("index_digest", ""))):
+        raise UserError(f"--pin-digest: {where} records no image {ref}",
+                        "build it first (inv image.build --spec S; image.push pushes that digest), "
+                        "or pass --image REF@sha256:DIGEST")
+    return f"{ref}@{info['index_digest']}"
+
+
 def image_ref(spec: Spec, k8s_version: str) -> str:
     """The scheduler image: the spec's repository with its tag (default <k8s-version>-<version>)."""
     tag = spec.image.tag or spec_mod.default_image_tag(spec, k8s_version)
@@ -119,21 +133,22 @@ def config_text(spec: Spec) -> str:
     return dump(schedulerconfig.for_spec(spec))
 
 
-def render_files(spec: Spec, image: str) -> dict[str, str]:
-    """Every output file name -> content. Pure: the same spec gives the same bytes."""
+def render_files(spec: Spec, image: str, tls_fingerprint: str = "") -> dict[str, str]:
+    """Every output file name -> content. Pure: the same spec gives the same bytes.
+    `tls_fingerprint`: the extender certificates' (config.tls_secrets), annotated on both pod templates."""
     names = names_for(spec)
     config = config_text(spec)
-    labels = {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/component": "scheduler",
-              "app.kubernetes.io/managed-by": MANAGED_BY}
-    selector = {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/component": "scheduler"}
+    labels, selector = labels_for(spec), selector_for(spec)
     context = dict(spec=spec, names=names, labels=labels, selector=selector, config_text=config,
                    config_sha256=hashlib.sha256(config.encode()).hexdigest(), image=image,
-                   config_mount=f"/etc/kubernetes/{spec.name}", tls=tls_context(spec))
+                   config_mount=f"/etc/kubernetes/{spec.name}", tls=tls_context(spec),
+                   affinity=spread(selector, spec.deployment.replicas),
+                   certs_annotation={extender_tls.CERTS_ANNOTATION: tls_fingerprint} if tls_fingerprint else {})
     files: dict[str, str] = {CONFIG_FILE: config}
     resources: list[str] = []
 
     def add(name: str, template: str, **extra: Any) -> None:
-        files[name] = dump_all(_docs(template, **context, **extra))
+        files[name] = dump_all(template_docs(template, **context, **extra))
         resources.append(name)
 
     # kube-system and default exist in every cluster; any other namespace is ours to create.
@@ -143,19 +158,48 @@ def render_files(spec: Spec, image: str) -> dict[str, str]:
     add("rbac.yaml", "rbac.yaml.j2")
     add("configmap.yaml", "configmap.yaml.j2")
     add("deployment.yaml", "deployment.yaml.j2")
-    if spec.reference_extender.enabled:
-        ext_labels = {"app.kubernetes.io/name": names.extender, "app.kubernetes.io/component": "extender",
-                      "app.kubernetes.io/part-of": spec.name, "app.kubernetes.io/managed-by": MANAGED_BY}
-        ext_selector = {"app.kubernetes.io/name": names.extender, "app.kubernetes.io/component": "extender"}
-        add("extender.yaml", "extender.yaml.j2", extender_labels=ext_labels, extender_selector=ext_selector)
-        add("networkpolicy.yaml", "networkpolicy.yaml.j2", extender_labels=ext_labels, extender_selector=ext_selector)
-    (kustomization,) = _docs("kustomization.yaml.j2", resources=resources)
+    ext = spec.reference_extender
+    ext_labels, ext_selector = extender_labels_for(spec), extender_selector_for(spec)
+    context.update(extender_labels=ext_labels, extender_selector=ext_selector, extender_ports=extender_ports(spec),
+                   extender_resources=EXTENDER_RESOURCES,
+                   extender_affinity=spread(ext_selector, ext.replicas if ext.enabled else 1))
+    if ext.enabled:
+        add("extender.yaml", "extender.yaml.j2")
+    add("networkpolicy.yaml", "networkpolicy.yaml.j2")
+    budgets = [(spec.name, selector, labels)] if spec.deployment.replicas > 1 else []
+    if ext.enabled and ext.replicas > 1:
+        budgets.append((names.extender, ext_selector, ext_labels))
+    if budgets:
+        add("pdb.yaml", "pdb.yaml.j2", budgets=budgets)
+    (kustomization,) = template_docs("kustomization.yaml.j2", resources=resources)
     files["kustomization.yaml"] = dump(kustomization)
     return files
 
 
 RENDERED_NAMES = {CONFIG_FILE, "namespace.yaml", "serviceaccount.yaml", "rbac.yaml", "configmap.yaml",
-                  "deployment.yaml", "extender.yaml", "networkpolicy.yaml", "kustomization.yaml"}
+                  "deployment.yaml", "extender.yaml", "networkpolicy.yaml", "pdb.yaml", "kustomization.yaml"}
+
+
+def spread(selector: dict, replicas: int) -> dict:
+    """Pod anti-affinity for a Deployment of more than one replica (empty for one): preferred,
+    not required, so a one-node cluster still runs every replica."""
+    if replicas <= 1:
+        return {}
+    term = {"labelSelector": {"matchLabels": selector}, "topologyKey": "kubernetes.io/hostname"}
+    return {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 100, "podAffinityTerm": term}]}}
+
+
+def extender_ports(spec: Spec) -> list[dict]:
+    """The TCP ports of the spec's own extenders' urlPrefix (443/80 by scheme when none is given)."""
+    ports = set()
+    for entry in spec.extenders:
+        url = urllib.parse.urlsplit(str(entry.get("urlPrefix", "")))
+        try:
+            ports.add(url.port or (443 if url.scheme == "https" else 80))
+        except ValueError:  # an invalid port: the spec's own checks report it
+            continue
+    return [{"port": port, "protocol": "TCP"} for port in sorted(ports)]
 
 
 def tls_context(spec: Spec) -> dict:
@@ -174,30 +218,26 @@ def tls_context(spec: Spec) -> dict:
     return context
 
 
-def render(spec: Spec, out: Path, image: str) -> dict[str, str]:
-    """Write the rendered files to `out` in one step (a symlink swap: old tree or new, never a mix).
+def labels_for(spec: Spec) -> dict[str, str]:
+    """The scheduler's objects' labels."""
+    return {**selector_for(spec), "app.kubernetes.io/managed-by": MANAGED_BY}
 
-    Refuses to replace a directory holding anything but a previous rendering, so
-    `--out .` can never wipe a checkout.
-    """
-    out = Path(out)
+
+def selector_for(spec: Spec) -> dict[str, str]:
+    return {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/component": "scheduler"}
+
+
+def extender_labels_for(spec: Spec) -> dict[str, str]:
+    return {**extender_selector_for(spec), "app.kubernetes.io/part-of": spec.name,
+            "app.kubernetes.io/managed-by": MANAGED_BY}
+
+
+def extender_selector_for(spec: Spec) -> dict[str, str]:
+    return {"app.kubernetes.io/name": spec_mod.reference_extender_name(spec), "app.kubernetes.io/component": "extender"}
+
+
+def render(spec: Spec, out: Path, image: str, plain: bool = False) -> dict[str, str]:
+    """Render and write to `out` (config.output: a symlink swap, or with `plain` a plain directory)."""
     files = render_files(spec, image)
-    if out.exists():  # a real directory, or the symlink an earlier render published (its files too)
-        if not out.is_dir():
-            raise UserError(f"--out {out} exists and is not a directory", "choose a new directory")
-        foreign = sorted(p.name for p in out.iterdir() if p.name not in RENDERED_NAMES)
-        if foreign:
-            raise UserError(f"--out {out} holds files this task did not write ({', '.join(foreign[:3])})",
-                            "move them away or render into a new directory; nothing was changed")
-    digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16]
-    staging = staging_dir(out, f".{out.name}.tmp-")
-    try:
-        for name, text in files.items():
-            write_atomic(staging / name, text, mode=0o644)
-        os.chmod(staging, 0o755)
-        # Named after the content: re-rendering the same spec keeps the published tree.
-        publish_dir(staging, out, f"r{digest}")
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    output.write(files, Path(out), RENDERED_NAMES, plain=plain)
     return files

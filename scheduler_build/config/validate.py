@@ -1,8 +1,9 @@
 """Validation of the rendered configuration: field checks, then the real kube-scheduler's verdict.
 
-- `check_fields(spec, version, cache)`: every plugin name the spec enables is
-  known to that version (in-tree, added by the spec's patches, or registered by
-  its out-of-tree plugins).
+- `check_fields(spec, version, cache)`: every configuration field exists in that
+  version's kubescheduler.config.k8s.io/v1 (read from its source), and every
+  plugin name the spec enables is known to that version (in-tree, added by the
+  spec's patches, or registered by its out-of-tree plugins).
 - `validate_with_binary(binary, config, image)`: the real kube-scheduler's
   validation mode (`--config F --write-config-to OUT`) in a throw-away container
   of the builder image with no network, through scheduler_build.engine; its own
@@ -26,8 +27,8 @@ from scheduler_build import pki
 from scheduler_build import platforms
 from scheduler_build import spec as spec_mod
 from scheduler_build.build import builder_image as builder
-from scheduler_build.config import render
-from scheduler_build.resolve import intree
+from scheduler_build.config import api_fields, render, schedulerconfig
+from scheduler_build.resolve import intree, vocabulary
 from scheduler_build.engine import Mount
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase
@@ -35,11 +36,13 @@ from scheduler_build.spec import Spec
 
 
 def check_fields(spec: Spec, k8s_version: str, cache_root: Path) -> frozenset[str]:
-    """The field-by-field half of `inv config.validate` beyond `spec.load`: plugin names.
+    """The field-by-field half of `inv config.validate` beyond `spec.load`: the configuration's
+    fields against the version's own API (api_fields), then plugin names.
 
     Known names: the version's in-tree plugins, those the spec's patch series
     registers in-tree, and those the spec's out-of-tree plugins register.
     """
+    check_config_api(spec, k8s_version, cache_root)
     with phase("plugins", f"in-tree names of Kubernetes {k8s_version}"):
         known = set(intree.in_tree_plugins(k8s_version, cache_root))
         patched = intree.patched_plugin_names(spec.patches)
@@ -48,6 +51,22 @@ def check_fields(spec: Spec, k8s_version: str, cache_root: Path) -> frozenset[st
             f"{' (' + ', '.join(sorted(patched)) + ')' if patched else ''}, {len(spec.plugin_names)} from the spec's plugins")
     spec_mod.check_plugin_names(spec, frozenset(known), k8s_version)
     return frozenset(known)
+
+
+def check_config_api(spec: Spec, k8s_version: str, cache_root: Path, strict: bool = True) -> None:
+    """The configuration's fields against the version's kubescheduler.config.k8s.io/v1 (read from its source).
+
+    strict (validate): the API must be readable. Not strict (render): offline and not cached, the nearest
+    cached older release's API is used (said on stderr), and with none cached the check is skipped (said too).
+    """
+    with phase("fields", f"{schedulerconfig.CONFIG_API} of Kubernetes {k8s_version}"):
+        api = (vocabulary.config_api(k8s_version, cache_root) if strict
+               else vocabulary.config_api_or_fallback(k8s_version, cache_root))
+        if api is None:
+            log("    skipped: `inv config.validate` checks the fields once the API can be read")
+            return
+        log(f"    extension points: {', '.join(api.extension_points)}")
+    api_fields.check_api_fields(spec, api, lambda keys: vocabulary.introduced_in(keys, api.version, cache_root))
 
 
 # A kubeconfig that points nowhere: the validation mode never connects, but the

@@ -25,6 +25,7 @@ from typing import Any, Callable
 import yaml
 
 from scheduler_build import kubeclient
+from scheduler_build.config import schemas
 from scheduler_build.deploy import tls
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
@@ -33,7 +34,7 @@ FIELD_MANAGER = "scheduler-build"
 LOG_LINES = 3  # a crashed container's last log lines, quoted in its reason
 # Apply order: what others depend on first.
 KIND_ORDER = ("Namespace", "ServiceAccount", "ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding",
-              "ConfigMap", "Secret", "Service", "NetworkPolicy", "Deployment")
+              "ConfigMap", "Secret", "Service", "NetworkPolicy", "PodDisruptionBudget", "Deployment")
 
 
 @dataclass
@@ -97,8 +98,12 @@ def _api_error(exc: Exception) -> str:
     return str(getattr(exc, "summary", lambda: exc)() if callable(getattr(exc, "summary", None)) else exc)
 
 
-def apply(client: Any, objects: list[dict], dry_run: bool = False) -> list[Applied]:
-    """Server-side apply each object; stop at the first refusal with the server's reason."""
+def apply(client: Any, objects: list[dict], dry_run: bool = False,
+          offline_check: Callable[[list[dict]], list[str]] | None = None) -> list[Applied]:
+    """Server-side apply each object; stop at the first refusal with the server's reason.
+
+    In a dry run, an object in a namespace this apply creates cannot be checked by the server
+    (the dry run persisted no namespace): `offline_check` judges those (one line per problem)."""
     from kubernetes.dynamic import DynamicClient  # heavy optional: only when applying
     from kubernetes.dynamic.exceptions import DynamicApiError, ResourceNotFoundError
     from urllib3.exceptions import HTTPError as Urllib3Error
@@ -112,6 +117,7 @@ def apply(client: Any, objects: list[dict], dry_run: bool = False) -> list[Appli
         raise UserError(f"the API server refused discovery: {_api_error(exc)}", "check the kubeconfig's credentials") from None
     results: list[Applied] = []
     new_namespaces: set[str] = set()
+    deferred: list[dict] = []
     for obj in ordered(objects):
         kind, api_version = obj.get("kind", ""), obj.get("apiVersion", "")
         meta = obj.get("metadata") or {}
@@ -123,7 +129,7 @@ def apply(client: Any, objects: list[dict], dry_run: bool = False) -> list[Appli
                             "the cluster is too old or lacks that API") from None
         if dry_run and namespace and namespace in new_namespaces:
             # A server dry run persists nothing, so the namespace it "created" does not exist yet.
-            results.append(Applied(kind, name, namespace, f"not checked: namespace {namespace} is created by this apply"))
+            deferred.append(obj)
             continue
         try:
             dynamic.server_side_apply(resource, body=obj, namespace=namespace or None, field_manager=FIELD_MANAGER,
@@ -141,7 +147,27 @@ def apply(client: Any, objects: list[dict], dry_run: bool = False) -> list[Appli
                 new_namespaces.add(name)
         results.append(Applied(kind, name, namespace, "dry-run ok" if dry_run else "applied"))
         log(f"    {kind} {namespace + '/' if namespace else ''}{name}: {results[-1].result}")
-    return results
+    return results + check_offline(deferred, offline_check)
+
+
+def check_offline(deferred: list[dict], offline_check: Callable[[list[dict]], list[str]] | None) -> list[Applied]:
+    """The dry run's objects in namespaces it creates, judged offline (or reported unchecked without a judge)."""
+    if not deferred:
+        return []
+    problems = offline_check(deferred) if offline_check else []
+    if problems:
+        for problem in problems:
+            log(f"    schema: {problem}")
+        raise UserError(f"{len(problems)} of the objects in namespaces this apply creates fail the offline schema "
+                        f"check: {problems[0]}", "fix the spec or the rendered file; every problem is listed above")
+    out = []
+    for obj in deferred:
+        meta = obj.get("metadata") or {}
+        result = (f"schema ok (offline: namespace {meta.get('namespace')} is created by this apply)" if offline_check
+                  else f"not checked: namespace {meta.get('namespace')} is created by this apply")
+        out.append(Applied(obj.get("kind", ""), meta.get("name", ""), meta.get("namespace", ""), result))
+        log(f"    {out[-1].kind} {out[-1].namespace}/{out[-1].name}: {result}")
+    return out
 
 
 def wait_available(client: Any, deployments: list[tuple[str, str]], timeout: float,
@@ -316,8 +342,21 @@ def _container_reasons(pname: str, cs: dict, log_text: str) -> list[str]:
     return []
 
 
+def server_version(client: Any) -> str:
+    """The API server's release (v1.36.3), the schemas an offline check uses."""
+    from kubernetes import client as k8s  # heavy optional: only when deploying
+
+    return str(k8s.VersionApi(client).get_code().git_version).split("+", 1)[0]
+
+
+def schema_check(client: Any, cache_dir: Path) -> Callable[[list[dict]], list[str]]:
+    """kubeconform against the server's own release's OpenAPI, generated offline (config.schemas)."""
+    return lambda objects: schemas.check(objects, server_version(client), cache_dir)
+
+
 def deploy(objects: list[dict], kubeconfig: Path, context: str | None = None, dry_run: bool = False,
-           wait: bool = True, timeout: float = 300.0, rotate_certs: bool = False) -> DeployReport:
+           wait: bool = True, timeout: float = 300.0, rotate_certs: bool = False,
+           cache_dir: Path | None = None) -> DeployReport:
     client = kubeclient.from_kubeconfig(kubeconfig, context)
     report = DeployReport()
     report.deployments = [f"{o['metadata'].get('namespace', 'default')}/{o['metadata']['name']}"
@@ -337,7 +376,8 @@ def deploy(objects: list[dict], kubeconfig: Path, context: str | None = None, dr
                             "fix the cause and run inv deploy --rotate-certs again (every step is safe to repeat)")
 
     objects = tls.prepare(client, objects, rotate_certs, dry_run, wait, apply_and_roll)
-    report.applied = apply(client, objects, dry_run=dry_run)
+    report.applied = apply(client, objects, dry_run=dry_run,
+                           offline_check=schema_check(client, cache_dir) if cache_dir else None)
     if dry_run or not wait:
         return report
     log(f"    waiting up to {timeout:g}s for {', '.join(report.deployments)} to become available")

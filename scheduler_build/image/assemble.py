@@ -40,7 +40,7 @@ from scheduler_build.progress import log, phase
 DOCKERFILE_NAME = "scheduler.Dockerfile"  # what the layer assembly reproduces (dockerfiles/)
 INFO_FILE = "image-info.json"
 # Bumped when the assembly changes, so an older image with the same inputs is rebuilt.
-ASSEMBLY_VERSION = "4"
+ASSEMBLY_VERSION = "5"  # 5: SBOMs with compiled versions, suppliers, pedigree; relative provenance URIs
 
 
 @dataclass
@@ -193,7 +193,8 @@ def _write_sbom(req: ImageRequest, item: PlatformInput) -> tuple[bytes, Path, st
     binary_name = item.binary.name
     with phase("image.sbom", f"{item.platform} from `go version -m`"):
         info = sbom.read_build_info(item.binary)
-        args = (binary_name, item.build_info.binary.sha256, req.k8s_version, item.platform, info, req.source_date_epoch)
+        args = (binary_name, item.build_info.binary.sha256, req.k8s_version, item.platform, info, req.source_date_epoch,
+                req.sbom_inputs)
         doc = sbom.document(*args)
         sbom_bytes, cdx_bytes = sbom.dumps(doc), cyclonedx.dumps(cyclonedx.document(*args))
         sbom_path = item.binary.parent / f"{binary_name}.spdx.json"
@@ -296,7 +297,8 @@ def _provenance(req: ImageRequest, item: PlatformInput, manifest_digest: str) ->
     # The go.sum hash of k8s.io/kubernetes, from the module cache the build resolved it into.
     module_sum = gotool.mod_download(provenance.KUBERNETES_MODULE, item.build_info.kubernetes.version).get("Sum", "")
     pred = provenance.predicate(item.build_info, platforms=[i.platform for i in req.inputs], spec_sha256=req.spec_sha256,
-                                module_sum=module_sum, source=req.source, revision=req.revision, epoch=req.source_date_epoch)
+                                module_sum=module_sum, source=req.source, revision=req.revision, epoch=req.source_date_epoch,
+                                spec_dir=req.spec_dir, patch_uris={p.file: p.uri for p in req.sbom_inputs.patches if p.uri})
     return provenance.dumps(provenance.statement(req.repository, manifest_digest, pred))
 
 

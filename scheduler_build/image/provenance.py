@@ -10,6 +10,7 @@ the pushed digest), and `inv image.verify` compares the two.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -38,22 +39,37 @@ def spec_digest(spec_path: str | Path | None) -> str:
     return hashlib.sha256(Path(spec_path).read_bytes()).hexdigest() if spec_path else ""
 
 
-def _plugin(plugin: Any) -> dict[str, Any]:
+def relative_uri(path: str | Path, spec_dir: Path | None) -> str:
+    """`file:` and the path relative to the spec's directory (POSIX separators): the same on every checkout.
+    "" without a spec: an absolute path would publish the builder's layout and change when the checkout moves."""
+    if spec_dir is None:
+        return ""
+    return "file:" + os.path.relpath(Path(path), spec_dir).replace(os.sep, "/")
+
+
+def _plugin(plugin: Any, spec_dir: Path | None) -> dict[str, Any]:
     if plugin.source == "module":
         return {"uri": f"pkg:golang/{plugin.module}@{plugin.version}", "name": plugin.package,
                 "annotations": {"plugins": list(plugin.names)}}
-    return {"uri": f"file:{plugin.path}", "name": plugin.package, "digest": {"sha256": plugin.sha256},
+    uri = relative_uri(plugin.path, spec_dir)
+    return {**({"uri": uri} if uri else {}), "name": plugin.package, "digest": {"sha256": plugin.sha256},
             "annotations": {"plugins": list(plugin.names), "digest": "sha256 of the plugin's source tree"}}
 
 
-def resolved_dependencies(info: BuildInfo, module_sum: str) -> list[dict[str, Any]]:
-    """Kubernetes (version and go.sum hash), each plugin, each patch, the builder image and its Go."""
+def resolved_dependencies(info: BuildInfo, module_sum: str, spec_dir: Path | None = None,
+                          patch_uris: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Kubernetes (version and go.sum hash), each plugin, each patch, the builder image and its Go.
+
+    Local sources are named relative to the spec (`patch_uris`: patch file -> path relative to it);
+    a patch without one is named `file:patches/<file>`."""
     k8s: dict[str, Any] = {"uri": f"pkg:golang/{KUBERNETES_MODULE}@{info.kubernetes.version}", "name": KUBERNETES_MODULE}
     if module_sum:
         k8s["annotations"] = {"go.sum": module_sum}
     out = [k8s]
-    out += [_plugin(p) for p in info.plugins]
-    out += [{"uri": f"file:patches/{p.file}", "name": p.file, "digest": {"sha256": p.sha256}} for p in info.patches]
+    out += [_plugin(p, spec_dir) for p in info.plugins]
+    uris = patch_uris or {}
+    out += [{"uri": "file:" + uris.get(p.file, f"patches/{p.file}"), "name": p.file, "digest": {"sha256": p.sha256}}
+            for p in info.patches]
     image_id = info.builder.image_id.partition(":")
     out.append({"uri": f"docker:{info.builder.image}", "name": "builder-image", "digest": {image_id[0]: image_id[2]},
                 "annotations": {"go": info.builder.go_version, "source": info.builder.source}})
@@ -61,7 +77,7 @@ def resolved_dependencies(info: BuildInfo, module_sum: str) -> list[dict[str, An
 
 
 def predicate(info: BuildInfo, *, platforms: list[str], spec_sha256: str, module_sum: str, source: str, revision: str,
-              epoch: int) -> dict[str, Any]:
+              epoch: int, spec_dir: Path | None = None, patch_uris: dict[str, str] | None = None) -> dict[str, Any]:
     """The SLSA v1.0 provenance predicate of one platform's image."""
     external: dict[str, Any] = {
         "kubernetesVersion": info.kubernetes.version,
@@ -85,7 +101,7 @@ def predicate(info: BuildInfo, *, platforms: list[str], spec_sha256: str, module
                 "patchSeriesDigest": info.patch_series_digest,
                 "binarySha256": info.binary.sha256,
             },
-            "resolvedDependencies": resolved_dependencies(info, module_sum),
+            "resolvedDependencies": resolved_dependencies(info, module_sum, spec_dir, patch_uris),
         },
         "runDetails": {
             "builder": {"id": BUILDER_ID, "version": {"scheduler-build": __version__, "go": info.builder.go_version}},

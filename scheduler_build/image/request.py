@@ -7,6 +7,7 @@ the command that builds it (the task layer may run that build first, visibly).
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -20,6 +21,7 @@ from scheduler_build.build import from_spec
 from scheduler_build.build.info import FILE_NAME, BuildInfo, sha256_file
 from scheduler_build.errors import UserError
 from scheduler_build.image import sbom
+from scheduler_build.image.gomodules import Patch, SbomInputs
 from scheduler_build.resolve import versions
 
 LABEL_PREFIX = "org.scheduler-build"
@@ -69,6 +71,8 @@ class ImageRequest:
     force: bool = False
     base_tag: str = ""  # the spec's image.tag; empty: <k8s-version>-<spec-version>
     spec_sha256: str = ""  # of the spec file's bytes (the provenance's external parameters); empty without a spec
+    spec_dir: Path | None = None  # local sources are named relative to it (provenance, SBOMs); None without a spec
+    sbom_inputs: SbomInputs = SbomInputs()  # the spec's supplier and author, the patch series
 
 
 # --- platforms, versions, tags, git --------------------------------------------------
@@ -253,4 +257,31 @@ def prepare(opts: Options, host_arch: str) -> ImageRequest:
         revision=full, dirty=dirty, licenses=opts.licenses, force=opts.force,
         base_tag=(spec.image.tag if spec is not None and spec.image.tag and not opts.spec_version else ""),
         spec_sha256=sha256_file(Path(opts.spec_path)) if spec is not None else "",
+        spec_dir=spec.path.parent if spec is not None else None, sbom_inputs=sbom_inputs(spec, inputs[0].build_info),
     )
+
+
+def sbom_inputs(spec: spec_mod.Spec | None, info: BuildInfo) -> SbomInputs:
+    """The spec's supplier and author, and the compiled patch series (diffs from the spec's files, which must
+    be the bytes the build applied; without a spec, only the names and digests the build recorded)."""
+    by_name = {path.name: path for path in (spec.patches if spec is not None else ())}
+    patches = []
+    for recorded in info.patches:
+        modules = tuple(sorted({_target_module(t) for t in recorded.targets}))
+        path = by_name.get(recorded.file)
+        if path is None:
+            patches.append(Patch(recorded.file, recorded.sha256, modules=modules))
+            continue
+        if sha256_file(path) != recorded.sha256:
+            raise UserError(f"{path} changed since the build (the binary was patched with sha256 {recorded.sha256[:12]}...)",
+                            "rebuild with `inv build --spec ...` so the SBOMs describe the patch that was compiled")
+        uri = os.path.relpath(path, spec.path.parent).replace(os.sep, "/")
+        patches.append(Patch(recorded.file, recorded.sha256, uri, path.read_text(encoding="utf-8", errors="replace"), modules))
+    if spec is None:
+        return SbomInputs(patches=tuple(patches))
+    return SbomInputs(supplier=spec.sbom.supplier, author=spec.sbom.author, patches=tuple(patches))
+
+
+def _target_module(target: str) -> str:
+    """The module of a patch target `k8s.io/<module>/<path in it>` (build-info's `targets`)."""
+    return "/".join(str(target).split("/")[:2])

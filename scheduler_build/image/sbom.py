@@ -1,10 +1,17 @@
-"""SPDX 2.3 JSON SBOM of the Go modules compiled into a binary.
+"""SPDX 2.3 JSON SBOM of the Go modules compiled into a binary (components: gomodules.py).
 
-The module list comes from the binary itself (`go version -m`, which reads the
-build info the Go linker embeds, also in stripped and cross-compiled binaries),
-so the SBOM describes what was linked, not what a go.mod merely mentions. The
-document is deterministic: its timestamp is SOURCE_DATE_EPOCH and its namespace
-is derived from the binary's SHA-256.
+The document is deterministic: its timestamp is SOURCE_DATE_EPOCH and its namespace
+is derived from the binary's SHA-256. NTIA minimum elements: every package names a
+supplier (the spec's `sbom.supplier` for our own modules, else the module path's
+host), a version and a purl; the creators are the tool and the spec's `sbom.author`
+with its contact; relationships: the document DESCRIBES the binary, which CONTAINS
+every module, and the main module DEPENDS_ON each dependency.
+
+A module built from a `replace`d version is listed as compiled, with an annotation
+`go:originalVersion=<the required version>`. The patched Kubernetes: each patch whose
+diff was at hand is a File (SHA-1 and SHA-256) with SPDX 2.3's own relationship for it,
+`<patch> PATCH_APPLIED <module>` ("a patch file that has been applied to"); the module's
+comment and an annotation name the series, so a reader without the files still sees it.
 """
 
 from __future__ import annotations
@@ -12,68 +19,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import subprocess
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from scheduler_build import __version__
 from scheduler_build import epoch as epoch_mod
-from scheduler_build import gotool
-from scheduler_build.errors import UserError
+from scheduler_build.image.gomodules import (  # noqa: F401 (read_build_info, parse_version_m: the stage's entry points)
+    Component, GoBuildInfo, Module, Patch, SbomInputs, binary_supplier, components, parse_version_m, purl, read_build_info)
+from scheduler_build.spec.model import Party
 
 MEDIA_TYPE = "application/spdx+json"
-
-
-@dataclass(frozen=True)
-class Module:
-    path: str
-    version: str
-    sum: str = ""  # go.sum "h1:" hash when the binary records one (not in vendor builds)
-    replaced_by: str = ""  # "path version" of a replace directive
-
-
-@dataclass
-class GoBuildInfo:
-    go_version: str  # e.g. go1.26.8
-    main_path: str = ""
-    main_module: Module | None = None
-    deps: list[Module] = field(default_factory=list)
-    settings: dict[str, str] = field(default_factory=dict)
-
-
-def parse_version_m(text: str) -> GoBuildInfo:
-    """Parse `go version -m` output (tab-separated lines after a `<file>: goX.Y.Z` header)."""
-    lines = text.splitlines()
-    if not lines or ":" not in lines[0]:
-        raise ValueError("not `go version -m` output")
-    go_version = lines[0].rsplit(":", 1)[1].strip()
-    info = GoBuildInfo(go_version=go_version)
-    last: Module | None = None
-    for raw in lines[1:]:
-        parts = raw.strip().split("\t")
-        kind, rest = parts[0], parts[1:]
-        if kind == "path" and rest:
-            info.main_path = rest[0]
-        elif kind == "mod" and rest:
-            info.main_module = Module(rest[0], rest[1] if len(rest) > 1 else "(devel)", rest[2] if len(rest) > 2 else "")
-        elif kind == "dep" and rest:
-            last = Module(rest[0], rest[1] if len(rest) > 1 else "", rest[2] if len(rest) > 2 else "")
-            info.deps.append(last)
-        elif kind == "=>" and rest and info.deps:
-            # A replace directive applies to the dep line just above it.
-            replacement = " ".join(rest[:2]).strip()
-            info.deps[-1] = Module(info.deps[-1].path, info.deps[-1].version, rest[2] if len(rest) > 2 else info.deps[-1].sum, replacement)
-        elif kind == "build" and rest:
-            key, _, value = rest[0].partition("=")
-            info.settings[key] = value
-    return info
-
-
-def read_build_info(binary: Path) -> GoBuildInfo:
-    proc = subprocess.run([gotool.binary(), "version", "-m", str(binary)], capture_output=True, text=True)
-    if proc.returncode != 0 or not proc.stdout.strip():
-        raise UserError(f"`go version -m {binary}` failed: {(proc.stderr or proc.stdout).strip()[:200]}", "is it a Go binary built with module support?")
-    return parse_version_m(proc.stdout)
+TOOL = f"Tool: scheduler-build-{__version__}"
 
 
 def _spdx_id(prefix: str, text: str) -> str:
@@ -82,21 +36,23 @@ def _spdx_id(prefix: str, text: str) -> str:
     return f"SPDXRef-{prefix}-{clean}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
-def _purl(path: str, version: str) -> str:
-    return f"pkg:golang/{path}@{version}" if version and version != "(devel)" else f"pkg:golang/{path}"
+def party(who: Party) -> str:
+    """SPDX's `Organization: name (email)` (the email is the contact; left out when unknown)."""
+    return f"Organization: {who.name}" + (f" ({who.email})" if who.email else "")
 
 
-def _package(spdx_id: str, name: str, version: str, purl: str, comment: str = "") -> dict:
+def _package(spdx_id: str, name: str, version: str, package_url: str, supplier: Party, comment: str = "") -> dict:
     pkg = {
         "SPDXID": spdx_id,
         "name": name,
         "versionInfo": version,
+        "supplier": party(supplier),
         "downloadLocation": "NOASSERTION",
         "filesAnalyzed": False,
         "licenseConcluded": "NOASSERTION",
         "licenseDeclared": "NOASSERTION",
         "copyrightText": "NOASSERTION",
-        "externalRefs": [{"referenceCategory": "PACKAGE-MANAGER", "referenceType": "purl", "referenceLocator": purl}],
+        "externalRefs": [{"referenceCategory": "PACKAGE-MANAGER", "referenceType": "purl", "referenceLocator": package_url}],
         "primaryPackagePurpose": "LIBRARY",
     }
     if comment:
@@ -104,43 +60,89 @@ def _package(spdx_id: str, name: str, version: str, purl: str, comment: str = ""
     return pkg
 
 
-def document(binary_name: str, binary_sha256: str, version: str, platform: str, info: GoBuildInfo, epoch: int) -> dict:
+def _annotation(created: str, text: str) -> dict:
+    return {"annotationDate": created, "annotationType": "OTHER", "annotator": TOOL, "comment": text}
+
+
+def _patch_file(patch: Patch) -> dict:
+    data = patch.text.encode()
+    return {
+        "SPDXID": _spdx_id("File-patch", patch.file),
+        "fileName": f"./{patch.file}",
+        "fileTypes": ["SOURCE"],
+        "checksums": [{"algorithm": "SHA1", "checksumValue": hashlib.sha1(data).hexdigest()},
+                      {"algorithm": "SHA256", "checksumValue": patch.sha256}],
+        "licenseConcluded": "NOASSERTION",
+        "copyrightText": "NOASSERTION",
+        "comment": f"patch {patch.uri or patch.file} (relative to the build spec), applied to " + ", ".join(patch.modules),
+    }
+
+
+def _module_package(component: Component, inputs: SbomInputs, created: str) -> tuple[dict, list[dict], list[dict]]:
+    """(package, patch files, their PATCH_APPLIED relationships) of one module."""
+    module = component.module
+    notes = [f"go.sum {module.sum}"] if module.sum else []
+    notes += [component.role] if component.role and component.role != "stdlib" else []
+    pkg_id = _spdx_id("Package-go" if component.role == "stdlib" else "Package-go-module", f"{module.path}@{module.version}")
+    annotations = [_annotation(created, " ".join(f"{k}={v}" for k, v in component.original_properties()))] \
+        if component.original_properties() else []
+    if module.original:
+        notes.append(f"replace {module.original} => {component.name} {component.version}")
+    if module.local:
+        notes.append("built from a local directory (replace), not from the module proxy")
+    patches = inputs.patches_of(module.path)
+    files = [_patch_file(p) for p in patches if p.text]
+    if patches:
+        notes.append("patched: " + ", ".join(f"{p.file} (sha256 {p.sha256})" for p in patches))
+        annotations.append(_annotation(created, "scheduler-build:patched=" + ",".join(p.file for p in patches)))
+    pkg = _package(pkg_id, component.name, component.version, component.purl, component.supplier(inputs), "; ".join(notes))
+    if annotations:
+        pkg["annotations"] = annotations
+    applied = [{"spdxElementId": f["SPDXID"], "relationshipType": "PATCH_APPLIED", "relatedSpdxElement": pkg_id} for f in files]
+    return pkg, files, applied
+
+
+def document(binary_name: str, binary_sha256: str, version: str, platform: str, info: GoBuildInfo, epoch: int,
+             inputs: SbomInputs | None = None) -> dict:
     """The SPDX 2.3 document (a dict; serialise with `dumps`)."""
+    inputs = inputs or SbomInputs()
     created = epoch_mod.utc_stamp(epoch)
     root_id = "SPDXRef-Package-" + re.sub(r"[^A-Za-z0-9.-]+", "-", binary_name)
-    root = _package(root_id, binary_name, version, f"pkg:generic/{binary_name}@{version}?arch={platform.split('/')[-1]}")
+    listed = components(info)
+    root = _package(root_id, binary_name, version, f"pkg:generic/{binary_name}@{version}?arch={platform.split('/')[-1]}",
+                    binary_supplier(listed, inputs))
     root["primaryPackagePurpose"] = "APPLICATION"
     root["checksums"] = [{"algorithm": "SHA256", "checksumValue": binary_sha256}]
     root["comment"] = f"{platform} binary; Go {info.go_version}; build settings: " + " ".join(f"{k}={v}" for k, v in sorted(info.settings.items()) if k != "-ldflags")
-    packages = [root]
+    packages, files = [root], []
     relationships = [{"spdxElementId": "SPDXRef-DOCUMENT", "relationshipType": "DESCRIBES", "relatedSpdxElement": root_id}]
-
-    stdlib_id = _spdx_id("Package-go", "stdlib")
-    packages.append(_package(stdlib_id, "stdlib", info.go_version, _purl("stdlib", info.go_version)))
-    relationships.append({"spdxElementId": root_id, "relationshipType": "CONTAINS", "relatedSpdxElement": stdlib_id})
-    modules = ([info.main_module] if info.main_module else []) + sorted(info.deps, key=lambda m: (m.path, m.version))
-    for index, module in enumerate(modules):
-        comment_parts = []
-        if module.sum:
-            comment_parts.append(f"go.sum {module.sum}")
-        if module.replaced_by:
-            comment_parts.append(f"replaced by {module.replaced_by}")
-        if index == 0 and info.main_module is module:
-            comment_parts.append("main module")
-        mod_id = _spdx_id("Package-go-module", f"{module.path}@{module.version}")
-        packages.append(_package(mod_id, module.path, module.version, _purl(module.path, module.version), "; ".join(comment_parts)))
-        relationships.append({"spdxElementId": root_id, "relationshipType": "CONTAINS", "relatedSpdxElement": mod_id})
-    return {
+    main_id = ""
+    for component in listed:
+        pkg, patch_files, applied = _module_package(component, inputs, created)
+        packages.append(pkg)
+        files += patch_files
+        relationships.append({"spdxElementId": root_id, "relationshipType": "CONTAINS", "relatedSpdxElement": pkg["SPDXID"]})
+        relationships += applied
+        if component.role == "main module":
+            main_id = pkg["SPDXID"]
+    if main_id:  # Go's build info is flat: every module is the main module's dependency
+        relationships += [{"spdxElementId": main_id, "relationshipType": "DEPENDS_ON", "relatedSpdxElement": p["SPDXID"]}
+                          for p in packages[1:] if p["SPDXID"] != main_id]
+    creators = [TOOL] + ([party(inputs.author)] if inputs.author else [])
+    doc = {
         "spdxVersion": "SPDX-2.3",
         "dataLicense": "CC0-1.0",
         "SPDXID": "SPDXRef-DOCUMENT",
         "name": f"{binary_name}-{version}-{platform.replace('/', '-')}",
         "documentNamespace": f"https://scheduler-build.invalid/spdx/{binary_name}/{version}/{binary_sha256}",
-        "creationInfo": {"created": created, "creators": [f"Tool: scheduler-build-{__version__}"]},
+        "creationInfo": {"created": created, "creators": creators},
         "documentDescribes": [root_id],
         "packages": packages,
         "relationships": relationships,
     }
+    if files:
+        doc["files"] = files
+    return doc
 
 
 def dumps(doc: dict) -> bytes:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,27 +36,7 @@ def tool_dir(cache_dir: Path) -> Path:
 
 def binary(cache_dir: Path) -> Path:
     """The pinned cosign, built on first use (a few minutes cold) and cached by version."""
-    target = tool_dir(cache_dir) / "cosign"
-    if target.is_file() and os.access(target, os.X_OK):
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    log(f"    building cosign {VERSION} from the Go module proxy into {target.parent} (once)")
-    staging = Path(tempfile.mkdtemp(prefix=".gobin-", dir=target.parent))
-    try:
-        proc = subprocess.run([gotool.binary(), "install", "-trimpath", f"{MODULE}/cmd/cosign@{VERSION}"],
-                              env=gotool.environment(GOBIN=str(staging), CGO_ENABLED="0"), cwd=tempfile.gettempdir(),
-                              capture_output=True, text=True, timeout=3600)
-        if proc.returncode != 0:
-            lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
-            detail = lines[-1] if lines else "no output"
-            raise UserError(f"cannot build cosign {VERSION}: {detail}",
-                            gotool.NETWORK_HINT if gotool.looks_like_network(detail) else "Go's error is above")
-        os.replace(staging / "cosign", target)
-    finally:
-        for leftover in staging.glob("*"):
-            leftover.unlink()
-        staging.rmdir()
-    return target
+    return gotool.installed_tool(cache_dir, "cosign", f"{MODULE}/cmd/cosign", VERSION)
 
 
 @dataclass

@@ -108,6 +108,17 @@ def registry_flags(client: registry_stage.Client) -> list[str]:
     return flags
 
 
+def sign_references(cosign: Cosign, key: str, references: list[str], client: registry_stage.Client) -> list[str]:
+    """Sign pushed artifacts by digest (repo@sha256:...), as image.push --sign signs the image (config.chart --push)."""
+    flags = registry_flags(client)
+    with registry_auth(client.target.host) as env:
+        cosign.registry_env = env
+        for ref in references:
+            log(f"    sign {ref}")
+            cosign.run(["sign", "--key", key, *OFFLINE_SIGN, *flags, ref], f"signing {ref}")
+    return list(references)
+
+
 def sign_pushed(cosign: Cosign, key: str, layout_dir: Path, client: registry_stage.Client) -> list[str]:
     """Sign the index and each platform image, attest each platform's provenance; returns what was signed."""
     layout = oci.Layout(layout_dir)

@@ -12,13 +12,13 @@ The package, one concern a module:
 - `checks_*`: one section checker per part of the spec (top, sources, image,
   profiles, extenders, runtime, deployment, reference_extender), each taking the
   shared `Fields` and the section's raw value, composing the primitives;
-- `formats`: the patterns and vocabularies; `errors`: `SpecError`;
+- `formats`: the patterns; `errors`: `SpecError`;
 - `plugin_names`: the one check that needs the target Kubernetes source
   (`check_plugin_names`, called by `inv config.validate`).
 """
 
 from scheduler_build.spec.errors import SPEC_HINT, SpecError
-from scheduler_build.spec.formats import DURATION, EXTENSION_POINTS, PULL_POLICIES
+from scheduler_build.spec.formats import DURATION, EXTENSION_POINT, PULL_POLICIES
 from scheduler_build.spec.load import load, loads
 from scheduler_build.spec.model import (
     DEFAULT_NAMESPACE,
@@ -36,7 +36,7 @@ from scheduler_build.spec.model import (
 from scheduler_build.spec.plugin_names import check_plugin_names
 
 __all__ = [
-    "DEFAULT_NAMESPACE", "DURATION", "EXTENSION_POINTS", "PULL_POLICIES", "SPEC_HINT",
+    "DEFAULT_NAMESPACE", "DURATION", "EXTENSION_POINT", "PULL_POLICIES", "SPEC_HINT",
     "Deployment", "Image", "PluginSource", "ReferenceExtender", "Registration", "Spec", "SpecError",
     "check_plugin_names", "default_image_tag", "load", "loads", "reference_extender_name", "reference_extender_service_host",
     "reference_extender_url",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler_build.spec.fields import Fields, show, type_name
-from scheduler_build.spec.formats import DNS1123_SUBDOMAIN, EXTENSION_POINTS
+from scheduler_build.spec.formats import DNS1123_SUBDOMAIN, EXTENSION_POINT
 
 _DEFAULT_QUEUE_SORT = "default (PrioritySort)"
 
@@ -83,11 +83,18 @@ def _canon(value: Any) -> Any:
 
 
 def check_plugin_sets(f: Fields, path: str, value: Any) -> dict:
-    """A v1 Plugins struct: per extension point, enabled and disabled plugin lists."""
-    if f.mapping(path, value, EXTENSION_POINTS) is None:
+    """A v1 Plugins struct: per extension point, enabled and disabled plugin lists.
+
+    Which points exist depends on the target release (config.api_fields checks them against its
+    source); here a point only has to look like one."""
+    if not isinstance(value, dict):
+        f.err(path, f"must be a mapping, got {type_name(value)} {show(value)}")
         return {}
     out: dict[str, Any] = {}
-    for point in EXTENSION_POINTS:
+    for point in value:
+        if not isinstance(point, str) or not EXTENSION_POINT.match(point):
+            f.err(f"{path}.{point}", "must be an extension point such as filter or score (a lowerCamelCase name)")
+            continue
         if value.get(point) is None:
             continue
         pp = f"{path}.{point}"

@@ -13,6 +13,7 @@ from scheduler_build.spec.checks_extenders import check_binding_extenders, check
 from scheduler_build.spec.checks_image import check_image
 from scheduler_build.spec.checks_profiles import check_profiles
 from scheduler_build.spec.checks_reference_extender import check_reference_extender
+from scheduler_build.spec.checks_sbom import check_sbom
 from scheduler_build.spec.checks_runtime import check_client_connection, check_leader_election
 from scheduler_build.spec.checks_sources import check_patches, check_platforms, check_plugins
 
@@ -20,7 +21,7 @@ TOP_KEYS = (
     "name", "version", "versionSuffix", "kubernetes", "plugins", "patches", "platforms", "image",
     "namespace", "profiles", "extenders", "leaderElection", "clientConnection", "parallelism",
     "percentageOfNodesToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds", "deployment",
-    "referenceExtender",
+    "referenceExtender", "sbom",
 )
 
 
@@ -43,6 +44,7 @@ def check_spec(f: Fields, data: Any, spec_path: Path, check_files: bool) -> Spec
     deployment = check_deployment(f, top.get("deployment"))
     ref = check_reference_extender(f, top.get("referenceExtender"))
     check_binding_extenders(f, extenders, ref)
+    sbom = check_sbom(f, top.get("sbom"))
     if deployment.replicas > 1 and not leader.get("leaderElect", True):
         # Two active replicas of one scheduler would bind the same pods twice.
         f.err("deployment.replicas", f"{deployment.replicas} replicas need leaderElection.leaderElect: true")
@@ -52,7 +54,7 @@ def check_spec(f: Fields, data: Any, spec_path: Path, check_files: bool) -> Spec
         namespace=namespace, profiles=profiles, extenders=extenders, leader_election=leader,
         client_connection=client, parallelism=parallelism, percentage_of_nodes_to_score=pct,
         pod_initial_backoff_seconds=initial, pod_max_backoff_seconds=maximum, deployment=deployment,
-        reference_extender=ref,
+        reference_extender=ref, sbom=sbom,
     )
 
 

@@ -1,4 +1,4 @@
-"""The value formats and fixed vocabularies a build spec is checked against (pure tables)."""
+"""The value formats a build spec is checked against (pure patterns; version-dependent vocabularies are\nderived from the target release by resolve.vocabulary)."""
 
 from __future__ import annotations
 
@@ -19,11 +19,12 @@ IMAGE_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 IMAGE_REF = re.compile(r"^[a-z0-9][a-z0-9._/:-]*(@sha256:[0-9a-f]{64})?$")  # repository[:tag][@digest]
 QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|Ki|Mi|Gi|Ti|M|G|T)?$")
 HTTP_URL = re.compile(r"^https?://[^\s/]+")
+# SBOM parties: SPDX writes `Organization: <name> (<email>)`, so a name holds no parentheses.
+PARTY_NAME = re.compile(r"^[^()\n\r]*[^()\s][^()\n\r]*$")
+EMAIL = re.compile(r"^[^@\s()<>]+@[^@\s()<>]+\.[^@\s()<>]+$")
 URL_PATH_SEGMENT = re.compile(r"^[A-Za-z0-9._~/-]+$")
 
-# Extension points of the v1 Plugins struct, in the order upstream declares them.
-EXTENSION_POINTS = (
-    "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
-    "reserve", "permit", "preBind", "bind", "postBind", "multiPoint",
-)
+# The form of an extension point's key (a JSON field of the v1 Plugins struct). Which points exist is the
+# target release's own: resolve.vocabulary reads them from its source, config.api_fields checks them.
+EXTENSION_POINT = re.compile(r"^[a-z][A-Za-z0-9]*$")
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")

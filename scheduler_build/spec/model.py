@@ -93,7 +93,8 @@ class Deployment:
     """How the scheduler Deployment runs. ``resources`` is a core/v1 ResourceRequirements dict."""
 
     replicas: int = 1
-    resources: dict = field(default_factory=lambda: {"requests": {"cpu": "100m", "memory": "128Mi"}})
+    resources: dict = field(default_factory=lambda: {"requests": {"cpu": "100m", "memory": "128Mi"},
+                                                     "limits": {"memory": "512Mi"}})
     verbosity: int = 2
     priority_class_name: str = ""
     node_selector: dict = field(default_factory=dict)
@@ -123,6 +124,26 @@ class ReferenceExtender:
     tls: bool = True  # mutual TLS between the scheduler and the extender; False: plain HTTP (opt-out)
 
 
+@dataclass(frozen=True)
+class Party:
+    """A supplier or author named in the SBOMs: SPDX `Organization: name (email)`, CycloneDX `{name, email, url}`."""
+
+    name: str
+    email: str = ""  # the contact
+    url: str = ""
+
+
+@dataclass(frozen=True)
+class SbomInfo:
+    """`sbom`: who supplies the scheduler (its own modules and image) and who authored its SBOMs.
+
+    Unset, the supplier of every module comes from its module path's host (sbom.py's `host_supplier`)
+    and the SBOMs name only the tool as their creator."""
+
+    supplier: Party | None = None
+    author: Party | None = None
+
+
 @dataclass
 class Spec:
     """A loaded, validated build spec. Paths are absolute."""
@@ -147,6 +168,7 @@ class Spec:
     pod_max_backoff_seconds: int | None = None
     deployment: Deployment = field(default_factory=Deployment)
     reference_extender: ReferenceExtender = field(default_factory=ReferenceExtender)
+    sbom: SbomInfo = field(default_factory=SbomInfo)
 
     @property
     def plugin_names(self) -> tuple[str, ...]:

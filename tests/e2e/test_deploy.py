@@ -56,7 +56,8 @@ def test_deploy_dry_run_apply_and_rbac(control_plane, kube, tmp_path, unique):
         assert results[("Namespace", ns)] == "dry-run ok"
         assert results[("ClusterRoleBinding", f"{name}-kube-scheduler")] == "dry-run ok"
         assert results[("RoleBinding", f"{name}-extension-apiserver-authentication-reader")] == "dry-run ok"
-        assert results[("Deployment", name)].startswith("not checked: namespace")
+        # in the namespace the apply creates: judged offline against the server release's own OpenAPI
+        assert results[("Deployment", name)].startswith("schema ok (offline: namespace")
         with pytest.raises(ApiException) as info:
             core.read_namespace(ns)
         assert info.value.status == 404
@@ -141,3 +142,20 @@ def test_deploy_reports_an_invalid_object_with_the_servers_message(control_plane
     assert result.returncode != 0
     assert f"applying Deployment default/bad-{unique} failed" in result.stderr and "replicas" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_deploy_dry_run_checks_objects_of_a_new_namespace_offline(control_plane, tmp_path, unique):
+    """Negative control of the offline half of --dry-run: a field the schema does not know, in a
+    namespace the server cannot check yet, fails the dry run with the field named."""
+    out = tmp_path / "out"
+    spec_file = tmp_path / "scheduler.yaml"
+    spec_file.write_text(yaml.safe_dump({"name": f"off-{unique}", "version": "1", "kubernetes": {"version": "1.36"},
+                                         "namespace": f"off-ns-{unique}"}))
+    rendered = _inv("config.render", "--spec", str(spec_file), "--out", str(out), "--image", "r/x:1", "--plain")
+    assert rendered.returncode == 0, rendered.stderr
+    doc = yaml.safe_load((out / "deployment.yaml").read_text())
+    doc["spec"]["template"]["spec"]["containers"][0]["imagePullPolcy"] = "Always"
+    (out / "deployment.yaml").write_text(yaml.safe_dump(doc))
+    result = _inv("deploy", "--kubeconfig", control_plane.admin_kubeconfig, "--dir", str(out), "--dry-run")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "offline schema check" in result.stderr and "imagePullPolcy" in result.stderr

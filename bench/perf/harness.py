@@ -1,0 +1,124 @@
+"""The scheduler_perf harness of a spec's build: wrapper test module, vendor, `go test -c`, etcd.
+
+The wrapper is a Go test module on the spec's exact k8s.io/kubernetes version, with the
+build's derived staging replaces, its plugins (and patched modules) wired in exactly as
+`inv build` wires them (build.plugins), and upstream's `RunBenchmarkPerfScheduling` called
+with the spec's plugins in the out-of-tree registry (templates/perf/perf_test.go.j2).
+It is tidied and vendored by build.vendor (cached by go.mod and import set) and compiled
+in the builder container with no network, sharing Go's build-cache volume with `inv build`
+(same -trimpath, tags and environment), so most packages are already compiled. The test
+binary is kept under <cache>/perf-harness/<inputs key>/: an unchanged spec compiles nothing,
+a plugin edit gives a new key and Go recompiles only what changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from scheduler_build.engine import connect
+from scheduler_build import gotool
+from scheduler_build import platforms
+from scheduler_build.build import builder_image as builder
+from scheduler_build.build import compile as compile_stage
+from scheduler_build.build import plugins as plugins_stage
+from scheduler_build.build import vendor, warm
+from scheduler_build.build.workspace import WRAPPER_MODULE, Workspace
+from scheduler_build.errors import BuildFailed
+from scheduler_build.progress import log, phase
+from scheduler_build.resolve import versions
+from scheduler_build.spec import Spec
+from scheduler_build.templating import render
+
+MODULE = WRAPPER_MODULE + "/perf"
+BINARY = "perf.test"
+KUBERNETES_MODULE = "k8s.io/kubernetes"
+UPSTREAM_DIR = "test/integration/scheduler_perf"
+
+
+@dataclass(frozen=True)
+class Harness:
+    binary: Path
+    kubernetes: str  # exact version, e.g. v1.36.3
+    module_dir: Path  # k8s.io/kubernetes's source (module cache): upstream's workload files
+    plugin_names: tuple[str, ...]  # the spec's out-of-tree plugins (collected in plugin metrics)
+    compiled: bool  # False: the cached binary was reused
+    compile_seconds: float
+
+    @property
+    def misc_dir(self) -> Path:
+        return self.module_dir / UPSTREAM_DIR / "misc"
+
+
+def render_workspace(resolution: versions.Resolution, custom: plugins_stage.Customization) -> Workspace:
+    """go.mod (the build's wrapper template: staging and local replaces) and perf_test.go. Pure."""
+    context = dict(
+        requires=dict(custom.requires), local_replaces=dict(custom.local_replaces), module=MODULE,
+        k8s_version=resolution.version, go_version=resolution.go_version, replaces=resolution.replaces,
+        component="scheduler_perf", plugins=list(custom.imports), registrations=list(custom.registrations),
+    )
+    files = {"go.mod": render("wrapper/go.mod.j2", **context), "perf_test.go": render("perf/perf_test.go.j2", **context)}
+    return Workspace(component="scheduler_perf", package=".", files=files)
+
+
+def inputs_key(vendored: vendor.Vendored, overlays: dict[str, Path], image_id: str) -> str:
+    """What the test binary depends on: sources + go.mod/go.sum, vendor tree, plugin snapshots, builder."""
+    text = repr((vendored.workspace_dir.name, vendored.vendor_key, sorted((m, str(p)) for m, p in overlays.items()), image_id))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def prepare(spec: Spec, cache_dir: Path, gocache_volume: str, builder_image: str = "", pull: bool = True,
+            check: Callable[[Path], object] = lambda module_dir: None) -> Harness:
+    """The compiled harness for the spec (cached), and where upstream's workload files are.
+
+    check: called with the Kubernetes tree before the compile (e.g. that the workloads exist)."""
+    cache_dir = Path(cache_dir).resolve()
+    with phase("resolve", spec.kubernetes_version):
+        resolution = versions.resolve(spec.kubernetes_version, cache_dir)
+    custom = plugins_stage.Customization()
+    if spec.plugins or spec.patches:
+        with phase("customize", f"{len(spec.plugins)} plugin(s), {len(spec.patches)} patch(es)"):
+            custom = plugins_stage.prepare(resolution, spec.plugins, spec.patches, cache_dir)
+    module_dir = source_dir(resolution.version, custom.local_replaces, cache_dir)
+    check(module_dir)
+    with phase("vendor", "the harness's wrapper test module"):
+        vendored = vendor.prepare(render_workspace(resolution, custom), cache_dir)
+    engine = connect()
+    chosen = builder.select(engine, resolution.go_version, builder_image, pull)
+    key = inputs_key(vendored, dict(custom.overlays), chosen.image_id)
+    out_dir = cache_dir / "perf-harness" / key
+    names = tuple(n for info in custom.plugins_info for n in info.names)
+    if (out_dir / BINARY).is_file():
+        log(f"    harness {out_dir / BINARY} (cached)")
+        return Harness(out_dir / BINARY, resolution.version, module_dir, names, False, 0.0)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    arch = platforms.host_arch()
+    job = compile_stage.Job(
+        workspace=vendored.workspace_dir, vendor=vendored.vendor_dir, out_dir=out_dir, gocache_volume=gocache_volume,
+        package=".", binary_name=BINARY, flags="", environment=compile_stage.build_environment("linux", arch, False, 0),
+        overlays=dict(custom.overlays), test=True,
+    )
+    started = time.monotonic()
+    with phase("compile", f"go test -c (scheduler_perf {resolution.version}) in {chosen.image}, network none"):
+        code, _ = warm.run(engine, chosen.image, job, image_id=chosen.image_id, cache_root=cache_dir)
+    if code != 0:
+        raise BuildFailed(f"go test -c of the scheduler_perf harness failed (exit {code}); the compiler output is above")
+    seconds = round(time.monotonic() - started, 1)
+    log(f"    compiled {out_dir / BINARY} in {seconds}s")
+    return Harness(out_dir / BINARY, resolution.version, module_dir, names, True, seconds)
+
+
+def source_dir(version: str, local_replaces: dict[str, str], cache_dir: Path) -> Path:
+    """k8s.io/kubernetes's tree the harness was compiled from: the patched copy when a patch touched it."""
+    relative = local_replaces.get(KUBERNETES_MODULE)
+    if relative:  # relative to <cache>/<stage>/<digest>/ (plugins.py)
+        return (Path(cache_dir) / "x" / "y" / relative).resolve()
+    return gotool.module_dir(KUBERNETES_MODULE, version)
+
+
+def executable(path: Path) -> bool:
+    return path.is_file() and os.access(path, os.X_OK)

@@ -1,0 +1,101 @@
+"""bench.perf's output: the side-by-side table, the notes, the PNG chart. Pure but for the chart file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scheduler_build.spec import Spec
+
+COLORS = {"vanilla": "#4c72b0", "spec": "#55a868", "extender": "#dd8452"}
+
+
+def notes(spec: Spec, labels: dict[str, str]) -> list[str]:
+    """What each variant is, said once with the figures."""
+    out = ["vanilla: upstream's default profile; spec: the spec's configuration (first profile as default-scheduler, "
+           "no extenders); extender: default profile + the spec's reference extender (plain HTTP on 127.0.0.1, "
+           "started by the harness's prepare hook). All three run the same harness binary, patches included."]
+    if labels:
+        out.append("upstream's pods carry no label, so the spec's plugin and the extender pass them through; the "
+                   f"*Labelled workload is upstream's first chosen workload with pods labelled {', '.join(sorted(labels))} "
+                   "(their opt-in), so both do real work there")
+    if spec.extenders:
+        out.append(f"the spec's own extenders ({len(spec.extenders)}) are not started by the harness and are left out")
+    return out
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def markdown(res: dict) -> str:
+    lines = [f"scheduler_perf ({res['kubernetes']}), spec {res['spec']}, median of {res['repeats']} interleaved run(s) per cell:",
+             "",
+             "| workload | variant | pods/s median | min | max | / vanilla | attempt p50 ms | attempt p99 ms | duration s |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for label, rows in res["summary"].items():
+        for variant, row in rows.items():
+            pps, att = row["pods_per_second"], row["attempt_ms"]
+            lines.append(f"| {label} | {variant} | {_fmt(pps.get('median'))} | {_fmt(pps.get('min'))} | {_fmt(pps.get('max'))} | "
+                         f"{_fmt(row['ratio_to_vanilla'], 2)} | {_fmt(att.get('Perc50'), 2)} | {_fmt(att.get('Perc99'), 2)} | "
+                         f"{_fmt(row.get('duration_s', {}).get('median'), 2)} |")
+    if any(not row["pods_per_second"] for rows in res["summary"].values() for row in rows.values()):
+        lines += ["", "- an empty pods/s cell: the measured pods were scheduled in under a second, and upstream samples "
+                  "throughput once a second; that row's ratio is of scheduling durations (use 500Nodes or larger)"]
+    lines.append("")
+    for label in res["summary"]:
+        threshold = res["thresholds"].get(label)
+        lines.append(f"- {label}: upstream's threshold at {res['kubernetes']} is "
+                     + (f"{threshold:g} pods/s" if threshold else "none (the workload carries no threshold)")
+                     + " (for upstream's CI hardware: the ratio to vanilla is the figure that counts here)")
+    lines += _plugin_lines(res) + _extender_lines(res) + [f"- {n}" for n in res.get("notes", [])]
+    return "\n".join(lines) + "\n"
+
+
+def _plugin_lines(res: dict) -> list[str]:
+    out = []
+    for label, rows in res["summary"].items():
+        for key, perc in rows.get("spec", {}).get("plugins_ms", {}).items():
+            out.append(f"- {label} spec: {key} p50 {perc['Perc50']:.3f} ms, p99 {perc['Perc99']:.3f} ms per call (sampled)")
+    return out
+
+
+def _extender_lines(res: dict) -> list[str]:
+    """The extender's cost per scheduled attempt: its attempt duration over vanilla's."""
+    out = []
+    for label, rows in res["summary"].items():
+        if "extender" in rows and "vanilla" in rows:
+            ext, van = rows["extender"]["attempt_ms"], rows["vanilla"]["attempt_ms"]
+            out.append(f"- {label} extender: a scheduling attempt takes p50 {ext['Perc50'] - van['Perc50']:+.2f} ms, "
+                       f"p99 {ext['Perc99'] - van['Perc99']:+.2f} ms against vanilla (the filter + prioritize round trips)")
+    return out
+
+
+def chart(res: dict, out: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = list(res["summary"])
+    chosen = res["variants"]
+    width = 0.8 / max(len(chosen), 1)
+    fig, ax = plt.subplots(figsize=(max(5.0, 2.6 * len(labels)), 3.8), dpi=100)
+    for i, variant in enumerate(chosen):
+        rows = [res["summary"][lb].get(variant) for lb in labels]
+        xs = [k + (i - (len(chosen) - 1) / 2) * width for k in range(len(labels))]
+        pps = [(r or {}).get("pods_per_second") or {} for r in rows]
+        meds = [p.get("median", 0.0) for p in pps]
+        err = [[m - p.get("min", 0.0) for m, p in zip(meds, pps)], [p.get("max", 0.0) - m for m, p in zip(meds, pps)]]
+        bars = ax.bar(xs, meds, width, yerr=err, capsize=3, label=variant, color=COLORS.get(variant))
+        for bar, value in zip(bars, meds):
+            ax.annotate(f"{value:.0f}", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(range(len(labels)), labels, fontsize=8)
+    ax.set_ylabel("pods/s (median, min-max)")
+    ax.set_title(f"scheduler_perf {res['kubernetes']}: {res['repeats']} interleaved run(s)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, metadata={"Software": None})
+    plt.close(fig)
+    return out

@@ -1,0 +1,169 @@
+"""`inv bench.perf`: upstream's scheduler_perf, in three variants, repeated and interleaved.
+
+Each (repeat, workload, variant) is one run of the compiled harness (harness.py), in its own
+directory under <cache>/perf-runs/<stamp>/ (the harness's log, JSON, derived files), with etcd
+at the target's pinned version first on PATH (etcd.py) and the working directory upstream's
+misc/ in the module, so upstream's performance-config.yaml and templates are read in place.
+Repeats are interleaved (vanilla, spec, extender, vanilla, ...) so a load change on the
+machine spreads over the variants instead of landing on one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench.perf import etcd, harness, report, results, variants
+from scheduler_build.cluster.processes import free_port
+from scheduler_build.config.render import dump
+from scheduler_build.errors import UserError
+from scheduler_build.progress import log, phase
+from scheduler_build.safeyaml import load_yaml
+from scheduler_build.spec import Spec
+
+REPO = Path(__file__).resolve().parents[2]
+RUN_TIMEOUT = 3600.0  # seconds per run: 5000 nodes on a loaded 2-core machine takes minutes
+
+
+def _extender_args(port: int) -> list[str]:
+    """The reference extender on 127.0.0.1:port; the prepare hook sets KUBECONFIG to the harness's API server."""
+    return [sys.executable, "-m", "scheduler_build.extender", "--host", "127.0.0.1", "--port", str(port),
+            "--log-level", "warning"]
+
+
+def harness_argv(h: harness.Harness, w: variants.Workload, work: Path, config: Path, scheduler_config: Path | None,
+                 plugin_names: tuple[str, ...], prepare: list[str] | None, ready_url: str) -> list[str]:
+    """One run's command line (pure). An empty label filter: upstream's 500Nodes carries no label."""
+    argv = [str(h.binary), "-test.run=^$", f"-test.bench={w.bench_pattern()}", "-test.benchtime=1ns",
+            "-perf-scheduling-label-filter=", f"-data-items-dir={work}", f"-sb-work-dir={work}", f"-sb-config={config}"]
+    if scheduler_config is not None:
+        argv.append(f"-sb-scheduler-config={scheduler_config}")
+    if plugin_names:
+        argv.append(f"-sb-plugin-names={json.dumps(list(plugin_names))}")
+    if prepare:
+        argv += [f"-sb-prepare={json.dumps(prepare)}", f"-sb-ready-url={ready_url}"]
+    return argv
+
+
+def source_root(h: harness.Harness, root: Path) -> dict[str, str]:
+    """TEST_SRCDIR/TEST_WORKSPACE for a -trimpath binary: the API server's test fixture directory is
+    found from its source file's path, which -trimpath makes `k8s.io/kubernetes@vX/...`; upstream
+    joins these two variables in front of it (its bazel path), so they point at the tree it came from."""
+    link = root / "ws" / f"k8s.io/kubernetes@{h.kubernetes}"
+    if not link.is_symlink():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(h.module_dir, target_is_directory=True)
+    return {"TEST_SRCDIR": str(root), "TEST_WORKSPACE": "ws"}
+
+
+def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, variant: str, work: Path,
+         config: Path) -> results.RunFigures:
+    """Run the harness once for one workload and variant; its figures from the JSON it wrote."""
+    work.mkdir(parents=True)
+    scheduler_config, prepare, ready = None, None, ""
+    if variant == "spec":
+        scheduler_config = work / "scheduler-config.yaml"
+        scheduler_config.write_text(dump(variants.spec_config(spec)))
+    elif variant == "extender":
+        port = free_port()
+        scheduler_config = work / "scheduler-config.yaml"
+        scheduler_config.write_text(dump(variants.extender_config(spec, f"http://127.0.0.1:{port}")))
+        prepare, ready = _extender_args(port), f"http://127.0.0.1:{port}/readyz"
+    names = h.plugin_names if variant != "vanilla" else ()
+    argv = harness_argv(h, w, work, config, scheduler_config, names, prepare, ready)
+    env = dict(os.environ, PATH=f"{etcd_bin.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+               PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
+               **source_root(h, work.parent / "src"))
+    (work / "command.json").write_text(json.dumps(argv, indent=1))
+    with open(work / "harness.log", "wb") as out:
+        try:
+            code = subprocess.run(argv, cwd=h.misc_dir, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                  timeout=RUN_TIMEOUT).returncode
+        except subprocess.TimeoutExpired:
+            raise UserError(f"{w.label} ({variant}) ran over {RUN_TIMEOUT:.0f}s", f"its log: {work / 'harness.log'}") from None
+    found = sorted(work.glob("BenchmarkPerfScheduling*.json"))
+    if code != 0 or not found:
+        raise UserError(f"scheduler_perf {w.label} ({variant}) failed (exit {code}): {_failure(work / 'harness.log')}",
+                        f"the whole log: {work / 'harness.log'}")
+    return results.parse_file(found[-1])
+
+
+def _failure(log_path: Path) -> str:
+    lines = [ln for ln in log_path.read_text(errors="replace").splitlines() if ln.strip()]
+    wanted = [ln.strip() for ln in lines if "Fatal" in ln or "Error" in ln or "FAIL" in ln or "failed" in ln]
+    return (wanted or lines or ["no output"])[-1][:300]
+
+
+def _labelled_config(h: harness.Harness, base: variants.Workload, labels: dict[str, str], out: Path) -> Path:
+    """The opt-in copy of base's test case and its pod template, written under out/."""
+    upstream = variants.misc_config(h.module_dir)
+    case = next(c for c in load_yaml(upstream.read_text()) if c.get("name") == base.case)
+    pod_source = (h.misc_dir / case.get("defaultPodTemplatePath", "")).resolve()
+    if not case.get("defaultPodTemplatePath") or not pod_source.is_file():
+        raise UserError(f"{upstream}: test case {base.case} has no default pod template to label",
+                        f"name a SchedulingBasic workload first in --workloads")
+    out.mkdir(parents=True)
+    cases, pod = variants.labelled_files(upstream.read_text(), pod_source.read_text(), base.case, labels, out / "pod.yaml")
+    (out / "pod.yaml").write_text(dump(pod))
+    (out / "performance-config.yaml").write_text(dump(cases))
+    return out / "performance-config.yaml"
+
+
+def machine() -> dict:
+    load = os.getloadavg()
+    return {"machine": platform.machine(), "cpus": os.cpu_count(), "python": platform.python_version(),
+            "load_average": [round(x, 2) for x in load], "uptime": _uptime()}
+
+
+def _uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except OSError:
+        return ""
+
+
+def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repeats: int, cache_dir: Path,
+        gocache_volume: str, builder_image: str = "", pull: bool = True) -> dict:
+    """Compile (cached), build etcd (cached), run every cell `repeats` times interleaved; the result dict."""
+    def known(module_dir: Path) -> dict:
+        config_file = variants.misc_config(module_dir)
+        return variants.check_known(workloads, config_file.read_text(), str(config_file))
+
+    h = harness.prepare(spec, cache_dir, gocache_volume, builder_image, pull, check=known)
+    thresholds = known(h.module_dir)
+    with phase("etcd", "at the version hack/lib/etcd.sh pins"):
+        etcd_bin = etcd.binary(h.module_dir, cache_dir)
+    root = Path(cache_dir) / "perf-runs" / time.strftime("%Y%m%dT%H%M%S")
+    configs = {w.label: variants.misc_config(h.module_dir) for w in workloads}
+    labels = variants.pod_labels(spec)
+    if labels and not any(w.case.endswith(variants.LABELLED) for w in workloads):
+        extra = variants.labelled(workloads[0])
+        configs[extra.label] = _labelled_config(h, workloads[0], labels, root / "labelled")
+        workloads = [*workloads, extra]
+        thresholds[extra.label] = None
+        log(f"    added {extra.label}: {workloads[0].label} with pods labelled {', '.join(sorted(labels))}, "
+            "so the spec's plugin and the extender act on them")
+    before = machine()
+    runs: dict[str, dict[str, list[results.RunFigures]]] = {w.label: {v: [] for v in chosen} for w in workloads}
+    for rep in range(repeats):
+        for w in workloads:
+            for variant in chosen:
+                with phase("run", f"{w.label} {variant} ({rep + 1}/{repeats})"):
+                    figures = _one(h, etcd_bin, spec, w, variant, root / f"{w.label.replace('/', '_')}-{variant}-{rep + 1}",
+                                   configs[w.label])
+                    runs[w.label][variant].append(figures)
+                    log(f"    {figures.throughput.get('Average', 0.0):.1f} pods/s, scheduling {figures.duration_s:.1f}s")
+    return {
+        "spec": str(spec.path), "kubernetes": h.kubernetes, "variants": chosen, "repeats": repeats,
+        "workloads": [w.label for w in workloads], "thresholds": thresholds, "plugin_names": list(h.plugin_names),
+        "harness": {"binary": str(h.binary), "compiled": h.compiled, "compile_seconds": h.compile_seconds},
+        "runs_dir": str(root), "machine_before": before, "machine_after": machine(),
+        "notes": report.notes(spec, labels),
+        "summary": results.summarize(runs, h.plugin_names),
+        "runs": {label: {v: [results.figures_dict(f) for f in rs] for v, rs in cells.items()} for label, cells in runs.items()},
+    }

@@ -1,0 +1,143 @@
+"""The three variants' scheduler configurations and the workloads, for the harness. Pure.
+
+- vanilla: upstream's default profile (no configuration file: the harness's own default);
+- spec: the spec's rendered KubeSchedulerConfiguration (config.schedulerconfig.for_spec),
+  its first profile named `default-scheduler` because the harness's pods ask for that
+  scheduler, without extenders (the extender variant measures those) and without leader
+  election (one scheduler, in-process);
+- extender: upstream's default profile plus the spec's reference-extender entry, pointing
+  at the extender the prepare hook starts on 127.0.0.1 (plain HTTP: the harness runs in one
+  machine, so the mutual TLS of a deployment is left out).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+from pathlib import Path
+
+from scheduler_build.config import schedulerconfig
+from scheduler_build.errors import UserError
+from scheduler_build.extender.policy import UnderlayIPPolicy
+from scheduler_build.safeyaml import load_yaml
+from scheduler_build.spec import Spec
+
+VARIANTS = ("vanilla", "spec", "extender")
+LABELLED = "Labelled"  # suffix of the opt-in copy of a test case: SchedulingBasicLabelled
+DEFAULT_CASE = "SchedulingBasic"
+HARNESS_SCHEDULER = "default-scheduler"  # the schedulerName of upstream's pod templates (none set)
+NO_LEADER_ELECTION = {"leaderElect": False}
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    case: str  # upstream test case, e.g. SchedulingBasic
+    name: str  # its workload, e.g. 500Nodes
+
+    @property
+    def label(self) -> str:
+        return f"{self.case}/{self.name}"
+
+    def bench_pattern(self) -> str:
+        """-test.bench: one workload exactly (each path element of the pattern is its own regexp)."""
+        return f"^BenchmarkPerfScheduling$/^{re.escape(self.case)}$/^{re.escape(self.name)}$"
+
+
+def parse_workloads(text: str) -> list[Workload]:
+    """`500Nodes,5000Nodes_10000Pods` or `Case/Workload` entries; SchedulingBasic when no case is named."""
+    found = []
+    for part in [p.strip() for p in str(text).split(",") if p.strip()]:
+        if not _NAME.match(part):
+            raise UserError(f"--workloads {part!r} is not a workload name", "e.g. 500Nodes or SchedulingBasic/5000Nodes_10000Pods")
+        case, _, name = part.rpartition("/")
+        found.append(Workload(case or DEFAULT_CASE, name))
+    if not found:
+        raise UserError("--workloads is empty", "e.g. --workloads 500Nodes,5000Nodes_10000Pods")
+    return found
+
+
+def parse_variants(text: str) -> list[str]:
+    chosen = [v.strip() for v in str(text).split(",") if v.strip()]
+    unknown = [v for v in chosen if v not in VARIANTS]
+    if unknown or not chosen:
+        raise UserError(f"--variants {text!r}: unknown {', '.join(unknown) or 'empty'}", f"use some of {','.join(VARIANTS)}")
+    return [v for v in VARIANTS if v in chosen]  # vanilla first: the ratios' baseline
+
+
+def check_known(workloads: list[Workload], config_text: str, where: str) -> dict[str, float | None]:
+    """Every workload exists in upstream's file; returns its threshold (pods/s) or None, by label."""
+    cases = {c.get("name"): c for c in (load_yaml(config_text) or []) if isinstance(c, dict)}
+    thresholds: dict[str, float | None] = {}
+    for w in workloads:
+        case = cases.get(w.case)
+        names = {x.get("name"): x for x in (case or {}).get("workloads", []) if isinstance(x, dict)}
+        if w.name not in names:
+            known = ", ".join(sorted(n for n in names if n)) if case else ", ".join(sorted(n for n in cases if n))
+            raise UserError(f"--workloads {w.label}: not in {where}", f"known {'workloads of ' + w.case if case else 'test cases'}: {known}")
+        value = names[w.name].get("threshold")
+        thresholds[w.label] = float(value) if value is not None else None
+    return thresholds
+
+
+def spec_config(spec: Spec) -> dict:
+    """The spec's configuration as the harness runs it (see the module docstring)."""
+    config = copy.deepcopy(schedulerconfig.for_spec(spec))
+    config.pop("extenders", None)
+    config.pop("clientConnection", None)  # the harness sets its own client (QPS 5000)
+    config["leaderElection"] = dict(NO_LEADER_ELECTION)
+    if config["profiles"]:
+        config["profiles"][0]["schedulerName"] = HARNESS_SCHEDULER
+    return config
+
+
+def extender_config(spec: Spec, url: str) -> dict:
+    """Upstream's default profile plus the spec's reference-extender entry at `url` (plain HTTP)."""
+    if not spec.reference_extender.enabled:
+        raise UserError(f"{spec.path}: referenceExtender.enabled is false, so there is no extender to measure",
+                        "enable referenceExtender in the spec, or leave out the extender variant (--variants vanilla,spec)")
+    entry = schedulerconfig.reference_extender_entry(spec)
+    entry["urlPrefix"] = url
+    entry["enableHTTPS"] = False
+    entry.pop("tlsConfig", None)
+    return schedulerconfig.scheduler_configuration(profiles=[{"schedulerName": HARNESS_SCHEDULER}],
+                                                   leader_election=dict(NO_LEADER_ELECTION), extenders=[entry])
+
+
+def misc_config(module_dir: Path) -> Path:
+    return Path(module_dir) / "test/integration/scheduler_perf/misc/performance-config.yaml"
+
+
+def pod_labels(spec: Spec) -> dict[str, str]:
+    """The labels that make the spec's plugins and the reference extender act on a pod.
+
+    A plugin's `podLabel` argument (the example's convention: UnderlayIPLimit counts only pods
+    carrying it) and the reference extender's underlay-IP label; empty when no plugin takes one."""
+    labels = {}
+    for profile in spec.profiles:
+        for entry in profile.get("pluginConfig") or []:
+            label = (entry.get("args") or {}).get("podLabel")
+            if isinstance(label, str) and label:
+                labels[label] = "true"
+    if labels and spec.reference_extender.enabled:
+        labels[UnderlayIPPolicy.POD_LABEL] = "true"
+    return labels
+
+
+def labelled(w: Workload) -> Workload:
+    return Workload(w.case + LABELLED, w.name)
+
+
+def labelled_files(upstream_text: str, pod_text: str, case: str, labels: dict[str, str], pod_path: Path) -> tuple[list, dict]:
+    """(test cases, pod) for the opt-in copy of upstream's `case`: the same workloads and ops,
+    named <case>Labelled, with a default pod template that is upstream's plus `labels`."""
+    found = [c for c in (load_yaml(upstream_text) or []) if isinstance(c, dict) and c.get("name") == case]
+    if not found:
+        raise UserError(f"no test case {case} in upstream's performance-config.yaml", "name an upstream test case")
+    copy_case = copy.deepcopy(found[0])
+    copy_case["name"] = case + LABELLED
+    copy_case["defaultPodTemplatePath"] = str(pod_path)
+    pod = load_yaml(pod_text)
+    pod.setdefault("metadata", {}).setdefault("labels", {}).update(labels)
+    return [copy_case], pod

@@ -1,0 +1,47 @@
+"""plugin: carry an out-of-tree plugin module to another Kubernetes minor."""
+
+from pathlib import Path
+
+from invoke import Collection, task
+
+from scheduler_build import settings
+from scheduler_build.errors import BuildFailed, UserError
+from scheduler_build.progress import log
+from scheduler_build.retarget import run as retarget_mod
+from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
+
+
+@task(help={
+    "path": "the plugin module's root directory (its go.mod)",
+    "k8s-version": "the target: 1.37, v1.37.2 or latest "
+                   f"({describe('k8s.version')})",
+    "write": "write the rewritten go.mod (and, once it compiles, the tidied go.mod and go.sum); "
+             "without it nothing in --path changes and the go.mod diff is printed",
+    "json": "print the result (diff, notes, compiles, errors, API changes) as JSON",
+})
+@user_errors
+def retarget(c, path="", k8s_version=None, write=False, json=False):
+    """Rewrite a plugin module's Kubernetes requirements for another minor, compile it there, explain each error."""
+    if not path:
+        raise UserError("--path is required", "name the plugin module's directory, e.g. --path plugins/underlay")
+    request = retarget_mod.RetargetRequest(
+        path=Path(path), k8s_version=option(c, "k8s.version", k8s_version), cache_dir=settings.cache_dir(c.config),
+        write=write, builder_image=option(c, "builder.image") or "",
+        gocache_volume=option(c, "build.gocache_volume"))
+    result = retarget_mod.retarget(request)
+    if json:
+        emit_json(result.to_dict(), sort_keys=False)
+    else:
+        if not write and result.diff:
+            emit(result.diff.rstrip("\n"))
+        for line in result.report:
+            emit(line)
+    verdict = (f"{result.path} {'compiles' if result.compiled else 'does not compile'} against Kubernetes "
+               f"{result.version} (written for {result.old_version or 'an unknown release'})"
+               + (f"; wrote {', '.join(result.written)}" if result.written else ""))
+    if not result.compiled:
+        raise BuildFailed(verdict, "fix the errors above (each with the API changes that explain it) and run again")
+    log(verdict)
+
+
+ns = Collection("plugin", retarget)

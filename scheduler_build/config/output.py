@@ -1,0 +1,117 @@
+"""Writing a rendering: what changed, and how it reaches the directory.
+
+Two layouts. The default publishes `out` as a symlink to a sibling directory named
+after the content, swapped in one rename (readers see the old tree or the new one).
+`plain` writes `out` as an ordinary directory, for a repository that Argo CD or
+Flux apply: every file written atomically, only files whose bytes change are
+touched, files an earlier rendering listed and this one does not are removed.
+Either way a re-render restores every file to what the spec says (a hand edit
+does not survive) and `Changes` names what differed, so `git diff --exit-code`
+after a re-render is a drift check.
+
+A directory holding a file this task does not write is refused (nothing
+changed), so `--out .` can never touch a checkout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import yaml
+
+from scheduler_build.atomic import publish_dir, staging_dir, write_atomic
+from scheduler_build.errors import UserError
+
+
+@dataclass
+class Changes:
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    def any(self) -> bool:
+        return bool(self.added or self.changed or self.removed)
+
+    def lines(self) -> list[str]:
+        return ([f"added {n}" for n in self.added] + [f"changed {n}" for n in self.changed]
+                + [f"removed {n}" for n in self.removed])
+
+    def as_dict(self) -> dict:
+        return {"added": self.added, "changed": self.changed, "removed": self.removed}
+
+
+def _current(out: Path) -> dict[str, bytes]:
+    """The files a directory (or the tree its symlink points at) holds now, by path relative to it."""
+    if not out.is_dir():
+        return {}
+    return {p.relative_to(out.resolve()).as_posix(): p.read_bytes() for p in sorted(out.resolve().rglob("*")) if p.is_file()}
+
+
+def _listed(kustomization: bytes | None) -> set[str]:
+    """The resources an earlier rendering's kustomization.yaml names."""
+    try:
+        return set((yaml.safe_load(kustomization or b"") or {}).get("resources") or [])
+    except (yaml.YAMLError, AttributeError):
+        return set()
+
+
+def diff(files: dict[str, str], current: dict[str, bytes], ours: Iterable[str]) -> Changes:
+    """What writing `files` changes in a directory holding `current` (only names in `ours` are removed)."""
+    ours = set(ours)
+    return Changes(added=sorted(n for n in files if n not in current),
+                   changed=sorted(n for n in files if n in current and current[n] != files[n].encode()),
+                   removed=sorted(n for n in current if n not in files and n in ours))
+
+
+def check_target(out: Path, names: set[str], plain: bool) -> None:
+    """Refuse an output that is not a directory of ours (nothing is changed)."""
+    if out.is_symlink() and plain:
+        raise UserError(f"--out {out} is the symlink an earlier render published; --plain writes a plain directory",
+                        "remove the symlink (and its .<name>.* directory) or render into a new directory")
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} exists and is not a directory", "choose a new directory")
+    if out.is_dir():
+        foreign = sorted(p.relative_to(out.resolve()).as_posix() for p in out.resolve().rglob("*")
+                         if not p.is_dir() and p.relative_to(out.resolve()).as_posix() not in names)
+        if foreign:
+            raise UserError(f"--out {out} holds files this task did not write ({', '.join(foreign[:3])})",
+                            "move them away or render into a new directory; nothing was changed")
+
+
+def write(files: dict[str, str], out: Path, names: set[str], plain: bool = False) -> Changes:
+    """Write `files` to `out` (see the module docstring); return what differed from before."""
+    out = Path(out)
+    check_target(out, names, plain)
+    current = _current(out)
+    changes = diff(files, current, _listed(current.get("kustomization.yaml")) | (set(current) & names))
+    if plain:
+        out.mkdir(parents=True, exist_ok=True)
+        for name in changes.added + changes.changed:
+            write_atomic(out / name, files[name], mode=0o644)
+        for name in changes.removed:
+            (out / name).unlink()
+            if (out / name).parent != out and not any((out / name).parent.iterdir()):
+                (out / name).parent.rmdir()  # a sub-directory it emptied (it made it)
+        return changes
+    if not changes.any() and out.is_symlink():
+        return changes
+    digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16]
+    version = f"r{digest}"
+    if out.is_symlink() and os.readlink(out) == f".{out.name}.{version}":
+        version += "-restored"  # the published tree was edited by hand: publish a fresh copy
+    staging = staging_dir(out, f".{out.name}.tmp-")
+    try:
+        for name, text in files.items():
+            write_atomic(staging / name, text, mode=0o644)
+        os.chmod(staging, 0o755)
+        publish_dir(staging, out, version)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return changes

@@ -1,0 +1,141 @@
+"""API changes between two Kubernetes releases, derived mechanically with golang.org/x/exp/cmd/apidiff.
+
+apidiff is `go install`ed once (pinned) into <cache>/tools/apidiff-<version>/. For each Kubernetes
+package a plugin imports, `apidiff -w` writes its export data in the plugin module tidied for the old
+release and for the target; `apidiff OLD NEW` lists what changed. A name removed from a package but
+present in a same-named package of the target's k8s.io/kube-scheduler module (the framework's move in
+1.34/1.35) is a move; comparing the old package with the new home gives the moved name's signature
+changes. Parsing and classification are pure (`parse_report`, `moves_and_changes`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scheduler_build import gotool
+from scheduler_build.engine import Mount
+from scheduler_build.errors import UserError
+from scheduler_build.progress import log
+
+MODULE = "golang.org/x/exp"
+VERSION = "v0.0.0-20261113113407-e3970619a1a4"
+_CHANGE = re.compile(r"^- (\S+?): (.*)$")
+_IDENT = re.compile(r"\b[A-Z][A-Za-z0-9_]*\b")
+
+
+@dataclass(frozen=True)
+class Change:
+    package: str  # the old package's import path
+    name: str  # Handle, ScorePlugin.Score
+    what: str  # "moved to k8s.io/kube-scheduler/framework", "changed from ... to ...", "removed"
+    home: str = ""  # the new package when moved
+
+    @property
+    def top(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    def line(self) -> str:
+        short = self.package.rsplit("/", 1)[-1]
+        if self.what == "moved":
+            return f"{short}.{self.name} -> {self.home}.{self.name}"
+        if self.home:
+            return f"{self.home}.{self.name}: {self.what}"
+        return f"{short}.{self.name}: {self.what}"
+
+
+def parse_report(text: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """apidiff's text report -> (incompatible, compatible), each [(name, what)]."""
+    incompatible: list[tuple[str, str]] = []
+    compatible: list[tuple[str, str]] = []
+    current = incompatible
+    for line in text.splitlines():
+        if line.startswith("Incompatible changes"):
+            current = incompatible
+        elif line.startswith("Compatible changes"):
+            current = compatible
+        else:
+            match = _CHANGE.match(line.strip())
+            if match:
+                current.append((match.group(1), match.group(2)))
+    return incompatible, compatible
+
+
+def moves_and_changes(package: str, used: set[str], same: str | None, homes: dict[str, str]) -> list[Change]:
+    """Pure: the changes to the names a plugin uses from `package`, then the signature changes of the
+    package's names those changes mention (a type the plugin never names, such as the factory type
+    its registry's values must have).
+
+    same: apidiff's report of old vs new `package` (None: the target has no such package);
+    homes: candidate new homes (path -> report of old `package` vs that package). A used name
+    removed from `package` and not removed in a home moved there; the home's report gives
+    the moved name's own changes (a method's new signature)."""
+    incompatible = parse_report(same)[0] if same is not None else []
+    removed = {n for n, what in incompatible if what == "removed"} if same is not None else set(used)
+    reports = {home: parse_report(text)[0] for home, text in sorted(homes.items())}
+    out: list[Change] = []
+    for name in sorted(used):
+        if name not in removed:
+            out += [Change(package, n, what) for n, what in incompatible if n.split(".", 1)[0] == name]
+            continue
+        home = next((h for h, changes in reports.items() if (name, "removed") not in changes), None)
+        if home is None:
+            out.append(Change(package, name, "removed"))
+            continue
+        out.append(Change(package, name, "moved", home))
+        out += [Change(package, n, what, home) for n, what in reports[home] if n.split(".", 1)[0] == name]
+    # one level further: a changed name the used names' changes mention (Registry's values are PluginFactory)
+    mentioned = {word for change in out for word in _IDENT.findall(change.what)} - set(used)
+    out += [Change(package, n, what) for n, what in incompatible
+            if n in mentioned and what.startswith("changed")]
+    return out
+
+
+def tool(cache_dir: Path) -> Path:
+    """The pinned apidiff, built on first use and cached by version."""
+    target = Path(cache_dir) / "tools" / f"apidiff-{VERSION}" / "apidiff"
+    if target.is_file() and os.access(target, os.X_OK):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    log(f"    building apidiff ({MODULE} {VERSION}) from the Go module proxy into {target.parent} (once)")
+    staging = Path(tempfile.mkdtemp(prefix=".gobin-", dir=target.parent))
+    try:
+        proc = gotool.run(["install", "-trimpath", f"{MODULE}/cmd/apidiff@{VERSION}"], timeout=1800,
+                          env={"GOBIN": str(staging), "CGO_ENABLED": "0"})
+        if proc.returncode != 0:
+            detail = ((proc.stdout + proc.stderr).strip().splitlines() or ["no output"])[-1]
+            raise UserError(f"cannot build apidiff {VERSION}: {detail}", gotool.NETWORK_HINT)
+        os.replace(staging / "apidiff", target)
+    finally:
+        for leftover in staging.glob("*"):
+            leftover.unlink()
+        staging.rmdir()
+    return target
+
+
+def export_data(builder: Any, apidiff: Path, module_dir: Path, package: str, out: Path) -> bool:
+    """`apidiff -w OUT PACKAGE` inside the module (its go.mod chooses the version), run by `builder`
+    (retarget.run.InBuilder: the compile's container and build cache); False when the package is absent."""
+    mounts = (Mount("/sb/apidiff", str(apidiff), read_only=True), Mount("/sb/out", str(out.parent)))
+    lines: list[str] = []
+    code = builder.run(["/sb/apidiff", "-w", f"/sb/out/{out.name}", package], module_dir, mounts, on_line=lines.append)
+    if code and lines:
+        log(f"    {package}: {lines[-1]}")
+    return code == 0 and out.is_file()
+
+
+def compare(apidiff: Path, old: Path, new: Path) -> str:
+    proc = subprocess.run([str(apidiff), str(old), str(new)], capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise UserError(f"apidiff {old.name} {new.name} failed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+    return proc.stdout
+
+
+def list_packages(module_dir: Path, pattern: str) -> list[str]:
+    proc = gotool.run(["list", "-e", "-f", "{{.ImportPath}}", pattern], cwd=module_dir, timeout=600)
+    return [line.strip() for line in proc.stdout.splitlines() if line.strip()]

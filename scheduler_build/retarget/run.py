@@ -1,0 +1,212 @@
+"""`inv plugin.retarget`: rewrite a plugin module's go.mod for a target release, compile it there, explain.
+
+Flow: resolve the target (the derivation a build uses) -> plan the go.mod edits (gomod_edit)
+-> `go mod edit` + `go mod tidy -e` in a temporary copy -> `go build ./...` and `go vet ./...`
+in the builder container (no network, the host's module cache read-only) -> on failure, the API
+changes of the Kubernetes packages the plugin imports between its old release and the target
+(apidiff) beside each compile error (explain). Only go.mod (and, once it compiles, go.sum) of
+the module is ever written, and only with `write`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from scheduler_build import engine as engine_mod
+from scheduler_build import gotool
+from scheduler_build.atomic import write_atomic
+from scheduler_build.build import builder_image
+from scheduler_build.engine import Mount
+from scheduler_build.errors import UserError
+from scheduler_build.progress import log, phase, stream_line
+from scheduler_build.resolve import gomod, goproxy, versions
+from scheduler_build.retarget import apidiff, explain, gomod_edit
+
+_SKIP = {"vendor", ".git"}
+HOME_MODULE = "k8s.io/kube-scheduler"  # where the framework's types moved (1.34, 1.35): candidate new homes
+
+
+@dataclass
+class RetargetRequest:
+    path: Path
+    k8s_version: str
+    cache_dir: Path
+    write: bool = False
+    builder_image: str = ""
+    gocache_volume: str = "scheduler-build-gocache"
+
+
+@dataclass
+class RetargetResult:
+    path: Path
+    old_version: str | None
+    version: str
+    diff: str
+    notes: list[str]
+    compiled: bool
+    errors: list[str] = field(default_factory=list)
+    changes: list[apidiff.Change] = field(default_factory=list)
+    report: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"path": str(self.path), "from": self.old_version, "to": self.version, "compiles": self.compiled,
+                "notes": self.notes, "diff": self.diff, "errors": self.errors,
+                "changes": [c.line() for c in self.changes], "written": self.written}
+
+
+def old_resolution(version: str, cache_dir: Path) -> versions.Resolution:
+    """The release a plugin was written for, by exact version (the proxy may serve it unlisted)."""
+    mod = goproxy.fetch(versions.KUBERNETES_MODULE, version, "mod", cache_dir)
+    info = goproxy.fetch(versions.KUBERNETES_MODULE, version, "info", cache_dir)
+    return versions.resolution_from(version, version, mod, info, [])
+
+
+def _copy(source: Path, dest: Path, go_mod: str) -> Path:
+    shutil.copytree(source, dest, ignore=lambda d, names: [n for n in names if n in _SKIP and Path(d) == source])
+    (dest / "go.mod").write_text(go_mod)
+    (dest / "go.sum").unlink(missing_ok=True)
+    return dest
+
+
+def edited(go_mod: str, flags: list[str]) -> str:
+    """go.mod text after `go mod edit FLAGS` (run on a copy)."""
+    with tempfile.TemporaryDirectory(prefix="sb-retarget-") as tmp:
+        path = Path(tmp) / "go.mod"
+        path.write_text(go_mod)
+        gotool.check(["mod", "edit", *flags, str(path)], what="`go mod edit` of the plugin's go.mod")
+        return path.read_text()
+
+
+def tidy(work: Path, label: str) -> None:
+    with phase("tidy", f"{label}: go mod tidy -e"):
+        proc = gotool.run(["mod", "tidy", "-e"], cwd=work, timeout=3600)
+        for line in (proc.stdout + proc.stderr).splitlines()[-10:]:
+            log(f"    {line}")
+
+
+@dataclass
+class InBuilder:
+    """Go commands in the builder container: no network, the host's module cache read-only, the Go build
+    cache in the builds' volume (so the compile and apidiff's export data share it)."""
+
+    image: str
+    gocache_volume: str
+    modcache: str
+    engine: Any = None
+
+    ENV = {"GOFLAGS": "-mod=readonly -buildvcs=false", "GOPROXY": "off", "GOSUMDB": "off", "GOTOOLCHAIN": "local",
+           "GOMODCACHE": "/gomodcache", "GOCACHE": "/gocache", "CGO_ENABLED": "0", "HOME": "/tmp"}
+
+    def run(self, argv: list[str], src: Path, extra: tuple[Mount, ...] = (),
+            on_line: Callable[[str], None] = stream_line) -> int:
+        mounts = [Mount("/src", str(src), read_only=True), Mount("/gomodcache", self.modcache, read_only=True),
+                  Mount("/gocache", self.gocache_volume, volume=True), *extra]
+        return self.engine.run(self.image, argv, mounts=mounts, environment=dict(self.ENV), workdir="/src",
+                               on_line=on_line)
+
+
+def in_builder(request: RetargetRequest, go_version: str) -> InBuilder:
+    engine = engine_mod.connect()
+    chosen = builder_image.select(engine, go_version, configured=request.builder_image, pull=False)
+    return InBuilder(chosen.image, request.gocache_volume, gotool.env_value("GOMODCACHE"), engine)
+
+
+def compile_in_builder(work: Path, builder: InBuilder) -> tuple[bool, list[str]]:
+    """`go build ./...` then `go vet ./...`; (compiles, output lines)."""
+    lines: list[str] = []
+
+    def keep(line: str) -> None:
+        lines.append(line)
+        stream_line(line)
+
+    for argv in (["go", "build", "./..."], ["go", "vet", "./..."]):
+        stream_line(f"+ {' '.join(argv)}   ({builder.image})")
+        if builder.run(argv, work, on_line=keep):
+            return False, lines
+    return True, lines
+
+
+def retarget(request: RetargetRequest) -> RetargetResult:
+    path = Path(request.path).absolute()
+    if not (path / "go.mod").is_file():
+        raise UserError(f"--path {path} has no go.mod", "point --path at the plugin module's root directory")
+    text = (path / "go.mod").read_text()
+    mod = gomod.parse(text)
+    with phase("resolve", f"Kubernetes {request.k8s_version}"):
+        target = versions.resolve(request.k8s_version, request.cache_dir)
+    old_version = gomod_edit.kubernetes_version_of(mod)
+    old = old_resolution(old_version, request.cache_dir) if old_version else None
+    rewrite = gomod_edit.plan(mod, path, target, set(old.replaces) if old else set())
+    new_text = edited(text, rewrite.flags)
+    result = RetargetResult(path=path, old_version=old_version, version=target.version,
+                            diff=gomod_edit.unified_diff(text, new_text), notes=rewrite.notes, compiled=False)
+    for note in rewrite.notes:
+        log(f"note: {note}")
+    if request.write and new_text != text:
+        write_atomic(path / "go.mod", new_text)
+        result.written.append("go.mod")
+    with tempfile.TemporaryDirectory(prefix="sb-retarget-") as tmp:
+        work = _copy(path, Path(tmp) / "new", new_text)
+        tidy(work, f"the module for {target.version}")
+        with phase("compile", f"{mod.module} against Kubernetes {target.version} in the builder"):
+            builder = in_builder(request, target.go_version)
+            result.compiled, output = compile_in_builder(work, builder)
+        if result.compiled:
+            if request.write:
+                for name in ("go.mod", "go.sum"):
+                    write_atomic(path / name, (work / name).read_text())
+                result.written = ["go.mod", "go.sum"]
+            return result
+        result.errors = explain.compile_errors(output)
+        if old is not None:
+            result.changes = _api_changes(path, text, old, work, Path(tmp), result.errors, request.cache_dir, builder)
+        result.report = explain.report(explain.explain(result.errors, result.changes), result.changes,
+                                       old_version or "?", target.version)
+    return result
+
+
+def _api_changes(path: Path, text: str, old: versions.Resolution, new_work: Path, tmp: Path,
+                 errors: list[str], cache_dir: Path, builder: InBuilder) -> list[apidiff.Change]:
+    """apidiff of each k8s.io/kubernetes package the plugin imports, and of each staging package whose
+    names the errors mention; the old side
+    is the module as written (`text`), its replaces derived for its own release the same way."""
+    old_text = edited(text, gomod_edit.plan(gomod.parse(text), path, old, set(old.replaces)).flags)
+    sources = [p.read_text() for p in sorted(path.rglob("*.go")) if not (set(p.relative_to(path).parts) & _SKIP)]
+    used = explain.used_names(sources)
+    words = set(explain.WORD.findall(" ".join(errors)))
+    wanted = {pkg: names for pkg, names in used.items()
+              if pkg.startswith(versions.KUBERNETES_MODULE + "/") or names & words or pkg.rsplit("/", 1)[-1] in words}
+    if not wanted:
+        return []
+    old_work = _copy(path, tmp / "old", old_text)
+    tidy(old_work, f"the module as written, for {old.version}")
+    tool = apidiff.tool(cache_dir)
+
+    def export(work: Path, package: str, out: Path) -> bool:
+        return apidiff.export_data(builder, tool, work, package, out)
+
+    homes = apidiff.list_packages(new_work, f"{HOME_MODULE}/...")
+    changes: list[apidiff.Change] = []
+    exports = tmp / "exports"
+    exports.mkdir()
+    exports.chmod(0o777)  # written from the builder container, whatever user it runs as
+    with phase("apidiff", f"{len(wanted)} package(s): {old.version} -> the target"):
+        for index, (package, names) in enumerate(sorted(wanted.items())):
+            before = exports / f"{index}-old"
+            if not export(old_work, package, before):
+                continue
+            after = exports / f"{index}-new"
+            same = apidiff.compare(tool, before, after) if export(new_work, package, after) else None
+            candidates = {}
+            for home in homes:
+                if home != package and home.rsplit("/", 1)[-1] == package.rsplit("/", 1)[-1]:
+                    out = exports / f"{index}-{len(candidates)}-home"
+                    if export(new_work, home, out):
+                        candidates[home] = apidiff.compare(tool, before, out)
+            changes += apidiff.moves_and_changes(package, names, same, candidates)
+    return changes

@@ -1,0 +1,134 @@
+"""`inv plugin.retarget`: the go.mod rewrite, apidiff's report read as moves and signature changes, and
+compile errors beside the changes that explain them (unit); the old-style fixture plugin and a scaffold
+carried across minors for real (integration).
+
+Integration cost (cold): the fixture's v1.27.10 module graph (one download into the Go module cache),
+apidiff built once into <cache>/tools, export data of the scheduler framework packages of both releases
+(host Go build cache), and one compile per module in the builder (its Go build cache volume).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, REPO
+from scheduler_build.resolve import gomod
+from scheduler_build.resolve.versions import Resolution
+from scheduler_build.retarget import apidiff, explain, gomod_edit
+
+FIXTURE = DATA / "retarget" / "oldscore"
+
+
+def target(version: str = "v1.36.3", staging: tuple[str, ...] = ("k8s.io/api", "k8s.io/kube-scheduler")) -> Resolution:
+    pin = gomod.staging_version(version)
+    return Resolution(requested=version, version=version, minor=version[1:].rsplit(".", 1)[0], go_version="1.25.0",
+                      staging_version=pin, replaces={m: pin for m in staging})
+
+
+def test_plan_pins_the_target_drops_outside_replaces_and_gone_staging_modules(tmp_path):
+    mod = gomod.parse("""module example.com/p
+go 1.20
+require (
+	k8s.io/api v0.27.10
+	k8s.io/kubernetes v1.27.10
+	k8s.io/legacy-cloud-providers v0.27.10
+	github.com/x/y v1.0.0
+)
+replace (
+	k8s.io/api => k8s.io/api v0.27.10
+	k8s.io/component-helpers => ../kubernetes/staging/src/k8s.io/component-helpers
+	github.com/x/y => ./third_party/y
+)
+""")
+    rewrite = gomod_edit.plan(mod, tmp_path / "p", target(), {"k8s.io/api", "k8s.io/legacy-cloud-providers"})
+    assert "-dropreplace=k8s.io/component-helpers" in rewrite.flags
+    assert "-dropreplace=github.com/x/y" not in rewrite.flags  # inside the module: kept
+    assert "-require=k8s.io/kubernetes@v1.36.3" in rewrite.flags and "-require=k8s.io/api@v0.36.3" in rewrite.flags
+    assert "-droprequire=k8s.io/legacy-cloud-providers" in rewrite.flags
+    assert "-replace=k8s.io/kube-scheduler=k8s.io/kube-scheduler@v0.36.3" in rewrite.flags
+    assert "-go=1.25.0" in rewrite.flags
+    assert len(rewrite.notes) == 2 and "points outside the module" in rewrite.notes[0]
+    assert gomod_edit.kubernetes_version_of(mod) == "v1.27.10"
+    assert gomod_edit.kubernetes_version_of(gomod.parse("module m\nrequire k8s.io/api v0.35.1\n")) == "v1.35.1"
+
+
+REPORT_SAME = """Incompatible changes:
+- PluginFactory: changed from func(Object, Handle) (Plugin, error) to func(context.Context, Object, Handle) (Plugin, error)
+- Registry: changed from map[string]PluginFactory to map[string]PluginFactory
+- Framework.RunBindPlugins: changed from func() to func(int)
+- Handle: removed
+- ScorePlugin: removed
+- Status: removed
+- NewStatus: removed
+Compatible changes:
+- Unrelated: added
+"""
+REPORT_HOME = """Incompatible changes:
+- ScorePlugin.Score: changed from func(context.Context, *CycleState, *k8s.io/api/core/v1.Pod, string) (int64, *Status) to func(context.Context, CycleState, *k8s.io/api/core/v1.Pod, NodeInfo) (int64, *Status)
+- Removed: removed
+- NewStatus: removed
+"""
+
+
+def test_apidiff_reports_read_as_moves_and_signature_changes():
+    changes = apidiff.moves_and_changes("k8s.io/kubernetes/pkg/scheduler/framework", {"Handle", "ScorePlugin", "NewStatus", "Registry"},
+                                        REPORT_SAME, {"k8s.io/kube-scheduler/framework": REPORT_HOME})
+    lines = [c.line() for c in changes]
+    assert "framework.Handle -> k8s.io/kube-scheduler/framework.Handle" in lines
+    assert "framework.ScorePlugin -> k8s.io/kube-scheduler/framework.ScorePlugin" in lines
+    assert any(line.startswith("k8s.io/kube-scheduler/framework.ScorePlugin.Score: changed from") and "NodeInfo" in line
+               for line in lines)
+    assert "framework.NewStatus: removed" in lines  # gone from both: not a move
+    # not named by the plugin but by the change of a name it uses; an unrelated change stays out
+    assert lines[-1].startswith("framework.PluginFactory: changed from")
+    assert not any("RunBindPlugins" in line for line in lines)
+    # a package the target no longer has at all: every used name is looked for in the homes
+    gone = apidiff.moves_and_changes("k8s.io/old/framework", {"Handle"}, None, {"k8s.io/kube-scheduler/framework": ""})
+    assert [c.what for c in gone] == ["moved"]
+
+
+def test_errors_are_explained_by_the_changes_they_name():
+    sources = [(FIXTURE / "pkg" / "nodelabelscore" / "nodelabelscore.go").read_text()]
+    used = explain.used_names(sources)
+    assert {"Handle", "ScorePlugin", "CycleState"} <= used["k8s.io/kubernetes/pkg/scheduler/framework"]
+    assert used["k8s.io/kubernetes/pkg/scheduler/framework/runtime"] == {"Registry"}
+    output = ["# example.com/oldscore/pkg/nodelabelscore", "pkg/nodelabelscore/nodelabelscore.go:24:17: undefined: framework.Handle",
+              "some other noise"]
+    errors = explain.compile_errors(output)
+    assert errors == [output[1]]
+    change = apidiff.Change("k8s.io/kubernetes/pkg/scheduler/framework", "Handle", "moved", "k8s.io/kube-scheduler/framework")
+    unrelated = apidiff.Change("k8s.io/kubernetes/pkg/scheduler/framework", "Code", "removed")
+    [item] = explain.explain(errors, [change, unrelated])
+    assert item.changes == [change]
+    lines = explain.report([item], [change], "v1.27.10", "v1.36.3")
+    assert lines[1] == "    <- framework.Handle -> k8s.io/kube-scheduler/framework.Handle"
+
+
+def inv(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "invoke", *args], cwd=REPO, capture_output=True, text=True)
+
+
+@pytest.mark.integration
+def test_an_old_style_plugin_gets_a_report_naming_each_api_move(tmp_path):
+    module = tmp_path / "oldscore"
+    shutil.copytree(FIXTURE, module)
+    before = (module / "go.mod").read_text()
+    got = inv("plugin.retarget", "--path", str(module), "--k8s-version", "1.36", "--json")
+    assert got.returncode == 1, got.stderr[-3000:]  # it does not compile: the exit status says so
+    assert (module / "go.mod").read_text() == before  # without --write nothing changes
+    result = json.loads(got.stdout)
+    assert result["from"] == "v1.27.10" and result["compiles"] is False
+    assert any("component-helpers" in note and "outside the module" in note for note in result["notes"])
+    assert "+\tk8s.io/kubernetes v1.36.3" in result["diff"]
+    assert result["errors"], got.stderr[-3000:]
+    changes = "\n".join(result["changes"])
+    for name in ("Handle", "Plugin", "ScorePlugin", "Status"):
+        assert f"framework.{name} -> k8s.io/kube-scheduler/framework.{name}" in changes, changes
+    assert "ScorePlugin.Score: changed from" in changes and "NodeInfo" in changes, changes
+    assert "PluginFactory: changed from" in changes and "context.Context" in changes, changes
