@@ -63,10 +63,10 @@ def installed(wheel, tmp_path_factory) -> Path:
     return env_dir
 
 
-@pytest.fixture(scope="module", params=pythons.ends())
-def installed_on_each_end(request, wheel, tmp_path_factory) -> Path:
-    """The wheel in a fresh virtualenv of the oldest and of the newest supported Python (issue 22: every
-    command crashed on 3.10, --version included)."""
+@pytest.fixture(scope="module", params=pythons.ends()[:1])
+def installed_on_the_oldest(request, wheel, tmp_path_factory) -> Path:
+    """The wheel in a fresh virtualenv of the oldest supported Python (issue 22: every command crashed on
+    3.10, --version included). The newest is proven by `inv test`'s unit run on it (CI's time budget)."""
     python = pythons.interpreter(request.param)
     assert python is not None, f"Python {request.param} not found; pyproject.toml says it is supported"
     env_dir = tmp_path_factory.mktemp(f"venv{request.param}") / "env"
@@ -137,9 +137,9 @@ def test_installed_console_script_renders_what_the_checkout_renders(installed, t
         assert twin.is_file() and twin.read_bytes() == generated.read_bytes(), generated
 
 
-def test_the_wheel_runs_on_the_oldest_and_newest_python(installed_on_each_end, tmp_path):
-    env = _outside_env(installed_on_each_end)
-    cli = str(installed_on_each_end / "bin" / "scheduler-build")
+def test_the_wheel_runs_on_the_oldest_python(installed_on_the_oldest, tmp_path):
+    env = _outside_env(installed_on_the_oldest)
+    cli = str(installed_on_the_oldest / "bin" / "scheduler-build")
     version = _run([cli, "--version"], tmp_path, env)
     assert re.search(r"\(commit [0-9a-f]{12}(-dirty)?, Python 3\.\d+", version), version
     assert "help" in _run([cli, "--list"], tmp_path, env)
