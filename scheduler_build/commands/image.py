@@ -20,6 +20,7 @@ from scheduler_build.platforms import check_dist_name, host_arch  # not `platfor
 from scheduler_build.progress import phase
 from scheduler_build.spec.formats import IMAGE_REPO
 from scheduler_build.publish import archive as archive_stage
+from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import daemon as daemon_stage
 from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish import sign as sign_stage
