@@ -62,7 +62,8 @@ def test(c, fast=False, k=None, marker=None, verbose=False, pythons=False):
 
 def _unit_tests_on_each_end() -> None:
     """The unit tests again on the oldest and the newest supported Python (tests/support/pythons.py)."""
-    for minor in supported_pythons.ends():
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    for minor in [m for m in supported_pythons.ends() if m != running]:  # the running one has just run them
         try:
             env_dir = supported_pythons.venv(minor, settings.cache_dir(), log)
         except (RuntimeError, subprocess.CalledProcessError) as exc:
