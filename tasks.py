@@ -7,6 +7,7 @@ are composed here, the way invoke's own tasks.py composes its collections.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,13 +18,16 @@ from invoke.exceptions import Exit
 import invoke.main
 
 from bench.commands import ns as bench_ns
+from scheduler_build import settings
 from scheduler_build.cli import add_suggestions
 from scheduler_build.progress import log
 from scheduler_build.commands import namespace
 from scheduler_build.commands._common import user_errors
+from tests.support import pythons as supported_pythons
 from tests.support.harness import pytest_argv
 
 REPO = Path(__file__).resolve().parent
+UNIT = "not integration and not e2e and not node"
 
 
 def _pytest(argv: list[str]) -> None:
@@ -38,12 +42,13 @@ def _pytest(argv: list[str]) -> None:
     "k": "only tests matching this pytest -k expression",
     "marker": "only tests with this pytest marker expression, e.g. integration",
     "verbose": "pytest -v",
+    "pythons": "also run the unit tests on the oldest and newest supported Python (always on a full run)",
 })
-def test(c, fast=False, k=None, marker=None, verbose=False):
+def test(c, fast=False, k=None, marker=None, verbose=False, pythons=False):
     """Run the test suite: unit, integration and e2e (all of them unless --fast)."""
     argv = [sys.executable, "-m", "pytest"]
     if fast:
-        argv += ["-m", "not integration and not e2e and not node"]
+        argv += ["-m", UNIT]
     elif marker:
         argv += ["-m", marker]
     if k:
@@ -51,6 +56,23 @@ def test(c, fast=False, k=None, marker=None, verbose=False):
     if verbose:
         argv.append("-v")
     _pytest(argv)
+    if pythons or not (fast or k or marker):
+        _unit_tests_on_each_end()
+
+
+def _unit_tests_on_each_end() -> None:
+    """The unit tests again on the oldest and the newest supported Python (tests/support/pythons.py)."""
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    for minor in [m for m in supported_pythons.ends() if m != running]:  # the running one has just run them
+        try:
+            env_dir = supported_pythons.venv(minor, settings.cache_dir(), log)
+        except (RuntimeError, subprocess.CalledProcessError) as exc:
+            raise Exit(f"error: {exc}", code=2) from None
+        env = dict(os.environ, PATH=f"{env_dir / 'bin'}:{os.environ.get('PATH', '')}")
+        argv = [str(env_dir / "bin" / "python"), "-m", "pytest", "-q", "-m", UNIT]
+        log(f"+ python {minor}: " + " ".join(argv[1:]))
+        if subprocess.call(argv, cwd=REPO, env=env) != 0:
+            raise Exit(code=1)
 
 
 @task(default=True, help={

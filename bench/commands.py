@@ -85,7 +85,7 @@ def image_bench(c, k8s_version=None, repeats=3, json=False):
     "repeats": "round-robin rounds over the variants; medians are reported (default 1)",
     "variants": "which of a (in-tree), b (example plugin), c (extender NodeNames), d (extender NodeList), e (c without OneWrite) (default abcd)",
     "k8s-version": f"{K8S_HELP} of the scheduler and API server",
-    "chart": "write the PNG bar chart here (default bench/e2e-throughput.png)",
+    "chart": "write the PNG bar chart here (default docs/benchmarks/e2e-throughput.png)",
     "node": "instead: on a real node (inv cluster.up --node, root), the example spec deployed by inv deploy: "
             "its scheduler pod vs the same binary as a host process, same config and pods (needs no other node "
             "cluster running; --variants, --k8s-version and --chart do not apply)",
@@ -112,9 +112,21 @@ def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants="abcd", k8s_version=N
     module = _bench_module("e2e_bench")
     results = module.run(int(pods), int(nodes), int(repeats), variants, option(c, "k8s.version", k8s_version),
                          trace=bool(trace))
-    png = module.chart(results, Path(chart) if chart else BENCH_DIR / "e2e-throughput.png")
+    png = module.chart(results, Path(chart) if chart else BENCH_DIR.parent / "docs" / "benchmarks" / "e2e-throughput.png")
     results["chart"] = str(png)
     _report(module, results, json)
+
+
+@task(name="startup", help={
+    "repeats": "alternating runs per side (default 15)",
+    "json": "print raw figures as JSON instead of a Markdown table",
+})
+@user_errors
+def startup_bench(c, repeats=15, json=False):
+    """Start-up of scheduler-build (--version, --list, completion) vs `python -c 'import invoke'`."""
+    module = _bench_module("startup_bench")
+    _report(module, module.run(int(repeats)), json)
+
 
 
 @task(name="perf", help={
@@ -169,4 +181,4 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,spec,extend
         emit(f"no regression beyond {threshold * 100:.0f}% against {compare}")
 
 
-ns = Collection("bench", build_bench, extender_bench, image_bench, e2e_bench, perf_bench)
+ns = Collection("bench", build_bench, extender_bench, image_bench, e2e_bench, perf_bench, startup_bench)

@@ -1,52 +1,51 @@
-"""`inv` start-up: the task layer without the extender's heavy packages vs with them (issue 18).
+"""Start-up of the `scheduler-build` console script beside `python -c 'import invoke'` (its floor).
 
-Before issue 18, settings.py, options.py and commands/extender.py imported the extender package,
-so every `inv` run loaded prometheus_client, msgspec and uvicorn's neighbours. The baseline re-creates
-that cost in this tree (the task layer plus `scheduler_build.extender`); the candidate is the task layer
-as it is. Each side runs in a fresh interpreter, the two interleaved; medians.
-
-    python -m bench.startup_bench [--repeats N]
+Each side runs `repeats` times, alternating, as fresh processes; medians and ratios are reported.
+Run through `inv bench.startup`; figures go into BENCHMARKS.md.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-SIDES = {
-    "baseline (task layer + extender, as before)": "import scheduler_build.commands, scheduler_build.extender",
-    "candidate (task layer, extender_config leaf)": "import scheduler_build.commands",
+CASES = {
+    "--version": ["--version"],
+    "--list": ["--list"],
+    "completion (TAB after image.)": ["--complete", "--", "scheduler-build", "image."],
+    "help settings": ["help", "settings"],
 }
 
 
-def _once(code: str) -> float:
+def _seconds(argv: list[str], cwd: str) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
     return time.perf_counter() - start
 
 
 def run(repeats: int = 15) -> dict:
-    seconds: dict[str, list[float]] = {side: [] for side in SIDES}
-    for _ in range(repeats):
-        for side, code in SIDES.items():
-            seconds[side].append(_once(code))
-    medians = {side: round(statistics.median(v), 3) for side, v in seconds.items()}
-    base, cand = medians.values()
-    return {"repeats": repeats, "median_seconds": medians, "saving_ms": round(1000 * (base - cand)),
-            "ratio": round(cand / base, 2), "raw": seconds}
+    # What the console script runs (its wrapper is these two lines), with this interpreter and checkout.
+    program = [sys.executable, "-c", "from scheduler_build.entry import main; main()"]
+    baseline = [sys.executable, "-c", "import invoke"]
+    results: dict = {"program": " ".join(program), "baseline": " ".join(baseline), "repeats": repeats, "cases": {}}
+    with tempfile.TemporaryDirectory() as empty:  # no settings file, as a pip user's fresh directory
+        for name, args in CASES.items():
+            ours, floor = [], []
+            _seconds(program + args, empty)  # warm the page cache once
+            for _ in range(repeats):
+                ours.append(_seconds(program + args, empty))
+                floor.append(_seconds(baseline, empty))
+            results["cases"][name] = {"median_s": statistics.median(ours), "baseline_median_s": statistics.median(floor)}
+    return results
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repeats", type=int, default=15)
-    print(json.dumps(run(parser.parse_args().repeats), indent=2))
-
-
-if __name__ == "__main__":
-    main()
+def markdown(results: dict) -> str:
+    rows = ["| command | median | `python -c 'import invoke'` | ratio |", "|---|---|---|---|"]
+    for name, case in results["cases"].items():
+        ratio = case["median_s"] / case["baseline_median_s"]
+        rows.append(f"| `scheduler-build {name}` | {case['median_s']:.3f} s | {case['baseline_median_s']:.3f} s | "
+                    f"{ratio:.2f} |")
+    return "\n".join(rows) + f"\n\n{results['repeats']} alternating runs per side, medians."

@@ -1,3 +1,3 @@
-from scheduler_build.cli import main
+from scheduler_build.entry import main
 
 main()

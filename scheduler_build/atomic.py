@@ -7,7 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from scheduler_build.errors import UserError
+from scheduler_build.errors import UserError, WriteError
 
 
 def write_atomic(path: Path, data: bytes | str, mode: int | None = None) -> None:
@@ -23,7 +23,7 @@ def write_atomic(path: Path, data: bytes | str, mode: int | None = None) -> None
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}", "pass a path you can write") from None
+        raise WriteError(f"cannot write {path}: {exc.strerror or exc}", "pass a path you can write") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(raw)
@@ -34,7 +34,7 @@ def write_atomic(path: Path, data: bytes | str, mode: int | None = None) -> None
         os.replace(tmp, path)
     except OSError as exc:
         _unlink_quietly(tmp)
-        raise UserError(f"cannot write {path}: {exc.strerror or exc}", "check free space and permissions; "
+        raise WriteError(f"cannot write {path}: {exc.strerror or exc}", "check free space and permissions; "
                         "the previous file, if any, is unchanged") from None
     except BaseException:
         _unlink_quietly(tmp)

@@ -7,6 +7,9 @@ import re
 import shutil
 import subprocess
 import socket
+import tempfile
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +19,7 @@ from scheduler_build import settings
 from scheduler_build import engine
 from scheduler_build import gotool
 from scheduler_build.cluster import network
+from scheduler_build.resolve import goproxy
 from scheduler_build.errors import UserError
 
 MIN_FREE_GIB = 10  # a kube-scheduler build: ~0.7 GB modules, ~0.4 GB vendor, ~2 GB Go cache
@@ -36,7 +40,7 @@ def check_docker() -> Check:
         return Check("docker engine", True, f"{info.get('Version')} (API {info.get('ApiVersion')})")
     except Exception as exc:  # any failure means "no engine": report it, do not crash
         return Check("docker engine", False, f"not reachable: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-                     "bash ci/setup.sh (installs Debian's docker.io and starts dockerd), or set DOCKER_HOST")
+                     "install and start a Docker engine (Debian: apt-get install -y docker.io), or set DOCKER_HOST")
 
 
 def check_go(config: Any) -> Check:
@@ -98,9 +102,52 @@ def check_git() -> Check:
     return Check("git", ok, "present" if ok else "missing (image tags use the commit)", "apt-get install -y git", required=False)
 
 
+def check_go_proxy() -> Check:
+    """Resolving a minor and fetching modules need the Go module proxy (GOPROXY's first HTTP entry)."""
+    urls = goproxy.proxy_urls()
+    if not urls:
+        return Check("go module proxy", False, f"GOPROXY={gotool.proxy_setting()!r} names no HTTP proxy",
+                     "offline builds need an exact version (--k8s-version v1.36.3) whose modules Go's cache holds",
+                     required=False)
+    probe = f"{urls[0]}/{goproxy.KUBERNETES_PROBE}/@v/list"
+    try:
+        with urllib.request.urlopen(probe, timeout=15) as resp:
+            resp.read(1)
+    except (urllib.error.URLError, OSError) as exc:
+        return Check("go module proxy", False, f"{urls[0]} unreachable: {getattr(exc, 'reason', exc)}", gotool.NETWORK_HINT)
+    return Check("go module proxy", True, f"{urls[0]} answers")
+
+
+def check_cache(config: Any) -> Check:
+    """The cache directory (paths.cache_dir) must be writable: every stage keeps its inputs there."""
+    path = settings.cache_dir(config)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".doctor-"):
+            pass
+    except OSError as exc:
+        return Check("cache dir", False, f"{path} not writable: {exc.strerror or exc}",
+                     "make it writable, or point paths.cache_dir (SCHEDULER_BUILD_PATHS_CACHE_DIR) elsewhere")
+    return Check("cache dir", True, f"{path} writable")
+
+
+def check_home() -> Check:
+    """Go needs HOME (its caches) or GOPATH/GOMODCACHE/GOCACHE set; a container or CI job may have none."""
+    home = os.environ.get("HOME", "")
+    gopath = os.environ.get("GOPATH", "")
+    if not home and not gopath:
+        return Check("HOME/GOPATH", False, "neither HOME nor GOPATH is set (go has nowhere for its caches)",
+                     "export HOME=/some/writable/dir (or GOPATH and GOCACHE)")
+    where = Path(gopath or home)
+    if where.exists() and not os.access(where, os.W_OK):
+        return Check("HOME/GOPATH", False, f"{where} is not writable", "export HOME or GOPATH to a writable directory")
+    return Check("HOME/GOPATH", True, f"{'GOPATH' if gopath else 'HOME'}={where}")
+
+
 def run_all(config: Any, registry: str = "") -> list[Check]:
     go = check_go(config)
-    checks = [check_docker(), go, check_disk(config), check_builder(config, go.ok), check_git()]
+    checks = [check_docker(), go, check_go_proxy(), check_home(), check_cache(config), check_disk(config),
+              check_builder(config, go.ok), check_git()]
     if registry:
         checks.append(check_registry(registry))
     return checks
@@ -109,10 +156,10 @@ def run_all(config: Any, registry: str = "") -> list[Check]:
 # --- `inv doctor --node`: what `cluster.up --node` needs (self-contained; issue 12)
 
 NODE_BINARIES = (
-    ("containerd", "/usr/bin/containerd", "apt-get install -y containerd (bash ci/setup.sh)"),
+    ("containerd", "/usr/bin/containerd", "apt-get install -y containerd"),
     ("ctr (containerd client; replaces crictl, which bookworm lacks)", "/usr/bin/ctr", "apt-get install -y containerd"),
     ("runc", "/usr/sbin/runc", "apt-get install -y runc"),
-    ("CNI plugins", "/usr/lib/cni/bridge", "apt-get install -y containernetworking-plugins (bash ci/setup.sh)"),
+    ("CNI plugins", "/usr/lib/cni/bridge", "apt-get install -y containernetworking-plugins"),
     ("iptables", "/usr/sbin/iptables", "apt-get install -y iptables"),
     ("ip6tables", "/usr/sbin/ip6tables", "apt-get install -y iptables"),
     ("conntrack", "/usr/sbin/conntrack", "apt-get install -y conntrack"),

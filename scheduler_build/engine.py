@@ -35,7 +35,7 @@ import urllib3.exceptions
 from scheduler_build.errors import UserError
 from scheduler_build.progress import stream_line
 
-ENGINE_HINT = "start the engine (`bash ci/setup.sh` installs and starts Debian's docker.io), or set DOCKER_HOST"
+ENGINE_HINT = "start the engine (Debian: apt-get install -y docker.io, then dockerd), or set DOCKER_HOST"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 

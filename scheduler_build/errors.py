@@ -7,6 +7,15 @@ traceback; anything else escaping a task is a bug and keeps its traceback.
 from __future__ import annotations
 
 
+# The program the user runs: "inv" in a checkout, "scheduler-build" (set by its Program) for pip users.
+PROGRAM = ["inv"]
+
+
+def for_program(text: str) -> str:
+    """A hint written as `inv TASK ...`, for the program actually running (`scheduler-build TASK ...`)."""
+    return text if PROGRAM[0] == "inv" else text.replace("`inv ", f"`{PROGRAM[0]} ")
+
+
 class UserError(Exception):
     """Bad input or a missing prerequisite that the user can fix."""
 
@@ -19,8 +28,12 @@ class UserError(Exception):
 
     def __str__(self) -> str:
         if self.hint:
-            return f"{self.message}; {self.hint}"
-        return self.message
+            return for_program(f"{self.message}; {self.hint}")
+        return for_program(self.message)
+
+
+class WriteError(UserError):
+    """A file could not be written (a read-only, full or missing directory): the fault is the place, not the input."""
 
 
 class BuildFailed(UserError):

@@ -19,10 +19,10 @@ from scheduler_build.progress import stream_line
 
 # Where `go` is looked for after PATH: ci/setup.sh and the official tarball install it here.
 FALLBACKS = ("/usr/local/go/bin/go",)
-INSTALL_HINT = ("`bash ci/setup.sh` installs Go at /usr/local/go (found there without PATH), "
-                "or install Go 1.26+ from https://go.dev/dl and put its bin/ on PATH")
+INSTALL_HINT = "install Go 1.26+ from https://go.dev/dl (found at /usr/local/go/bin without PATH) or put its bin/ on PATH"
 DEFAULT_PROXY = "https://proxy.golang.org,direct"  # Go's own default GOPROXY
-NETWORK_HINT = "check the network and GOPROXY (`go env GOPROXY`); offline builds need versions resolved before"
+NETWORK_HINT = ("check the network and GOPROXY (`go env GOPROXY`); offline, give an exact version (--k8s-version v1.36.3 "
+                "or kubernetes.version: v1.36.3), which needs no listing, and modules Go's cache already holds")
 _NETWORK_WORDS = ("dial tcp", "lookup", "proxy", "timeout", "connection refused", "not available")
 
 

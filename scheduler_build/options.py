@@ -86,12 +86,21 @@ def size_bytes(text: Any) -> int | None:
     return int(float(match[1]) * 1024 ** _SIZE_UNITS[match[2].lower()])
 
 
-def convert(key: str, value: Any, default: Any, from_flag: bool) -> Any:
-    """`value` as the option's kind (KINDS, else the default's type), or a one-line UserError."""
+# What a boolean setting accepts from a file or the environment (any case); anything else is refused.
+BOOLEAN_WORDS = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
+
+
+def convert(key: str, value: Any, default: Any, from_flag: bool, where: str | None = None) -> Any:
+    """`value` as the option's kind (KINDS, else the default's type), or a one-line UserError.
+
+    `where` names the value's origin (a file and key, an environment variable); default: the flag or setting."""
     kind = KINDS.get(key) or Kind({bool: "bool", int: "int", float: "float"}.get(type(default), "str"))
-    where = source(key, from_flag)
+    where = where or source(key, from_flag)
     if kind.name == "bool":
-        return bool(value)
+        return boolean(value, where)
+    if isinstance(value, (dict, list, tuple)):
+        raise UserError(f"{where}: a {'mapping' if isinstance(value, dict) else 'list'} where one value is meant",
+                        f"e.g. {key.rsplit('.', 1)[-1]}: {default if default not in ('', None) else 'VALUE'}")
     if kind.name == "version" or kind.name == "str":
         return _text(kind, value, where)
     if kind.name == "enum":
@@ -107,6 +116,18 @@ def convert(key: str, value: Any, default: Any, from_flag: bool) -> Any:
     if kind.lo is not None and number < kind.lo:
         raise UserError(f"{where} {number}: must be at least {kind.lo:g}", _EXAMPLES.get(kind.name))
     return number
+
+
+def boolean(value: Any, where: str) -> bool:
+    """true/false/yes/no/on/off/1/0 (a YAML boolean, or text in any case) as a bool, else a one-line UserError."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    word = BOOLEAN_WORDS.get(str(value).strip().lower()) if isinstance(value, (str, int)) else None
+    if word is None:
+        raise UserError(f"{where} {_short(value)}: not a boolean", "use true or false (also yes/no, on/off, 1/0)")
+    return word
 
 
 def _number(kind: Kind, value: Any) -> float | int | None:
@@ -127,7 +148,10 @@ def _text(kind: Kind, value: Any, where: str) -> Any:
         # YAML reads `version: 1.10` as the number 1.1: refuse rather than guess.
         raise UserError(f"{where}: the number {value!r} where a version string is meant",
                         "quote it (YAML reads 1.10 as 1.1), e.g. version: \"1.36\"")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, bool):  # `dist_dir: true`: YAML's boolean where a text or path is meant
+        raise UserError(f"{where} {str(value).lower()}: a boolean where a text or path is meant",
+                        "quote it if you mean the word, e.g. \"true\"")
+    if isinstance(value, (int, float)):
         return str(value)
     return value
 

@@ -11,7 +11,10 @@ and scheduler_build/dockerfiles make the same packages importable without an ins
 from __future__ import annotations
 
 from importlib import resources
-from importlib.resources.abc import Traversable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # importlib.resources.abc is 3.11+; importlib.abc.Traversable serves 3.10 too
+    from importlib.abc import Traversable
 
 TEMPLATES_PACKAGE = "scheduler_build.templates"
 DOCKERFILES_PACKAGE = "scheduler_build.dockerfiles"

@@ -4,7 +4,10 @@ test pulls through them from a real registry)."""
 
 from __future__ import annotations
 
-import tomllib
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the same parser, from PyPI (the test extra)
+    import tomli as tomllib
 
 import pytest
 

@@ -107,4 +107,4 @@ def test_dev_run_without_a_control_plane_is_one_line_naming_the_state_dir(tmp_pa
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode != 0 and proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
-        f"error: no local control plane in {tmp_path / 'none'}; start one with `inv cluster.up`, or pass --kubeconfig"]
+        f"error: no local control plane in {tmp_path / 'none'}; start one with `scheduler-build cluster.up`, or pass --kubeconfig"]

@@ -1,5 +1,6 @@
-"""The documentation matches the tree: docs/ARCHITECTURE.md names every module once per stage,
-the README's table of contents lists every section, and its design section every package."""
+"""The documentation matches the tree: docs/ARCHITECTURE.md names every module once per stage, the
+README's table of contents lists every section and its tour every package, the README stays a front
+door (<= 250 lines), there is a page per task family, and every task and flag is documented on one."""
 
 from __future__ import annotations
 
@@ -42,9 +43,61 @@ def test_readme_table_of_contents_lists_every_section():
     assert listed == sections
 
 
-def test_readme_design_section_names_every_package():
-    design = README.split("\n## Design\n", 1)[1].split("\n## ", 1)[0]
+def test_readme_tour_names_every_package():
+    tour = README.split("\n## A tour of the pipeline\n", 1)[1].split("\n## ", 1)[0]
     for entry in sorted(PACKAGE.iterdir()):
         if entry.is_dir() and not entry.is_symlink() and (entry / "__init__.py").is_file() and entry.name != "commands":
-            assert f"`{entry.name}/" in design, entry.name
-    assert "docs/ARCHITECTURE.md" in design
+            assert f"`{entry.name}/" in tour, entry.name
+    assert "docs/ARCHITECTURE.md" in tour and "](docs/pipeline.svg)" in tour
+
+
+def test_readme_is_a_front_door():
+    assert README.count("\n") <= 250
+    assert all((REPO / "docs" / page).is_file() for page in PAGES)
+    for link in re.findall(r"\]\((docs/[^)#]+)", README):
+        assert (REPO / link).is_file(), link
+
+
+PAGES = ["build.md", "plugins.md", "config.md", "images.md", "deploy.md", "cluster.md", "extender.md", "benchmarks.md",
+         "settings.md", "troubleshooting.md", "development.md"]
+
+
+def _docs() -> dict[str, str]:
+    """Every page: the family pages above and the topic pages beside them (e.g. gitops-helm.md)."""
+    return {path.name: path.read_text() for path in sorted((REPO / "docs").rglob("*.md"))}
+
+
+def _tasks(collection, prefix=""):
+    for name, task in collection.tasks.items():
+        yield prefix + name, task
+    for name, sub in collection.collections.items():
+        yield from _tasks(sub, f"{prefix}{name}.")
+
+
+def _short(name: str) -> str:
+    """`build.build` is run as `build`, `deploy.deploy` as `deploy` (the collection's default task)."""
+    head, _, tail = name.partition(".")
+    return head if head == tail else name
+
+
+def test_every_task_and_flag_is_documented_on_a_page():
+    """Each task has a heading on a docs page (### `inv TASK ...` or `scheduler-build TASK`), and
+    each of its flags appears on that page."""
+    from scheduler_build.cli import _namespace
+
+    docs = _docs()
+    missing = []
+    for name, task in _tasks(_namespace()):
+        short = _short(name)
+        heading = re.compile(rf"^#+ .*`(inv|scheduler-build) {re.escape(short)}( [^`]*)?`", re.M)
+        pages = [page for page, text in docs.items() if heading.search(text)]
+        if not pages:
+            missing.append(f"task {short}")
+            continue
+        # settings.md documents the global flags and every boolean flag's inverse (--no-force, --wait, ...).
+        text = "\n".join(docs[page] for page in [*pages, "settings.md"])
+        for arg in task.get_arguments():
+            flag = "--" + arg.name.replace("_", "-")
+            if flag not in text and not arg.positional:
+                missing.append(f"{short} {flag} (on {', '.join(pages)})")
+    assert not missing, missing

@@ -50,7 +50,7 @@ def test_find_prefers_path_then_goroot_then_fallbacks(tmp_path, monkeypatch):
     assert gotool.find() == ""
     with pytest.raises(UserError) as err:
         gotool.binary()
-    assert "no Go toolchain" in str(err.value) and "ci/setup.sh" in str(err.value)
+    assert "no Go toolchain" in str(err.value) and "go.dev/dl" in str(err.value)
 
 
 def test_go_calls_run_without_path(monkeypatch):
@@ -86,7 +86,7 @@ def test_doctor_finds_go_off_path_and_fails_without_go():
     missing = inv(["doctor", "--json"], go_anywhere=False)
     assert missing.returncode == 1 and "Traceback" not in missing.stderr
     check = next(c for c in json.loads(missing.stdout) if c["name"] == "go toolchain")
-    assert not check["ok"] and check["required"] and "ci/setup.sh" in check["fix"]
+    assert not check["ok"] and check["required"] and "go.dev/dl" in check["fix"]
 
 
 @pytest.mark.integration
@@ -103,5 +103,5 @@ def test_a_go_task_without_go_is_one_line_with_the_fix(tmp_path):
                go_anywhere=False)
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
-    assert len(errors) == 1 and "no Go toolchain" in errors[0] and "ci/setup.sh" in errors[0]
+    assert len(errors) == 1 and "no Go toolchain" in errors[0] and "go.dev/dl" in errors[0]
     assert not (tmp_path / "p").exists()

@@ -1,4 +1,4 @@
-"""The README's configuration reference is generated from settings.DEFAULTS: every key documented with
+"""The settings reference (docs/settings.md) is generated from settings.DEFAULTS: every key documented with
 its default and both environment variables, and those variables really reach the setting."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from invoke import Config
 from scheduler_build import settings
 from scheduler_build.cli import SchedulerBuildConfig
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "settings.md"  # the generated settings reference
 ROW = re.compile(r"^\| `([\w.]+)` \| (.*?) \| .* \| `(\w+)` \| `(\w+)` \|$")
 
 
@@ -25,7 +25,7 @@ def documented() -> dict[str, tuple[str, str, str]]:
 def test_every_key_is_documented_with_its_default_and_env_vars():
     docs = documented()
     keys = [key for key, _ in settings.leaves()]
-    assert sorted(docs) == sorted(keys), "regenerate: python -m scheduler_build.settings --update README.md"
+    assert sorted(docs) == sorted(keys), "regenerate: python -m scheduler_build.settings --update docs/settings.md"
     for key, value in settings.leaves():
         default, inv_var, sb_var = docs[key]
         assert default == settings._shown(value), f"{key}: README says {default}, DEFAULTS {value!r}"
@@ -34,7 +34,7 @@ def test_every_key_is_documented_with_its_default_and_env_vars():
 
 def test_the_generated_block_is_current():
     text = README.read_text()
-    assert settings.reference_markdown() in text, "regenerate: python -m scheduler_build.settings --update README.md"
+    assert settings.reference_markdown() in text, "regenerate: python -m scheduler_build.settings --update docs/settings.md"
 
 
 def test_update_readme_rewrites_only_the_block(tmp_path):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-import tomllib
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the same parser, from PyPI (the test extra)
+    import tomli as tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent

@@ -252,8 +252,8 @@ def test_example_spec_is_valid():
         assert spec_mod.load(REPO / "examples/underlay/scheduler.yaml").plugins[0].module == "example.com/acme/underlay"
 
 
-def test_readme_shows_the_complete_example_verbatim():
+def test_docs_show_the_complete_example_verbatim():
     example = (REPO / "examples/underlay/scheduler.yaml").read_text()
-    assert "```yaml\n" + example + "```" in (REPO / "README.md").read_text(), (
-        "README.md's build spec section must show examples/underlay/scheduler.yaml verbatim: "
+    assert "```yaml\n" + example + "```" in (REPO / "docs" / "build.md").read_text(), (
+        "docs/build.md's build spec section must show examples/underlay/scheduler.yaml verbatim: "
         "copy the changed example into its ```yaml block")

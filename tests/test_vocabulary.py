@@ -225,9 +225,9 @@ def test_the_readme_version_table_is_what_the_proxy_serves(tmp_path):
     from scheduler_build import settings
     from scheduler_build.resolve import version_table
 
-    readme = Path(__file__).resolve().parents[1] / "README.md"
+    readme = Path(__file__).resolve().parents[1] / "docs" / "build.md"  # the table lives on the build page
     block = version_table.markdown(version_table.rows(settings.cache_dir()))
-    assert block in readme.read_text(), "regenerate: python -m scheduler_build.resolve.version_table --update README.md"
+    assert block in readme.read_text(), "regenerate: python -m scheduler_build.resolve.version_table --update docs/build.md"
     # the generator rewrites only its block, and a stale block is noticed
     copy = tmp_path / "README.md"
     copy.write_text(f"before\n{version_table.BEGIN}\n| 1.0 | v1.0.0 |\n{version_table.END}\nafter\n")

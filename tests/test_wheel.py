@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import filecmp
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
+from tests.support import pythons
 
 pytestmark = pytest.mark.integration
 
@@ -42,7 +45,10 @@ def wheel(tmp_path_factory) -> Path:
         if (REPO / name).is_file():
             (src / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, src / name)
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(out), str(src)], out)
+    # The copy has no .git: the commit `--version` shows comes from the checkout (setup.py reads it).
+    commit = _run(["git", "rev-parse", "--short=12", "HEAD"], REPO).strip()
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(out), str(src)], out,
+         env={**os.environ, "SCHEDULER_BUILD_COMMIT": commit})
     (built,) = out.glob("scheduler_build-*.whl")
     return built
 
@@ -53,8 +59,26 @@ def installed(wheel, tmp_path_factory) -> Path:
     env_dir = tmp_path_factory.mktemp("venv") / "env"
     venv.EnvBuilder(with_pip=True, system_site_packages=False).create(env_dir)
     _run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)],
-         env_dir)
+         env_dir, _no_python_path())
     return env_dir
+
+
+@pytest.fixture(scope="module", params=pythons.ends()[:1])
+def installed_on_the_oldest(request, wheel, tmp_path_factory) -> Path:
+    """The wheel in a fresh virtualenv of the oldest supported Python (issue 22: every command crashed on
+    3.10, --version included). The newest is proven by `inv test`'s unit run on it (CI's time budget)."""
+    python = pythons.interpreter(request.param)
+    assert python is not None, f"Python {request.param} not found; pyproject.toml says it is supported"
+    env_dir = tmp_path_factory.mktemp(f"venv{request.param}") / "env"
+    _run([str(python), "-m", "venv", str(env_dir)], tmp_path_factory.getbasetemp())
+    _run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)],
+         env_dir, _no_python_path())
+    return env_dir
+
+
+def _no_python_path() -> dict[str, str]:
+    """pip must see the fresh venv only: with PYTHONPATH at a checkout it finds its egg-info "installed"."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
 
 
 def _outside_env(env_dir: Path) -> dict[str, str]:
@@ -111,3 +135,45 @@ def test_installed_console_script_renders_what_the_checkout_renders(installed, t
     for generated in sorted(p for p in (work / "plugin").rglob("*") if p.is_file()):
         twin = tmp_path / "plugin" / generated.relative_to(work / "plugin")
         assert twin.is_file() and twin.read_bytes() == generated.read_bytes(), generated
+
+
+def test_the_wheel_runs_on_the_oldest_python(installed_on_the_oldest, tmp_path):
+    env = _outside_env(installed_on_the_oldest)
+    cli = str(installed_on_the_oldest / "bin" / "scheduler-build")
+    version = _run([cli, "--version"], tmp_path, env)
+    assert re.search(r"\(commit [0-9a-f]{12}(-dirty)?, Python 3\.\d+", version), version
+    assert "help" in _run([cli, "--list"], tmp_path, env)
+    _run([cli, "init", "proj"], tmp_path, env)
+    assert _run([cli, "config.validate", "proj/scheduler.yaml", "--fields-only"], tmp_path, env).startswith("ok: ")
+
+
+def _fails(argv: list[str], cwd: Path, env: dict[str, str], substring: str) -> None:
+    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.stderr.count("error:") == 1 and substring in proc.stderr, proc.stderr[-2000:]
+
+
+def test_the_issues_examples_against_the_installed_wheel(installed, tmp_path):
+    """Issue 22's examples as a pip user meets them: a wheel, an empty directory, no checkout."""
+    env = _outside_env(installed)
+    cli = str(installed / "bin" / "scheduler-build")
+    assert "Usage: scheduler-build [--core-opts] image.keygen" in _run([cli, "image.keygen", "--help"], tmp_path, env)
+    assert list(tmp_path.iterdir()) == []  # no key in ./--help
+    _fails([cli, "image.keygen", "--out", "keys"], tmp_path, {**env, "COSIGN_PASSWORD": ""}, "--allow-empty-password")
+    _fails([cli, "--dry", "build"], tmp_path, env, "unknown flag --dry")
+    _fails([cli, "image.push", "--dry-run"], tmp_path, env, "unknown flag --dry-run for image.push")
+    _run([cli, "init", "."], tmp_path, env)
+    _fails([cli, "config.validate", "--binary", "/nonexistent"], tmp_path,
+           {**env, "SCHEDULER_BUILD_CONFIG_FIELDS_ONLY": "false"}, "no kube-scheduler at /nonexistent")
+    (tmp_path / "scheduler-build.yaml").write_text("spec: my.yaml\n")
+    _fails([cli, "config.validate"], tmp_path, env, "write `spec: {path: my.yaml}`")
+    (tmp_path / "scheduler-build.yaml").write_text("paths:\n  dist_dir: true\n")
+    _fails([cli, "config.validate"], tmp_path, env, "paths.dist_dir true: a boolean where a text or path is meant")
+    (tmp_path / "scheduler-build.yaml").unlink()
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".invoke.yaml").write_text("image: myorg/app\n")  # another invoke-based tool's: not read
+    assert _run([cli, "config.validate", "--fields-only"], tmp_path, {**env, "HOME": str(home)}).startswith("ok: ")
+    assert "SCHEDULER_BUILD_PUSH_INSECURE" in _run([cli, "help", "settings"], tmp_path, env)
+    assert _run([str(installed / "bin" / "scheduler-extender"), "--version"], tmp_path, env).startswith(
+        "scheduler-extender ")

@@ -32,7 +32,7 @@ def load_spec(path: Path) -> spec_mod.Spec:
     if not Path(path).is_file():
         raise UserError(
             f"build spec {path} not found (relative to {Path.cwd()})",
-            "pass --spec PATH, or --no-spec for a plain kube-scheduler build",
+            "pass --spec PATH, `inv init` writes a starter one, or --no-spec builds a plain kube-scheduler",
         )
     return spec_mod.load(path)
 

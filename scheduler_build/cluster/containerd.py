@@ -68,7 +68,7 @@ def write_config(directory: Path) -> Path:
 def start(directory: Path, logs: Path) -> ProcessRecord:
     for binary in (CONTAINERD, RUNC, f"{CNI_BIN}/bridge", "/usr/bin/ctr"):
         if not os.access(binary, os.X_OK):
-            raise UserError(f"{binary} is missing", "bash ci/setup.sh (installs containerd, runc, containernetworking-plugins)")
+            raise UserError(f"{binary} is missing", "apt-get install -y containerd runc containernetworking-plugins")
     config = write_config(directory)
     return spawn("containerd", [CONTAINERD, "--config", str(config)], logs / "containerd.log")
 

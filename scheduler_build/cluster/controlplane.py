@@ -188,7 +188,7 @@ def up(apiserver: Path, state_dir: Path, etcd: str = "/usr/bin/etcd", timeout: f
         shutil.rmtree(state_dir, ignore_errors=True)
     etcd_path = shutil.which(etcd) or etcd
     if not os.access(etcd_path, os.X_OK):
-        raise UserError(f"etcd not found at {etcd!r}", "apt-get install etcd-server (bash ci/setup.sh does), or set cluster.etcd")
+        raise UserError(f"etcd not found at {etcd!r}", "apt-get install -y etcd-server, or set cluster.etcd")
     apiserver = Path(apiserver).resolve()
     if not os.access(apiserver, os.X_OK):
         raise UserError(f"kube-apiserver binary {apiserver} is missing or not executable",

@@ -39,7 +39,7 @@ def _run(argv: list[str], check: bool = True) -> str:
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     except FileNotFoundError:
-        raise UserError(f"{argv[0]} is not installed", "bash ci/setup.sh (installs iproute2 and iptables)") from None
+        raise UserError(f"{argv[0]} is not installed", "apt-get install -y iproute2 iptables") from None
     if check and out.returncode != 0:
         raise UserError(f"`{' '.join(argv)}` failed: {out.stderr.strip()}", "run `inv doctor --node`")
     return out.stdout

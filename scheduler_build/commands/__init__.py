@@ -7,17 +7,27 @@ repository's tasks.py, the way invoke's own tasks.py composes its collections.
 from invoke import Collection
 
 from scheduler_build import settings
+from scheduler_build.commands._common import accept_spec_on_stdin, add_inverse_flags
 from scheduler_build.commands import (
-    build, builder, clean, cluster, config, deploy, dev, doctor, extender, image, k8s, plugin, release, scaffold)
+    build, builder, clean, cluster, config, deploy, dev, doctor, extender, image, init, k8s, plugin, release, scaffold)
 
 
 def namespace() -> Collection:
     ns = Collection()
     ns.add_task(doctor.doctor)
     ns.add_task(clean.clean)
+    ns.add_task(init.init)
     for collection in (k8s.ns, builder.ns, build.ns, cluster.ns, image.ns, scaffold.ns, plugin.ns, config.ns, deploy.ns, dev.ns,
                        extender.ns, release.ns):
         ns.add_collection(collection)
-    ns.configure(settings.DEFAULTS)
+    ns.configure(settings.invoke_defaults())
+    for task in _every_task(ns):
+        add_inverse_flags(task)
+        accept_spec_on_stdin(task)
     return ns
 
+
+def _every_task(collection: Collection):
+    yield from collection.tasks.values()
+    for sub in collection.collections.values():
+        yield from _every_task(sub)

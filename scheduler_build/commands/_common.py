@@ -14,13 +14,14 @@
 from __future__ import annotations
 
 import functools
-import os
+import inspect
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from invoke import Context
+from invoke import Argument, Context, Task
 from invoke.exceptions import Exit
 
 from scheduler_build import options, settings
@@ -32,8 +33,21 @@ from scheduler_build.spec.model import Spec
 from scheduler_build.errors import UserError
 from scheduler_build.settings import describe
 
-__all__ = ["option", "describe", "emit", "emit_json", "user_errors", "load_spec", "build_request", "registry_client",
-           "cosign_runner"]
+__all__ = ["option", "describe", "emit", "emit_json", "user_errors", "negated", "add_inverse_flags", "OFF",
+           "load_spec", "build_request", "registry_client", "cosign_runner", "cosign_password"]
+
+
+class _Off:
+    """An explicit `--no-X`: off, and unlike an absent flag (False) it overrides the settings."""
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "OFF"
+
+
+OFF = _Off()
 
 
 def option(c: Any, key: str, flag: Any = None) -> Any:
@@ -45,7 +59,7 @@ def option(c: Any, key: str, flag: Any = None) -> Any:
     default's type (bool, int, float); a value that cannot be cast is a UserError
     naming the flag or setting it came from (scheduler_build/options.py)."""
     config = c.config if isinstance(c, Context) else c
-    given = None if flag is False else flag
+    given = None if flag is False else (False if flag is OFF else flag)
     value = settings.get(config, key, given)
     # options.convert is the one place values become numbers, sizes, durations, enums, versions.
     value = options.convert(key, value, settings.default(key), from_flag=given is not None)
@@ -145,7 +159,85 @@ def registry_client(c, target: registry_stage.Target, ca_cert, insecure, retries
 
 def cosign_runner(c) -> cosign_tool.Cosign:
     """The pinned cosign (built on first use) with the key's password: $COSIGN_PASSWORD, else sign.password."""
+    return cosign_tool.Cosign(cosign_tool.binary(settings.cache_dir(c.config)), password=cosign_password(c))
+
+
+def cosign_password(c) -> str:
+    """The key's password: $COSIGN_PASSWORD, else sign.password (either may be empty)."""
     password = os.environ.get(cosign_tool.PASSWORD_ENV)
-    if password is None:
-        password = option(c, "sign.password") or ""
-    return cosign_tool.Cosign(cosign_tool.binary(settings.cache_dir(c.config)), password=password)
+    return option(c, "sign.password") or "" if password is None else password
+
+
+def negated(flag: Any) -> Any:
+    """A negative flag (`--no-pull`) as the value of its positive setting (builder.pull) for option()."""
+    return OFF if flag is True else (True if flag is OFF else None)
+
+
+def _inverse(name: str) -> str | None:
+    """The inverse of a boolean flag that a boolean setting stands behind: force -> no_force, no_wait -> wait."""
+    names = {key.rsplit(".", 1)[1] for key, value in settings.leaves() if isinstance(value, bool)} | {"no_pull"}
+    if name not in names:
+        return None
+    return name[3:] if name.startswith("no_") else f"no_{name}"
+
+
+def add_inverse_flags(task: Task) -> None:
+    """Give every boolean flag with a boolean setting behind it its inverse (`--no-force`, `--wait`),
+    so the command line can turn off what a settings file turns on. The task sees OFF for the inverse."""
+    if getattr(task, "_inverse_flags", False):  # tasks are module-level: namespace() may run twice
+        return
+    task._inverse_flags = True  # type: ignore[attr-defined]
+    # From the signature: get_arguments() consumes the task's help texts (invoke pops them).
+    pairs = {inv: name for name, param in inspect.signature(task.body).parameters.items()
+             if param.default is False and (inv := _inverse(name))}
+    if not pairs:
+        return
+    original_arguments, body = task.get_arguments, task.body
+
+    def get_arguments(ignore_unknown_help: bool | None = None) -> list[Argument]:
+        extra = [Argument(name=inv, kind=bool, default=False, help=f"turn --{flag.replace('_', '-')} off, "
+                          "whatever the settings say") for inv, flag in pairs.items()]
+        return original_arguments(ignore_unknown_help) + extra
+
+    @functools.wraps(body)
+    def with_inverses(*args: Any, **kwargs: Any) -> Any:
+        for inv, flag in pairs.items():
+            if kwargs.pop(inv, False):
+                if kwargs.get(flag):
+                    print(f"error: --{flag.replace('_', '-')} and --{inv.replace('_', '-')} contradict each other; "
+                          "give one", file=sys.stderr, flush=True)
+                    raise Exit(code=2)
+                kwargs[flag] = OFF
+        return body(*args, **kwargs)
+
+    task.get_arguments = get_arguments  # type: ignore[method-assign]
+    task.body = with_inverses
+
+
+def accept_spec_on_stdin(task: Task) -> None:
+    """`--spec -`: the spec is read from standard input, as kubectl reads `-f -`. It is written to a
+    hidden file in the working directory for the task's run (so its relative paths, e.g. `./plugins/x`,
+    mean what they would in a file there), and removed afterwards."""
+    if "spec" not in inspect.signature(task.body).parameters or getattr(task, "_spec_stdin", False):
+        return
+    task._spec_stdin = True  # type: ignore[attr-defined]
+    body = task.body
+
+    @functools.wraps(body)
+    def with_stdin(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("spec") != "-":
+            return body(*args, **kwargs)
+        text = sys.stdin.read()
+        path = Path.cwd() / f".scheduler-build-stdin-{os.getpid()}.yaml"
+        try:
+            path.write_text(text)
+        except OSError as exc:
+            print(f"error: --spec -: cannot write {path} to read the spec from ({exc.strerror}); "
+                  "pass --spec FILE", file=sys.stderr, flush=True)
+            raise Exit(code=2) from None
+        try:
+            return body(*args, **{**kwargs, "spec": str(path)})
+        finally:
+            path.unlink(missing_ok=True)
+
+    task.body = with_stdin

@@ -6,7 +6,7 @@ from scheduler_build.engine import connect
 from scheduler_build import settings
 from scheduler_build.build import builder_image as builder_stage
 from scheduler_build.resolve import versions
-from scheduler_build.commands._common import describe, emit, option, user_errors
+from scheduler_build.commands._common import describe, emit, negated, option, user_errors
 
 
 @task(help={
@@ -35,7 +35,7 @@ def show(c, k8s_version=None, image=None, no_pull=False):
         engine,
         resolution.go_version,
         option(c, "builder.image", image),
-        False if no_pull else option(c, "builder.pull"),
+        option(c, "builder.pull", negated(no_pull)),
         option(c, "builder.goroot"),
     )
     emit(f"{chosen.image} go{chosen.go_version} {chosen.source}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -16,7 +17,7 @@ from scheduler_build.config import tls_secrets as tls_secrets_mod
 from scheduler_build.config.field_lines import field_line
 from scheduler_build.config import validate as config_validate
 from scheduler_build import spec as spec_mod
-from scheduler_build.errors import UserError
+from scheduler_build.errors import UserError, for_program
 from scheduler_build.image import assemble as image_stage
 from scheduler_build.publish import chart as chart_stage
 from scheduler_build.publish import sign as sign_stage
@@ -164,11 +165,21 @@ def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, wri
 def validation_failure(exc: UserError, spec_path: str) -> dict:
     """A failed validation for machines: each error with the file and field path it is about."""
     if isinstance(exc, spec_mod.SpecError):
-        errors = [{"file": exc.source, "line": field_line(Path(exc.source), where) if where else None,
-                   "path": where, "message": what} for where, what in exc.errors]
+        errors = [_error_entry(exc.source, where, what) for where, what in exc.errors]
     else:
         errors = [{"file": str(spec_path), "line": None, "path": "", "message": exc.message}]
-    return {"ok": False, "spec": str(spec_path), "errors": errors, "hint": exc.hint or ""}
+    return {"ok": False, "spec": str(spec_path), "errors": errors, "hint": for_program(exc.hint or "")}
+
+
+_SYNTAX_AT = re.compile(r"^line (\d+), column (\d+)$")
+
+
+def _error_entry(source: str, where: str, what: str) -> dict:
+    """One error for machines; a YAML syntax error's "line N, column M" becomes its line (no field path)."""
+    at = _SYNTAX_AT.match(where)
+    if at:
+        return {"file": source, "line": int(at[1]), "column": int(at[2]), "path": "", "message": what}
+    return {"file": source, "line": field_line(Path(source), where) if where else None, "path": where, "message": what}
 
 
 def _validate(c, spec_path, binary, k8s_version, fields_only, write_config_to) -> dict:

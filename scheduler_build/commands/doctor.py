@@ -4,6 +4,7 @@ from invoke import task
 from invoke.exceptions import Exit
 
 from scheduler_build import doctor as doctor_checks
+from scheduler_build.errors import for_program
 from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
 
 
@@ -27,7 +28,7 @@ def doctor(c, registry=None, json=False, node=False):
             mark = "ok  " if check.ok else ("WARN" if not check.required else "FAIL")
             lines.append(f"[{mark}] {check.name}: {check.detail}")
             if not check.ok and check.fix:
-                lines.append(f"       fix: {check.fix}")
+                lines.append(f"       fix: {for_program(check.fix)}")
         emit("\n".join(lines))
     if any(not check.ok and check.required for check in checks):
         raise Exit("doctor: a build cannot run until the FAIL lines are fixed", code=1)

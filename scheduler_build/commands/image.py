@@ -1,5 +1,6 @@
 """image: reproducible FROM-scratch images with SBOMs, pushed to a registry by digest."""
 
+import dataclasses
 import tempfile
 from pathlib import Path
 
@@ -19,10 +20,12 @@ from scheduler_build.platforms import check_dist_name, host_arch  # not `platfor
 from scheduler_build.progress import phase
 from scheduler_build.spec.formats import IMAGE_REPO
 from scheduler_build.publish import archive as archive_stage
+from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish import sign as sign_stage
 from scheduler_build.publish import verify as verify_stage
-from scheduler_build.commands._common import (build_request, cosign_runner, describe, emit, emit_json, load_spec, option,
+from scheduler_build.commands._common import (build_request, cosign_password, cosign_runner, describe, emit, emit_json,
+                                              load_spec, option,
                                               registry_client, user_errors)
 
 
@@ -175,10 +178,16 @@ def extender(c, tag=None, mirror=None, force=False):
 
 
 @task(auto_shortflags=False, help={"out": "directory to write cosign.key (encrypted) and cosign.pub into; "
-                                          "the password: $COSIGN_PASSWORD (empty allowed), else sign.password"})
+                                          "the password: $COSIGN_PASSWORD, else sign.password",
+                                   "allow-empty-password": "write the pair with an empty password (refused otherwise: "
+                                                           "whoever reads cosign.key could sign)"})
 @user_errors
-def keygen(c, out):
+def keygen(c, out, allow_empty_password=False):
     """A cosign key pair for image.push --sign and image.verify; an existing pair is never overwritten."""
+    if not cosign_password(c) and not allow_empty_password:
+        raise UserError(f"image.keygen: no password for the private key ({cosign_tool.PASSWORD_ENV} and sign.password "
+                        "are empty); nothing written",
+                        f"set {cosign_tool.PASSWORD_ENV}, or pass --allow-empty-password to write it with an empty one")
     sign_stage.keygen_out_dir(out)  # a bad --out is refused before cosign is built
     with phase("image.keygen", out):
         private, public = sign_stage.keygen(cosign_runner(c), Path(out))
@@ -203,9 +212,9 @@ def keygen(c, out):
 @user_errors
 def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False, rebuild=False, spec=None, no_spec=False, version=None):
     """Check signatures, the SLSA provenance, both SBOM referrers and the labels of what a registry holds."""
-    public = sign_stage.key_ref(option(c, "sign.public_key", key), "--key")
+    public = sign_stage.key_ref(option(c, "sign.public_key", key), "--key", public=True)
     target, _ = verify_stage.split_reference(ref)
-    client = registry_client(c, target, ca_cert, insecure, None)
+    client = dataclasses.replace(registry_client(c, target, ca_cert, insecure, None), read_only=True)
     with phase("image.verify", ref):
         report = verify_stage.verify(cosign_runner(c), public, ref, client)
         if rebuild:

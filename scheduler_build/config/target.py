@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scheduler_build.errors import UserError
+from scheduler_build.errors import UserError, WriteError
 from scheduler_build.progress import phase
 from scheduler_build.resolve import versions
 from scheduler_build.spec import Spec
@@ -24,5 +24,7 @@ def kubernetes_release(spec: Spec, override: str | None, cache_dir: Path) -> str
             if parsed.exact:  # exists? (cached, offline-friendly)
                 return versions.check_exact(requested, cache_dir)
             return versions.resolve(requested, cache_dir).version
+    except WriteError as exc:  # the cache directory is at fault, not the version asked for
+        raise UserError(exc.message, f"make {cache_dir} writable, or set paths.cache_dir elsewhere") from None
     except UserError as exc:
         raise UserError(f"{where}: {exc.message}", exc.hint) from None

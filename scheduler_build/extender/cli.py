@@ -11,6 +11,7 @@ import os
 import ssl
 import sys
 
+from scheduler_build.about import version_line
 from scheduler_build.errors import UserError
 from scheduler_build.extender import serve
 from scheduler_build.extender.policy import POLICIES
@@ -26,6 +27,7 @@ def parser() -> argparse.ArgumentParser:
     d = ServeConfig()  # the one home of the defaults
     p = argparse.ArgumentParser(prog="scheduler-extender",
                                 description="A kube-scheduler HTTP extender with the underlay-IP policy.")
+    p.add_argument("--version", action="version", version=version_line("scheduler-extender"))
     p.add_argument("--host", default=d.host, help=f"listen address (default {d.host})")
     p.add_argument("--port", type=int, default=d.port, help=f"listen port, 0 for a free one (default {d.port})")
     p.add_argument("--kubeconfig", default=d.kubeconfig, help="kubeconfig for list/watch and bind "

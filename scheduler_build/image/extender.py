@@ -35,7 +35,7 @@ INCLUDE = ("python3", "ca-certificates")
 # requirement metadata (pyproject.toml's dependencies), so the image gets the pinned, tested uvicorn.
 EXTENDER_DISTRIBUTIONS = ("msgspec", "prometheus-client", "uvicorn", "uvloop", "httptools", "kubernetes")
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-EXTENDER_FILES = ("__init__.py", "errors.py", "extender_config.py")  # outside extender/, what it imports
+EXTENDER_FILES = ("__init__.py", "errors.py", "extender_config.py", "about.py")  # outside extender/, what it imports
 DEBIAN_ARCH = {"amd64": "amd64", "arm64": "arm64"}
 
 

@@ -126,6 +126,7 @@ class Client:
     timeout: float = 60.0
     sleep: Callable[[float], None] = time.sleep
     on_event: Callable[[str, str], None] | None = None  # (event, detail), for tests and progress
+    read_only: bool = False  # image.verify: nothing is pushed, so no hint about re-running a push
     base: str = ""
     session: requests.Session = field(default_factory=requests.Session)
     _token: str = ""
@@ -214,8 +215,10 @@ class Client:
                 raise
             except (requests.exceptions.ConnectionError, requests.exceptions.Timeout, requests.exceptions.ChunkedEncodingError, Transient) as exc:
                 if attempt > self.retries:
+                    hint = ("is the registry up? verifying only reads, so run it again when the registry answers"
+                            if self.read_only else "is the registry up? nothing was tagged, so re-running the push is safe")
                     raise UserError(f"{what} to {self.target.host} failed after {attempt} attempts: {_reason(exc)}",
-                                    "is the registry up? nothing was tagged, so re-running the push is safe") from None
+                                    hint) from None
                 log(f"    {what}: {_reason(exc)}; retry {attempt}/{self.retries} in {delay:.1f}s")
                 self._event("retry", what)
                 self.sleep(delay)

@@ -32,10 +32,13 @@ from scheduler_build.publish.cosign import OFFLINE_SIGN, Cosign
 KEY_FILE, PUB_FILE = "cosign.key", "cosign.pub"
 
 
-def key_ref(text: str, what: str = "--key") -> str:
-    """A key as cosign takes it: an existing file (made absolute) or env://VAR with VAR set."""
+def key_ref(text: str, what: str = "--key", public: bool = False) -> str:
+    """A key as cosign takes it: an existing file (made absolute) or env://VAR with VAR set.
+    `public`: the verifying key (DIR/cosign.pub), else the signing key (DIR/cosign.key)."""
     if not text:
-        raise UserError(f"{what} is required", "pass --key DIR/cosign.key (from `inv image.keygen --out DIR`) or env://VAR")
+        wanted = PUB_FILE if public else KEY_FILE
+        raise UserError(f"{what} is required",
+                        f"pass --key DIR/{wanted} (from `inv image.keygen --out DIR`) or env://VAR")
     if text.startswith("env://"):
         if not os.environ.get(text[len("env://"):]):
             raise UserError(f"{what} {text}: the environment variable is not set", "export it with the key's PEM text")

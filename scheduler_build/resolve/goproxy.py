@@ -25,6 +25,9 @@ class ProxyRefused(UserError):
         self.status = status
 
 
+KUBERNETES_PROBE = "k8s.io/kubernetes"  # what doctor asks the proxy for: the module every build resolves
+
+
 def cached(module: str, version: str, kind: str, cache_root: Path) -> bool:
     return (cache_root / "goproxy" / _escape(module) / f"{version}.{kind}").is_file()
 
@@ -40,7 +43,7 @@ def list_versions(module: str) -> list[str]:
 
 def _list_over_http(module: str) -> list[str]:
     errors = []
-    for base in _proxy_urls():
+    for base in proxy_urls():
         try:
             with urllib.request.urlopen(f"{base}/{_escape(module)}/@v/list", timeout=60) as resp:
                 return sorted({line.strip() for line in resp.read().decode().splitlines() if line.strip()})
@@ -50,7 +53,7 @@ def _list_over_http(module: str) -> list[str]:
     raise UserError(f"listing versions of {module} from the Go module proxy failed: {detail}", NETWORK_HINT)
 
 
-def _proxy_urls() -> list[str]:
+def proxy_urls() -> list[str]:
     urls = []
     for entry in gotool.proxy_setting().replace("|", ",").split(","):
         entry = entry.strip()
@@ -71,7 +74,7 @@ def fetch(module: str, version: str, kind: str, cache_root: Path) -> str:
         return cached.read_text()
     errors = []
     statuses = []
-    for base in _proxy_urls():
+    for base in proxy_urls():
         url = f"{base}/{_escape(module)}/@v/{version}.{kind}"
         try:
             with urllib.request.urlopen(url, timeout=60) as resp:

@@ -269,7 +269,7 @@ def _context(name: str, points: tuple[str, ...], module: str, resolution: versio
         test_imports=_test_imports(has),
         args_imports=_imports([['\t"fmt"'], ['\t"k8s.io/apimachinery/pkg/runtime"',
                                               '\tframeworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"']]),
-        scheduler_name=_kebab(name) + "-scheduler",
+        scheduler_name=kebab(name) + "-scheduler",
     )
 
 
@@ -310,7 +310,7 @@ def _test_imports(has: dict[str, bool]) -> list[list[str]]:
     return _imports([test_std, test_third])
 
 
-def _kebab(name: str) -> str:
+def kebab(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name).lower()
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from scheduler_build.errors import UserError
 
-SPEC_HINT = "see the build spec section of README.md (example: examples/underlay/scheduler.yaml)"
+SPEC_HINT = "`inv init DIR` writes a commented starter spec to begin from"
 
 
 class SpecError(UserError):

@@ -1,0 +1,106 @@
+"""What `--list`, `--complete` (TAB) and `--help` need of the tasks, without importing them.
+
+Importing the task modules imports every stage (the Docker SDK, the build pipeline, the extender):
+about a second on a loaded 2-core machine. Their names, summaries and flags are all `--list` and
+completion show, so after any run that imported them, scheduler-build keeps that description in
+its cache, keyed by the installed package (its version, location and newest source file time),
+invoke's version and the Python; the next `--list` or TAB is served from it. A stale or unreadable
+entry is never used: the key changes with any edit, and a bad file means the real tasks are imported.
+Standard library and invoke only.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import platform
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import invoke
+from invoke import Argument, Collection, Task
+
+from scheduler_build import __version__
+
+_PACKAGE = Path(__file__).resolve().parent
+_KINDS = {"bool": bool, "str": str, "int": int, "list": list}
+
+
+def cache_file() -> Path:
+    """The listing of this very installation: <cache>/cli-listing/<key>.json."""
+    newest = max((entry.stat().st_mtime_ns for entry in _PACKAGE.rglob("*.py")), default=0)
+    key = f"{__version__}|{_PACKAGE}|{newest}|{invoke.__version__}|{platform.python_version()}"
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "scheduler-build" / "cli-listing" / (hashlib.sha256(key.encode()).hexdigest()[:24] + ".json")
+
+
+def describe(collection: Collection) -> dict:
+    """A collection tree as plain data: names, aliases, defaults, docstrings and every argument."""
+    tasks = []
+    for name, task in collection.tasks.items():
+        probe = copy.copy(task)  # get_arguments() consumes the task's help texts: ask a copy
+        probe.help = dict(task.help)
+        args = [{"names": list(arg.names), "kind": arg.kind.__name__, "default": arg.default, "help": arg.help,
+                 "positional": arg.positional, "optional": arg.optional, "incrementable": arg.incrementable,
+                 "attr_name": arg.attr_name} for arg in probe.get_arguments(ignore_unknown_help=True)]
+        tasks.append({"name": name, "aliases": list(task.aliases), "doc": task.__doc__ or "",
+                      "default": collection.default == name, "args": args})
+    return {"name": collection.name, "doc": collection.__doc__ if "__doc__" in vars(collection) else None,
+            "tasks": tasks,
+            "collections": [describe(sub) for sub in collection.collections.values()]}
+
+
+class ListedTask(Task):
+    """A task known by its description only: listed and completed, never run."""
+
+    def __init__(self, data: dict):
+        def body(c: Any) -> None:
+            raise RuntimeError("a listed task is not runnable")  # never reached: tasks run from the real namespace
+
+        body.__doc__ = data["doc"]
+        body.__name__ = data["name"].replace("-", "_")
+        super().__init__(body, name=data["name"], aliases=tuple(data["aliases"]), default=data["default"])
+        self._args = data["args"]
+
+    def get_arguments(self, ignore_unknown_help: bool | None = None) -> list[Argument]:
+        return [Argument(names=tuple(a["names"]), kind=_KINDS[a["kind"]], default=a["default"], help=a["help"],
+                         positional=a["positional"], optional=a["optional"], incrementable=a["incrementable"],
+                         attr_name=a["attr_name"]) for a in self._args]
+
+
+def build(data: dict) -> Collection:
+    collection = Collection(data["name"]) if data["name"] else Collection()
+    if data["doc"] is not None:
+        collection.__doc__ = data["doc"]
+    for task in data["tasks"]:
+        collection.add_task(ListedTask(task), name=task["name"], default=task["default"])
+    for sub in data["collections"]:
+        collection.add_collection(build(sub))
+    return collection
+
+
+def load() -> Collection | None:
+    """The cached listing of this installation, or None (none yet, or unreadable)."""
+    try:
+        return build(json.loads(cache_file().read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def save(collection: Collection) -> None:
+    """Keep the listing for the next `--list` or TAB (once per installation); a failure to write it
+    only means the next one imports the tasks again."""
+    try:
+        target = cache_file()
+        if target.is_file():
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".listing-", suffix=".tmp")
+        with os.fdopen(fd, "w") as handle:
+            json.dump(describe(collection), handle)
+        os.replace(tmp, target)
+    except (OSError, TypeError, ValueError):
+        return  # best effort, by design: the listing is a cache

@@ -1,0 +1,44 @@
+"""init: a commented starter spec in DIR (and a plugin module beside it), then the next three commands."""
+
+from pathlib import Path
+
+from invoke import task
+
+from scheduler_build import settings
+from scheduler_build.errors import for_program
+from scheduler_build.progress import log, phase
+from scheduler_build.scaffold import generate, starter
+from scheduler_build.commands._common import emit, option, user_errors
+
+
+@task(auto_shortflags=False, help={
+    "dir": "where to write scheduler.yaml (default: the current directory; also the first word after init)",
+    "name": "the scheduler's name (default: my-scheduler)",
+    "plugin": "also scaffold a plugin module of this name (e.g. NodeLimit) under DIR/plugins/ and enable it",
+    "module": "the plugin's Go module path (default: example.com/<name>/<plugin in kebab case>)",
+    "k8s-version": "the Kubernetes version the spec targets: 1.36, v1.36.3, latest (default: k8s.version)",
+    "tidy": "run `go mod tidy` in the plugin module (the default); --no-tidy skips it (offline)",
+    "force": "replace an existing DIR/scheduler.yaml",
+})
+@user_errors
+def init(c, dir=".", name="my-scheduler", plugin="", module="", k8s_version=None, tidy=True, force=False):
+    """Write a commented starter build spec (optionally with a plugin module) and print the next commands."""
+    directory = Path(dir)
+    target = starter.check_target(directory, force)
+    minor = option(c, "k8s.version", k8s_version)
+    ref = None
+    if plugin:
+        kebab = generate.kebab(generate.validate_name(plugin))
+        request = generate.ScaffoldRequest(
+            name=plugin, points="filter,score", module=module or f"example.com/{name}/{kebab}", k8s_version=minor,
+            out=directory / "plugins" / kebab, cache_dir=settings.cache_dir(c.config), tidy=tidy)
+        with phase("init.plugin", f"{plugin} in {request.out}"):
+            result = generate.scaffold(request)
+        ref = starter.PluginRef(name=plugin, path=f"./plugins/{kebab}", package=result.package)
+    written = starter.write(target, starter.spec_text(name, minor, ref))
+    emit(str(written))
+    log("next:")
+    for step in (f"`inv config.validate {written} --fields-only`   check every field",
+                 f"`inv build {written}`   compile the scheduler (Docker and Go)",
+                 f"`inv image.build {written}`   package it as an image (then image.push, deploy)"):
+        log("  " + for_program(step).replace("`", "", 2))
