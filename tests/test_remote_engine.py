@@ -56,7 +56,7 @@ def _start_with_builder(builder: str) -> remote_engine.RemoteEngine:
 @pytest.fixture(scope="module")
 def remote(built_example_scheduler):
     """The test engine, with the builder image the local example build used."""
-    engine = _start_with_builder(built_example_scheduler.info["builder"]["image"])
+    engine = _start_with_builder(built_example_scheduler.info.builder.image)
     yield engine
     remote_engine.stop(engine)
 
@@ -100,13 +100,13 @@ def test_build_spec_through_the_remote_engine_is_byte_identical(remote_spec_buil
     _, info, _ = remote_spec_build
     local = built_example_scheduler.info
     assert info["patches"] and info["plugins"]
-    assert info["binary"]["sha256"] == local["binary"]["sha256"]
+    assert info["binary"]["sha256"] == local.binary.sha256
     assert Path(info["binary"]["path"]).is_file()
 
 
 def test_plain_build_through_the_remote_engine_is_byte_identical(remote, remote_spec_build, built_scheduler, tmp_path):
     done = inv(remote, "build", "--k8s-version", TEST_K8S_MINOR, "--dist", str(tmp_path), "--no-pull", "--json")
-    assert json.loads(done.stdout)["binary"]["sha256"] == built_scheduler.info["binary"]["sha256"]
+    assert json.loads(done.stdout)["binary"]["sha256"] == built_scheduler.info.binary.sha256
 
 
 def test_validate_and_image_build_and_push_through_the_remote_engine(remote, remote_spec_build, tmp_path):
@@ -134,7 +134,7 @@ def test_a_fresh_worker_builds_from_the_registry_cache(remote_spec_build, cache_
     seeded from the pushed snapshot, and the binary is the same bytes."""
     _, _, pushed = remote_spec_build
     assert f"pushed {cache_repo[1]}:ws-" in pushed and f"pushed {cache_repo[1]}:gocache-" in pushed
-    engine = _start_with_builder(built_example_scheduler.info["builder"]["image"])
+    engine = _start_with_builder(built_example_scheduler.info.builder.image)
     try:
         done = inv(engine, "build", "--spec", str(SPEC), "--dist", str(tmp_path), "--no-pull", "--json",
                    "--cache-from", cache_repo[1])
@@ -142,7 +142,7 @@ def test_a_fresh_worker_builds_from_the_registry_cache(remote_spec_build, cache_
         remote_engine.stop(engine)
     assert "workspace image from the registry cache" in done.stderr and "Go build cache seeded" in done.stderr
     assert "building scheduler-build/workspace" not in done.stderr
-    assert json.loads(done.stdout)["binary"]["sha256"] == built_example_scheduler.info["binary"]["sha256"]
+    assert json.loads(done.stdout)["binary"]["sha256"] == built_example_scheduler.info.binary.sha256
 
 
 def test_a_half_pushed_cache_entry_is_never_used(remote_spec_build, cache_repo):
@@ -185,7 +185,7 @@ def test_a_half_pushed_cache_entry_is_never_used(remote_spec_build, cache_repo):
 
 
 def test_engine_killed_mid_build_is_one_clear_error_and_leaves_nothing(built_example_scheduler, tmp_path):
-    engine = _start_with_builder(built_example_scheduler.info["builder"]["image"])
+    engine = _start_with_builder(built_example_scheduler.info.builder.image)
     records = settings.cache_dir() / "builds"
     before = {p.name: p.stat().st_mtime_ns for p in records.glob("*.json")} if records.is_dir() else {}
     try:

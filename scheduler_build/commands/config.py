@@ -19,6 +19,7 @@ from scheduler_build.config import validate as config_validate
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError, for_program
 from scheduler_build.image import assemble as image_stage
+from scheduler_build.image import info as image_info
 from scheduler_build.publish import chart as chart_stage
 from scheduler_build.publish import sign as sign_stage
 from scheduler_build import epoch
@@ -134,7 +135,10 @@ def _image(c, loaded, image, k8s_version, pin_digest) -> str:
     if not pin_digest:
         return ref
     layout = image_stage.layout_dir(Path(option(c, "paths.dist_dir")), loaded.name, version)
-    return manifests.pin(ref, image_stage.read_layout(layout), str(layout / image_stage.INFO_FILE))
+    recorded = image_info.ImageInfo.previous(layout)
+    where = str(layout / image_info.FILE_NAME)
+    return manifests.pin(ref, {"repository": recorded.repository, "tags": recorded.tags,
+                               "index_digest": recorded.index_digest} if recorded else {}, where)
 
 
 @task(help={
