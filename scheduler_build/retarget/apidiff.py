@@ -10,10 +10,8 @@ changes. Parsing and classification are pure (`parse_report`, `moves_and_changes
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,25 +95,8 @@ def moves_and_changes(package: str, used: set[str], same: str | None, homes: dic
 
 
 def tool(cache_dir: Path) -> Path:
-    """The pinned apidiff, built on first use and cached by version."""
-    target = Path(cache_dir) / "tools" / f"apidiff-{VERSION}" / "apidiff"
-    if target.is_file() and os.access(target, os.X_OK):
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    log(f"    building apidiff ({MODULE} {VERSION}) from the Go module proxy into {target.parent} (once)")
-    staging = Path(tempfile.mkdtemp(prefix=".gobin-", dir=target.parent))
-    try:
-        proc = gotool.run(["install", "-trimpath", f"{MODULE}/cmd/apidiff@{VERSION}"], timeout=1800,
-                          env={"GOBIN": str(staging), "CGO_ENABLED": "0"})
-        if proc.returncode != 0:
-            detail = ((proc.stdout + proc.stderr).strip().splitlines() or ["no output"])[-1]
-            raise UserError(f"cannot build apidiff {VERSION}: {detail}", gotool.NETWORK_HINT)
-        os.replace(staging / "apidiff", target)
-    finally:
-        for leftover in staging.glob("*"):
-            leftover.unlink()
-        staging.rmdir()
-    return target
+    """The pinned apidiff, built on first use and cached by version (gotool's one tool cache)."""
+    return gotool.installed_tool(cache_dir, "apidiff", f"{MODULE}/cmd/apidiff", VERSION)
 
 
 def export_data(builder: Any, apidiff: Path, module_dir: Path, package: str, out: Path) -> bool:
