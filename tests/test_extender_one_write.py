@@ -209,10 +209,14 @@ def test_the_extender_image_takes_its_wheels_from_the_requirement_metadata():
 
 
 def test_uvicorn_is_pinned_to_the_tested_range_and_this_one_is_in_it():
-    import tomllib
     from pathlib import Path
 
     import uvicorn
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: the same parser under its PyPI name (a test dependency there)
+        import tomli as tomllib
 
     deps = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"]["dependencies"]
     (pin,) = [d.split("#")[0].strip() for d in deps if d.startswith("uvicorn")]
