@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -80,6 +81,7 @@ class Compiled:
     label: str
     code: int = -1  # -1: never reached
     lines: list[str] = field(default_factory=list)
+    seconds: int = 0  # wall time of its build and vet in the container
 
     @property
     def ok(self) -> bool:
@@ -99,16 +101,26 @@ def _archive(modules: dict[str, Path], out) -> None:
             add_tree(archive, vendored(module), f"src/{index}/vendor")
 
 
-def script(labels: list[str]) -> str:
-    """One shell script: build and vet each module in turn, each ending in a marked exit line."""
-    build, vet = shlex.join(["go", "build", *GO_FLAGS, "./..."]), shlex.join(["go", "vet", *GO_FLAGS, "./..."])
-    steps = [f"echo '== {label}'; (cd /src/{i} && {build} && {vet}) 2>&1; echo \"{MARK}{i} $? $(date +%s)\""
-             for i, label in enumerate(labels)]
+def script(labels: list[str], patterns: dict[str, str]) -> str:
+    """One shell script: build and vet each module's packages in turn, each ending in a marked exit line."""
+    steps = [f"echo \"{MARK}- 0 $(date +%s)\""]
+    for i, label in enumerate(labels):
+        pattern = patterns.get(label, "./...")
+        build, vet = (shlex.join(["go", verb, *GO_FLAGS, pattern]) for verb in ("build", "vet"))
+        steps.append(f"echo '== {label}: {pattern}'; (cd /src/{i} && {build} && {vet}) 2>&1; "
+                     f"echo \"{MARK}{i} $? $(date +%s)\"")
     return "\n".join(steps)
 
 
-def compile_and_vet(modules: dict[str, Path], gocache_volume: str = "scheduler-build-gocache") -> dict[str, Compiled]:
-    """`go build ./...` and `go vet ./...` of each module (label -> directory) in one builder container."""
+def gocache_volume() -> str:
+    """The builds' Go build cache volume: `build.gocache_volume`, from its environment variable as `inv` reads it."""
+    return next((os.environ[name] for name in settings.env_vars("build.gocache_volume") if os.environ.get(name)),
+                settings.DEFAULTS["build"]["gocache_volume"])
+
+
+def compile_and_vet(modules: dict[str, Path], patterns: dict[str, str] | None = None) -> dict[str, Compiled]:
+    """`go build` and `go vet` of each module (label -> directory) in one builder container: of `./...`,
+    or of `patterns[label]`."""
     engine = engine_mod.connect()
     go = max((gomod.parse((m / "go.mod").read_text()).go or "1.0" for m in modules.values()),
              key=builder_image.parse_go_version)
@@ -116,25 +128,31 @@ def compile_and_vet(modules: dict[str, Path], gocache_volume: str = "scheduler-b
     labels = list(modules)
     results = {label: Compiled(label) for label in labels}
     current: list[Compiled] = [results[labels[0]]]
+    last = [0]
 
     def on_line(line: str) -> None:
         if line.startswith(MARK):
-            index, code, _ = line[len(MARK):].split()
-            results[labels[int(index)]].code = int(code)
-            if int(index) + 1 < len(labels):
-                current[0] = results[labels[int(index) + 1]]
+            index, code, now = line[len(MARK):].split()
+            if index != "-":
+                current[0].code, current[0].seconds = int(code), int(now) - last[0]
+                current[0] = results[labels[min(int(index) + 1, len(labels) - 1)]]
+            last[0] = int(now)
         else:
             current[0].lines.append(line)
         print(line, file=sys.stderr)
 
     env = build_environment("linux", platforms.host_arch(), False, 1)
+    started = time.monotonic()
     with tempfile.TemporaryFile(prefix="sb-minors-") as archive:
         _archive(modules, archive)
         archive.seek(0)
-        with engine.container(builder.image, ["sh", "-c", script(labels)], volumes=[Volume(GOCACHE, gocache_volume)],
-                              environment=env, workdir="/src", network="none") as box:
+        with engine.container(builder.image, ["sh", "-c", script(labels, patterns or {})], environment=env,
+                              volumes=[Volume(GOCACHE, gocache_volume())], workdir="/src", network="none") as box:
             box.put("/", archive)
+            print(f"minors: {len(modules)} module(s) vendored and put in {time.monotonic() - started:.0f}s",
+                  file=sys.stderr)
             box.run(on_line)
+    print("minors: " + ", ".join(f"{r.label} {r.seconds}s" for r in results.values()), file=sys.stderr)
     return results
 
 
