@@ -27,7 +27,7 @@ import yaml
 from scheduler_build import kubeclient
 from scheduler_build.config import schemas
 from scheduler_build.deploy import tls
-from scheduler_build.errors import UserError
+from scheduler_build.errors import UserError, for_program
 from scheduler_build.progress import log
 
 FIELD_MANAGER = "scheduler-build"
@@ -338,7 +338,7 @@ def _container_reasons(pname: str, cs: dict, log_text: str) -> list[str]:
         reason = waiting.get("reason", "")
         text = f"{prefix}: {reason}" + (f": {waiting['message']}" if waiting.get("message") else "")
         if reason in WAITING_HINTS:
-            text += f" -> {WAITING_HINTS[reason]}"
+            text += f" -> {for_program(WAITING_HINTS[reason])}"
         if last:
             text += f" (last exit code {last.get('exitCode')}: {(last.get('message') or last.get('reason') or '').strip()})"
         return [text + tail]
