@@ -118,7 +118,9 @@ def test_user_pages_show_scheduler_build_with_a_note_on_inv():
                               "bench-perf.md", "history.md"} == set(docs), "classify the new page here"
     wrong = []
     for page in USER_PAGES:
-        for number, line in enumerate(docs[page].splitlines(), 1):
+        # A ```yaml block is a file of the checkout's examples/ shown verbatim (tests/test_spec.py).
+        text = re.sub(r"```yaml\n.*?```", "", docs[page], flags=re.S)
+        for number, line in enumerate(text.splitlines(), 1):
             rest = DEVELOPER_TASK.sub("", line)
             if INV_TASK.search(rest) and "checkout" not in line:
                 wrong.append(f"{page}:{number}: {line.strip()[:100]}")
