@@ -128,14 +128,31 @@ def installed_tool(cache_dir: Path, name: str, package: str, version: str) -> Pa
     """A Go tool `go install`ed once from the module proxy into <cache>/tools/<name>-<version>/
     (CGO off, -trimpath) and reused: the pinned version is the cache key. `package` is the
     import path of its main package; the binary is named after its last element."""
-    target = Path(cache_dir) / "tools" / f"{name}-{version}" / package.rstrip("/").rsplit("/", 1)[-1]
+    binary = package.rstrip("/").rsplit("/", 1)[-1]
+    return _built_once(Path(cache_dir) / "tools" / f"{name}-{version}" / binary, f"{name} {version}",
+                       ["install", "-trimpath", f"{package}@{version}"], cwd=None)
+
+
+def built_tool(cache_dir: Path, name: str, key: str, source_dir: Path) -> Path:
+    """A Go main package in a local directory (e.g. a test's judge), built once into
+    <cache>/tools/<name>-<key>/<name>; `key` must change whenever its sources do."""
+    return _built_once(Path(cache_dir) / "tools" / f"{name}-{key}" / name, f"{name} {key}",
+                       ["build", "-trimpath", "-o", _OUT, "."], cwd=source_dir)
+
+
+_OUT = "{out}"  # where `go build -o` writes, in _built_once's staging directory
+
+
+def _built_once(target: Path, what: str, args: list[str], cwd: Path | None) -> Path:
+    """`go ARGS` writes the binary into a staging directory beside `target`, then one rename:
+    a killed build leaves nothing that looks finished."""
     if target.is_file() and os.access(target, os.X_OK):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    stream_line(f"    building {name} {version} from the Go module proxy into {target.parent} (once)")
+    stream_line(f"    building {what} with the Go toolchain into {target.parent} (once)")
     staging = Path(tempfile.mkdtemp(prefix=".gobin-", dir=target.parent))
     try:
-        check(["install", "-trimpath", f"{package}@{version}"], what=f"building {name} {version}",
+        check([a.replace(_OUT, str(staging / target.name)) for a in args], cwd=cwd, what=f"building {what}",
               env={"GOBIN": str(staging), "CGO_ENABLED": "0"}, timeout=3600)
         os.replace(staging / target.name, target)
     finally:
