@@ -3,8 +3,9 @@ compile errors beside the changes that explain them (unit); the old-style fixtur
 carried across minors for real (integration).
 
 Integration cost (cold): the fixture's v1.27.10 module graph (one download into the Go module cache),
-apidiff built once into <cache>/tools, export data of the scheduler framework packages of both releases
-(host Go build cache), and one compile per module in the builder (its Go build cache volume).
+apidiff built once into <cache>/tools, each module vendored on the host and put into the engine as one
+archive, one compile per module and the export data of the scheduler framework packages of both
+releases in the builder (its Go build cache volume): 8.6 min cold at a load of 10 on 2 cores, 1 min warm.
 """
 
 from __future__ import annotations
