@@ -141,22 +141,23 @@ def installed_programs(cache_dir: Path, name: str, version: str, packages: list[
     cached_only, nothing is built and [] says they are not cached yet."""
     flags = " ".join(sorted(tags)) + "|" + ldflags if tags or ldflags else ""
     key = f"{name}-{version}" + (f"-{hashlib.sha256(flags.encode()).hexdigest()[:12]}" if flags else "")
-    targets = [Path(cache_dir) / "tools" / key / package.rstrip("/").rsplit("/", 1)[-1] for package in packages]
-    if cached_only:
-        return targets if _all_built(targets) else []
+    directory = Path(cache_dir) / "tools" / key
+    targets = [directory / package.rstrip("/").rsplit("/", 1)[-1] for package in packages]
+    if cached_only and not _all_built(targets):
+        return []
     args = ["install", "-trimpath", *(["-tags", ",".join(tags)] if tags else []),
             *(["-ldflags", ldflags] if ldflags else []), *(f"{package}@{version}" for package in packages)]
-    return _built_once(targets, f"{name} {version}", args, cwd=None)
+    return _built_once(targets, f"{name} {version} from the Go module proxy", args, cwd=None)
 
 
 def built_tool(cache_dir: Path, name: str, key: str, source_dir: Path) -> Path:
     """A Go main package in a local directory (e.g. a test's judge), built once into
     <cache>/tools/<name>-<key>/<name>; `key` must change whenever its sources do."""
-    return _built_once([Path(cache_dir) / "tools" / f"{name}-{key}" / name], f"{name} {key}",
-                       ["build", "-trimpath", "-o", _OUT, "."], cwd=source_dir)[0]
+    target = Path(cache_dir) / "tools" / f"{name}-{key}" / name
+    return _built_once([target], name, ["build", "-trimpath", "-o", _OUT, "."], cwd=source_dir)[0]
 
 
-_OUT = "{out}"  # where `go build -o` writes, in _built_once's staging directory
+_OUT = "{out}"  # where `go build -o` writes: the first target, in _built_once's staging directory
 
 
 def _all_built(targets: list[Path]) -> bool:
@@ -164,13 +165,13 @@ def _all_built(targets: list[Path]) -> bool:
 
 
 def _built_once(targets: list[Path], what: str, args: list[str], cwd: Path | None) -> list[Path]:
-    """`go ARGS` writes the binaries into a staging directory beside the targets (one directory),
-    then one rename each: a killed build leaves nothing that looks finished."""
+    """`go ARGS` (CGO off) writes the binaries into a staging directory beside the targets, then one
+    rename each: a killed build leaves nothing that looks finished. Built already: nothing runs."""
     if _all_built(targets):
         return targets
     directory = targets[0].parent
     directory.mkdir(parents=True, exist_ok=True)
-    stream_line(f"    building {what} with the Go toolchain into {directory} (once)")
+    stream_line(f"    building {what} into {directory} (once)")
     staging = Path(tempfile.mkdtemp(prefix=".gobin-", dir=directory))
     try:
         check([a.replace(_OUT, str(staging / targets[0].name)) for a in args], cwd=cwd, what=f"building {what}",

@@ -20,7 +20,8 @@ from typing import IO, Callable
 
 from scheduler_build import gotool
 from scheduler_build.build.workspace_image import add_tree
-from scheduler_build.engine import Engine, Volume
+from scheduler_build.engine import LOST, Engine, Volume
+from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase, stream_line
 
 SRC, GOCACHE = "/src", "/gocache"
@@ -76,7 +77,11 @@ class InBuilder:
         return code
 
     def close(self) -> None:
-        """Remove the modules' volumes (made here, so removed here)."""
+        """Remove the modules' volumes (made here, so removed here); an engine that went away leaves a
+        line naming them, not a second error over the first."""
         for name in self.volumes.values():
-            self.engine.remove_volume(name)
+            try:
+                self.engine.remove_volume(name)
+            except (UserError, *LOST) as exc:
+                log(f"    could not remove volume {name} ({exc}); `docker volume rm {name}` removes it")
         self.volumes.clear()

@@ -177,6 +177,7 @@ def _api_changes(path: Path, text: str, old: versions.Resolution, new_work: Path
                 continue
             after = exports / f"{index}-new"
             same = apidiff.compare(tool, before, after) if export(new_work, package, after) else None
+            log(f"    {package}: {'compared with the target' if same is not None else 'not in the target'}")
             candidates = {}
             for home in homes:
                 if home != package and home.rsplit("/", 1)[-1] == package.rsplit("/", 1)[-1]:
