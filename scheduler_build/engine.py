@@ -34,6 +34,7 @@ import urllib3.exceptions
 
 from scheduler_build.errors import UserError
 from scheduler_build.progress import stream_line
+from scheduler_build import streams
 
 ENGINE_HINT = "start the engine (Debian: apt-get install -y docker.io, then dockerd), or set DOCKER_HOST"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -52,18 +53,6 @@ class Image:
     @property
     def short_id(self) -> str:
         return self.id.split(":", 1)[-1][:12]
-
-
-@dataclass(frozen=True)
-class Mount:
-    """LEGACY: a bind mount of a host path (or a named volume, volume=True). Only `inv plugin.retarget`
-    still uses it (its module cache); it fails on an engine that does not share the caller's files.
-    Not converted yet (issue 19); tests/test_no_bind_mounts.py allows exactly that use."""
-
-    target: str
-    source: str
-    read_only: bool = False
-    volume: bool = False
 
 
 @dataclass(frozen=True)
@@ -150,12 +139,11 @@ class Engine:
 
     @contextmanager
     def container(self, image: str, command: list[str], *, volumes: list[Volume] = (), environment: dict[str, str],
-                  workdir: str, network: str = "none", user: str | None = None,
-                  legacy_mounts: list[Mount] = ()) -> Iterator["Container"]:
+                  workdir: str, network: str = "none", user: str | None = None) -> Iterator["Container"]:
         """A created (not started) container of `image`, removed on exit: put inputs, run, fetch outputs."""
         with _talking(f"create a container from {image}"):
             created = self._client.containers.create(
-                image, command=command, mounts=_mounts(volumes) + _legacy_binds(legacy_mounts),
+                image, command=command, mounts=_mounts(volumes),
                 environment=environment, working_dir=workdir,
                 network_mode=network, user=user, detach=True,
             )
@@ -169,11 +157,10 @@ class Engine:
 
     def run(self, image: str, command: list[str], *, volumes: list[Volume] = (), environment: dict[str, str],
             workdir: str, network: str = "none", user: str | None = None,
-            on_line: Callable[[str], None] = stream_line, mounts: list[Mount] = ()) -> int:
-        """Run `command` in a fresh container, stream its output, remove it; return the exit code.
-        (`mounts`: the legacy bind mounts of `inv plugin.retarget` only, see Mount.)"""
+            on_line: Callable[[str], None] = stream_line) -> int:
+        """Run `command` in a fresh container, stream its output, remove it; return the exit code."""
         with self.container(image, command, volumes=volumes, environment=environment, workdir=workdir,
-                            network=network, user=user, legacy_mounts=mounts) as box:
+                            network=network, user=user) as box:
             return box.run(on_line)
 
     def ensure_running(self, name: str, image: str, *, volumes: list[Volume], labels: dict[str, str],
@@ -291,15 +278,6 @@ def _mounts(volumes: list[Volume]) -> list[docker.types.Mount]:
     return [docker.types.Mount(v.target, v.name, type="volume", read_only=v.read_only) for v in volumes]
 
 
-def _legacy_binds(mounts: list[Mount]) -> list[docker.types.Mount]:
-    """`inv plugin.retarget`'s bind mounts (see Mount): the one place a host path is mounted."""
-    return [docker.types.Mount(m.target, m.source, type=LEGACY_KINDS[m.volume], read_only=m.read_only)
-            for m in mounts]
-
-
-LEGACY_KINDS = {True: "volume", False: "bind"}
-
-
 class Container:
     """One container of the engine: archives in and out, its command run or a command exec'd in it."""
 
@@ -317,7 +295,7 @@ class Container:
         api = self._client.api
         with _talking(f"run container {self.id[:12]}"):
             api.start(self.id)
-            _stream(api.logs(self.id, stream=True, follow=True, stdout=True, stderr=True), on_line)
+            streams.lines(api.logs(self.id, stream=True, follow=True, stdout=True, stderr=True), on_line)
             return int(api.wait(self.id).get("StatusCode", 1))
 
     def exec(self, command: list[str], *, environment: dict[str, str], workdir: str,
@@ -326,7 +304,7 @@ class Container:
         api = self._client.api
         with _talking(f"exec in container {self.id[:12]}"):
             created = api.exec_create(self.id, command, environment=environment, workdir=workdir)
-            _stream(api.exec_start(created["Id"], stream=True), on_line)
+            streams.lines(api.exec_start(created["Id"], stream=True), on_line)
             return int(api.exec_inspect(created["Id"]).get("ExitCode") or 0)
 
     def commit(self, ref: str) -> str:
@@ -350,7 +328,7 @@ class Container:
         """Copy the regular file `path` out of the container to `dest` (streamed, mode kept)."""
         try:
             chunks, _ = self._client.api.get_archive(self.id, path, chunk_size=1 << 20)
-            with tarfile.open(fileobj=io.BufferedReader(_ChunkReader(chunks), 1 << 20), mode="r|") as archive:
+            with tarfile.open(fileobj=io.BufferedReader(streams.ChunkReader(chunks), 1 << 20), mode="r|") as archive:
                 member = next(iter(archive), None)
                 if member is None or not member.isfile():
                     raise UserError(f"{path} in container {self.id[:12]} is not a regular file")
@@ -363,40 +341,6 @@ class Container:
             raise UserError(f"no {path} in container {self.id[:12]}") from None
         except (docker.errors.DockerException, tarfile.TarError, *LOST) as exc:
             raise UserError(f"cannot copy {path} out of container {self.id[:12]}: {_short(exc)}", ENGINE_HINT) from None
-
-
-class _ChunkReader(io.RawIOBase):
-    """A raw file object over an iterator of byte chunks (tarfile's streaming mode reads it)."""
-
-    def __init__(self, chunks: Iterator[bytes]):
-        super().__init__()
-        self._chunks, self._chunk, self._offset = iter(chunks), b"", 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        while self._offset >= len(self._chunk):
-            chunk = next(self._chunks, None)
-            if chunk is None:
-                return 0
-            self._chunk, self._offset = chunk, 0
-        size = min(len(buffer), len(self._chunk) - self._offset)
-        buffer[:size] = self._chunk[self._offset:self._offset + size]
-        self._offset += size
-        return size
-
-
-def _stream(chunks, on_line: Callable[[str], None]) -> None:
-    """Split a byte stream into lines for on_line."""
-    buffer = b""
-    for chunk in chunks:
-        buffer += chunk
-        while b"\n" in buffer:
-            line, buffer = buffer.split(b"\n", 1)
-            on_line(line.decode(errors="replace"))
-    if buffer:
-        on_line(buffer.decode(errors="replace"))
 
 
 def connect(timeout: int = 600) -> Engine:

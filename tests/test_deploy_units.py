@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduler_build.deploy import apply
+from scheduler_build.deploy import apply, rollout
 from scheduler_build.config import render
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
@@ -58,12 +58,12 @@ def pod(name, **status):
 
 
 def test_is_available():
-    assert not apply.is_available(DEP)
+    assert not rollout.is_available(DEP)
     ok = {**DEP, "status": {"observedGeneration": 2, "updatedReplicas": 1, "availableReplicas": 1,
                             "conditions": [{"type": "Available", "status": "True"}]}}
-    assert apply.is_available(ok)
+    assert rollout.is_available(ok)
     stale = {**ok, "metadata": {**ok["metadata"], "generation": 3}}
-    assert not apply.is_available(stale)
+    assert not rollout.is_available(stale)
 
 
 def test_after_a_rotation_deploy_waits_until_no_pod_of_the_previous_step_is_left():
@@ -72,19 +72,19 @@ def test_after_a_rotation_deploy_waits_until_no_pod_of_the_previous_step_is_left
     (found on the real node: deploy --rotate-certs returned with the old scheduler pod still there)."""
     mid_rollout = {**DEP, "status": {"observedGeneration": 2, "replicas": 2, "updatedReplicas": 1,
                                      "availableReplicas": 2, "conditions": [{"type": "Available", "status": "True"}]}}
-    assert apply.settled(rotation=False)(mid_rollout)
-    assert not apply.settled(rotation=True)(mid_rollout)
+    assert rollout.settled(rotation=False)(mid_rollout)
+    assert not rollout.settled(rotation=True)(mid_rollout)
     terminating = {**mid_rollout, "status": {**mid_rollout["status"], "replicas": 1, "availableReplicas": 1,
                                              "terminatingReplicas": 1}}
-    assert not apply.settled(rotation=True)(terminating)
+    assert not rollout.settled(rotation=True)(terminating)
     done = {**terminating, "status": {**terminating["status"], "terminatingReplicas": 0}}
-    assert apply.settled(rotation=True)(done)
+    assert rollout.settled(rotation=True)(done)
 
 
 def test_diagnose_image_pull():
     p = pod("s-1", containerStatuses=[{"name": "kube-scheduler", "ready": False, "state": {"waiting": {
         "reason": "ImagePullBackOff", "message": "Back-off pulling image \"r/x:1\""}}}])
-    reasons = apply.diagnose(DEP, [p], [], [])
+    reasons = rollout.diagnose(DEP, [p], [], [])
     assert any("ImagePullBackOff" in r and "image.repository" in r for r in reasons)
 
 
@@ -92,14 +92,14 @@ def test_diagnose_crash_loop_shows_last_exit():
     p = pod("s-1", containerStatuses=[{"name": "kube-scheduler", "ready": False,
                                        "state": {"waiting": {"reason": "CrashLoopBackOff"}},
                                        "lastState": {"terminated": {"exitCode": 1, "message": "couldn't build extenders"}}}])
-    (reason,) = [r for r in apply.diagnose(DEP, [p], [], []) if "CrashLoopBackOff" in r]
+    (reason,) = [r for r in rollout.diagnose(DEP, [p], [], []) if "CrashLoopBackOff" in r]
     assert "exit code 1" in reason and "couldn't build extenders" in reason
 
 
 def test_diagnose_image_not_on_the_node():
     p = pod("s-1", containerStatuses=[{"name": "kube-scheduler", "ready": False, "state": {"waiting": {
         "reason": "ErrImageNeverPull", "message": "Container image \"r/x:1\" is not present with pull policy of Never"}}}])
-    (reason,) = apply.diagnose(DEP, [p], [], [])
+    (reason,) = rollout.diagnose(DEP, [p], [], [])
     assert "r/x:1" in reason and "inv cluster.load" in reason
 
 
@@ -107,7 +107,7 @@ def test_diagnose_crash_loop_quotes_the_last_log_lines_on_one_line():
     status = {"name": "kube-scheduler", "ready": False, "state": {"waiting": {"reason": "CrashLoopBackOff"}},
               "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}
     log = "I0 starting\n\nE1 first\nE2 " + "x" * 400 + "\nE3 strict decoding error: unknown field \"foo\"\n"
-    (reason,) = apply.diagnose(DEP, [pod("s-1", containerStatuses=[status])], [], [], {"s-1/kube-scheduler": log})
+    (reason,) = rollout.diagnose(DEP, [pod("s-1", containerStatuses=[status])], [], [], {"s-1/kube-scheduler": log})
     assert "\n" not in reason and "starting" not in reason
     assert reason.endswith('last log lines: E1 first | E2 ' + "x" * 397 + '… | E3 strict decoding error: unknown field "foo"')
 
@@ -118,7 +118,7 @@ def test_diagnose_rbac_denial_from_replicaset_and_events():
     ev = {"type": "Warning", "reason": "FailedCreate", "message": "Error creating: pods is forbidden",
           "involvedObject": {"kind": "ReplicaSet", "name": "s-abc"}, "lastTimestamp": "2026-01-01T00:00:00Z"}
     other = {**ev, "involvedObject": {"kind": "Pod", "name": "unrelated"}}
-    reasons = apply.diagnose(DEP, [], [rs], [ev, other])
+    reasons = rollout.diagnose(DEP, [], [rs], [ev, other])
     assert any("forbidden" in r and "RBAC" in r for r in reasons)
     assert any(r.startswith("event ReplicaSet s-abc") for r in reasons)
     assert not any("unrelated" in r for r in reasons)
@@ -129,19 +129,19 @@ def test_diagnose_unscheduled_and_not_ready():
         {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3 nodes are available"}]}}
     running = pod("s-2", conditions=[{"type": "Ready", "status": "False"}],
                   containerStatuses=[{"name": "kube-scheduler", "ready": False, "state": {"running": {}}}])
-    reasons = apply.diagnose(DEP, [unscheduled, running], [], [])
+    reasons = rollout.diagnose(DEP, [unscheduled, running], [], [])
     assert any("not scheduled: Unschedulable: 0/3" in r for r in reasons)
     assert any("running but not ready" in r for r in reasons)
 
 
 def test_diagnose_without_replicasets_points_at_the_controller_manager():
-    (reason,) = apply.diagnose(DEP, [], [], [])
+    (reason,) = rollout.diagnose(DEP, [], [], [])
     assert "kube-controller-manager" in reason
 
 
 def test_diagnose_with_nothing_wrong_yet_says_so():
     rs = {"metadata": {"name": "s-abc"}, "status": {}}
-    (reason,) = apply.diagnose(DEP, [pod("s-1", containerStatuses=[])], [rs], [])
+    (reason,) = rollout.diagnose(DEP, [pod("s-1", containerStatuses=[])], [rs], [])
     assert "0/1 replicas available" in reason
 
 

@@ -24,7 +24,7 @@ from scheduler_build import platforms
 from scheduler_build import spec as spec_mod
 from scheduler_build.engine import connect
 from scheduler_build.build import elf
-from scheduler_build.publish import registry
+from scheduler_build.publish import registry, registry_auth
 from scheduler_build.errors import UserError
 
 from conftest import build_request
@@ -269,11 +269,11 @@ def test_push_auth_and_tls_never_leak_the_secret(built_images, tmp_path):
         assert anonymous.returncode != 0 and "requires authentication" in anonymous.stderr
         assert "retry" not in anonymous.stderr and "Traceback" not in anonymous.stderr
 
-        wrong = inv(*common, env={**base_env, registry.USER_ENV: "ci-bot", registry.PASSWORD_ENV: SECRET + "x"}, check=False)
+        wrong = inv(*common, env={**base_env, registry_auth.USER_ENV: "ci-bot", registry_auth.PASSWORD_ENV: SECRET + "x"}, check=False)
         outputs.append(wrong)
         assert wrong.returncode != 0 and "rejected the credentials" in wrong.stderr and "retry" not in wrong.stderr
 
-        ok = inv(*common, env={**base_env, registry.USER_ENV: "ci-bot", registry.PASSWORD_ENV: SECRET})
+        ok = inv(*common, env={**base_env, registry_auth.USER_ENV: "ci-bot", registry_auth.PASSWORD_ENV: SECRET})
         outputs.append(ok)
         assert ok.stdout.split()[0] == f"{target}@{result['index_digest']}"
 

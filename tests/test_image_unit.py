@@ -22,7 +22,7 @@ from scheduler_build.image import layer
 from scheduler_build.image import oci
 from scheduler_build.image import request as image
 from scheduler_build.image import sbom
-from scheduler_build.publish import registry
+from scheduler_build.publish import registry, registry_auth
 
 VERSION_M = """/x/kube-scheduler: go1.26.8
 \tpath\tscheduler-build.local/wrapper
@@ -258,14 +258,14 @@ def test_registry_target_ok():
 
 
 def test_credentials_env_then_docker_config_then_helper(tmp_path, monkeypatch):
-    monkeypatch.delenv(registry.USER_ENV, raising=False)
-    monkeypatch.delenv(registry.PASSWORD_ENV, raising=False)
+    monkeypatch.delenv(registry_auth.USER_ENV, raising=False)
+    monkeypatch.delenv(registry_auth.PASSWORD_ENV, raising=False)
     config = tmp_path / "config.json"
     import base64
 
     config.write_text(json.dumps({"auths": {"r.example.com": {"auth": base64.b64encode(b"alice:s3cret").decode()}}}))
-    assert registry.credentials("r.example.com", str(config)) == ("alice", "s3cret")
-    assert registry.credentials("other.example.com", str(config)) is None
+    assert registry_auth.credentials("r.example.com", str(config)) == ("alice", "s3cret")
+    assert registry_auth.credentials("other.example.com", str(config)) is None
     # A real credential helper executable on PATH, as `docker login` uses them.
     helper = tmp_path / "bin" / "docker-credential-fake"
     helper.parent.mkdir()
@@ -273,13 +273,13 @@ def test_credentials_env_then_docker_config_then_helper(tmp_path, monkeypatch):
     helper.chmod(0o755)
     monkeypatch.setenv("PATH", f"{helper.parent}:{os.environ['PATH']}")
     config.write_text(json.dumps({"credHelpers": {"h.example.com": "fake"}}))
-    assert registry.credentials("h.example.com", str(config)) == ("bob", "h3lper-h.example.com")
-    monkeypatch.setenv(registry.USER_ENV, "env-user")
-    monkeypatch.setenv(registry.PASSWORD_ENV, "env-pass")
-    assert registry.credentials("h.example.com", str(config)) == ("env-user", "env-pass")
-    monkeypatch.delenv(registry.PASSWORD_ENV)
+    assert registry_auth.credentials("h.example.com", str(config)) == ("bob", "h3lper-h.example.com")
+    monkeypatch.setenv(registry_auth.USER_ENV, "env-user")
+    monkeypatch.setenv(registry_auth.PASSWORD_ENV, "env-pass")
+    assert registry_auth.credentials("h.example.com", str(config)) == ("env-user", "env-pass")
+    monkeypatch.delenv(registry_auth.PASSWORD_ENV)
     with pytest.raises(UserError, match="only one of"):
-        registry.credentials("h.example.com", str(config))
+        registry_auth.credentials("h.example.com", str(config))
 
 
 def test_retry_is_bounded_with_backoff_and_auth_is_final():

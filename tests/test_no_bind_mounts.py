@@ -45,27 +45,16 @@ def _sdk_call(keyword: ast.keyword) -> bool:
     return isinstance(value, ast.Dict) or any(isinstance(e, ast.Constant) and ":" in str(e.value) for e in value.elts)
 
 
-# NOT DONE (issue 19): `inv plugin.retarget` (landed from issue 23 during issue 19) still bind-mounts the
-# plugin's source and the host's Go module cache through the engine's legacy `Mount`; it fails on an
-# engine that does not share the caller's files. These are the only places allowed, and the count is
-# exact: a new bind mount anywhere fails this test.
-LEGACY = {
-    "scheduler_build/engine.py": 1,  # _legacy_binds: Mount(..., type=LEGACY_KINDS[...])
-    "scheduler_build/retarget/run.py": 3,  # InBuilder.run: /src, /gomodcache, and the Go cache volume
-    "scheduler_build/retarget/apidiff.py": 2,  # export_data: the apidiff binary and its output directory
-}
-
-
 def test_no_module_of_the_product_bind_mounts_a_host_path():
     offenders = {str(path.relative_to(PACKAGE.parent)): found for path in sorted(PACKAGE.rglob("*.py"))
                  if (found := bind_mounts(path.read_text()))}
-    assert {name: len(found) for name, found in offenders.items()} == LEGACY
+    assert offenders == {}  # no exception: `inv plugin.retarget` too goes through archives and volumes
 
 
 def test_the_engine_creates_volume_mounts_only():
     engine_source = (PACKAGE / "engine.py").read_text()
     assert 'type="volume"' in engine_source
-    assert engine_source.count("docker.types.Mount(") == 2  # _mounts (volumes) and _legacy_binds (retarget)
+    assert engine_source.count("docker.types.Mount(") == 1  # _mounts: named volumes only
 
 
 @pytest.mark.parametrize("planted", [

@@ -6,7 +6,7 @@ image but the builder, copied in from the machine's engine through the API (no p
 
 Cost (cold): one kube-scheduler compile of the example spec in the test engine (its Go build
 cache volume starts empty), a partial one for the plain build (the unpatched packages are in
-that volume by then), one image layer; the fault test starts a second engine and kills it
+that volume by then), one image layer, a retarget of a one-package module; the fault test starts a second engine and kills it
 during the compile.
 """
 
@@ -127,6 +127,25 @@ def test_validate_and_image_build_and_push_through_the_remote_engine(remote, rem
         assert refs and all("@sha256:" in ref for ref in refs)
     finally:
         registry.stop()
+
+
+def test_plugin_retarget_through_the_remote_engine(remote, tmp_path):
+    """`inv plugin.retarget` through the test engine: the module goes in vendored, as one archive into
+    a volume of its own, apidiff's export data comes out through the archive API, and the volumes
+    are removed. A tiny module (one apimachinery package, a planted type error) keeps it cheap;
+    tests/test_retarget.py carries the full old-style fixture on the local engine."""
+    module = tmp_path / "tiny"
+    module.mkdir()
+    (module / "go.mod").write_text("module example.com/tiny\n\ngo 1.24\n\nrequire k8s.io/apimachinery v0.35.4\n")
+    (module / "tiny.go").write_text('package tiny\n\nimport "k8s.io/apimachinery/pkg/types"\n\nvar ID types.UID = 5\n')
+    done = inv(remote, "plugin.retarget", "--path", str(module), "--k8s-version", TEST_K8S_MINOR, "--json", check=False)
+    assert done.returncode == 1, done.stderr[-4000:]  # compiled in the engine: the planted error, nothing else
+    result = json.loads(done.stdout)
+    assert result["from"] == "v1.35.4" and result["compiles"] is False
+    assert len(result["errors"]) == 1 and "types.UID" in result["errors"][0], done.stderr[-4000:]
+    # apidiff -w ran in the engine on both releases and its export data came out
+    assert "k8s.io/apimachinery/pkg/types: compared with the target" in done.stderr, done.stderr[-4000:]
+    assert not [v for v in remote.client().volumes.list() if v.name.startswith("scheduler-build-retarget-")]
 
 
 def test_a_fresh_worker_builds_from_the_registry_cache(remote_spec_build, cache_repo, built_example_scheduler, tmp_path):

@@ -3,16 +3,20 @@ compile errors beside the changes that explain them (unit); the old-style fixtur
 carried across minors for real (integration).
 
 Integration cost (cold): the fixture's v1.27.10 module graph (one download into the Go module cache),
-apidiff built once into <cache>/tools, export data of the scheduler framework packages of both releases
-(host Go build cache), and one compile per module in the builder (its Go build cache volume).
+apidiff built once into <cache>/tools, each module vendored on the host and put into the engine as one
+archive, one compile per module and the export data of the scheduler framework packages of both
+releases in the builder (its Go build cache volume): 8.6 min cold at a load of 10 on 2 cores, 1 min warm.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -20,7 +24,7 @@ import pytest
 from conftest import DATA, REPO
 from scheduler_build.resolve import gomod
 from scheduler_build.resolve.versions import Resolution
-from scheduler_build.retarget import apidiff, explain, gomod_edit
+from scheduler_build.retarget import apidiff, explain, gomod_edit, in_builder
 
 FIXTURE = DATA / "retarget" / "oldscore"
 
@@ -108,6 +112,32 @@ def test_errors_are_explained_by_the_changes_they_name():
     assert item.changes == [change]
     lines = explain.report([item], [change], "v1.27.10", "v1.36.3")
     assert lines[1] == "    <- framework.Handle -> k8s.io/kube-scheduler/framework.Handle"
+
+
+def test_the_module_goes_into_the_engine_as_one_normalised_archive_vendor_included(tmp_path):
+    """What in_builder puts at /src: the whole module (vendor too), sorted, owner 0, fixed mtimes, so the
+    same module gives the same bytes (and nothing of the caller's file system is needed in the engine)."""
+    (tmp_path / "vendor/k8s.io/api").mkdir(parents=True)
+    (tmp_path / "vendor/k8s.io/api/types.go").write_text("package api\n")
+    (tmp_path / "vendor/modules.txt").write_text("# k8s.io/api v0.36.3\n")
+    (tmp_path / "go.mod").write_text("module example.com/p\n")
+    (tmp_path / "p.go").write_text("package p\n")
+    first, second = io.BytesIO(), io.BytesIO()
+    in_builder.module_tar(tmp_path, first)
+    os.utime(tmp_path / "p.go", (1e9, 1e9))
+    in_builder.module_tar(tmp_path, second)
+    assert first.getvalue() == second.getvalue()
+    first.seek(0)
+    with tarfile.open(fileobj=first) as archive:
+        members = archive.getmembers()
+    names = [m.name for m in members]
+    assert {"./go.mod", "./p.go", "./vendor/modules.txt", "./vendor/k8s.io/api/types.go"} <= set(names)
+    assert all(m.uid == 0 and m.mtime == 1 for m in members)
+    # negative control: a tree that differs gives other bytes
+    (tmp_path / "p.go").write_text("package p // edited\n")
+    third = io.BytesIO()
+    in_builder.module_tar(tmp_path, third)
+    assert third.getvalue() != second.getvalue()
 
 
 def inv(*args: str) -> subprocess.CompletedProcess:

@@ -21,7 +21,7 @@ import pytest
 from scheduler_build import platforms, settings
 from scheduler_build.image import cyclonedx, oci
 from scheduler_build.publish import cosign as cosign_tool
-from scheduler_build.publish import registry
+from scheduler_build.publish import registry, registry_auth
 from scheduler_build.publish import verify as verify_stage
 
 from tests.support.registry_server import Registry
@@ -238,7 +238,7 @@ def test_sign_and_verify_with_tls_and_credentials_from_the_environment(release, 
     certs_dir = reg.trust_in_engine()
     empty_config = tmp_path / "docker-empty"
     empty_config.mkdir()
-    env = {registry.USER_ENV: "ci-bot", registry.PASSWORD_ENV: REGISTRY_SECRET, "DOCKER_CONFIG": str(empty_config)}
+    env = {registry_auth.USER_ENV: "ci-bot", registry_auth.PASSWORD_ENV: REGISTRY_SECRET, "DOCKER_CONFIG": str(empty_config)}
     try:
         target = f"{reg.host}/acme/secure"
         proc = inv("image.push", "--no-build", "--no-spec", "--dist", str(release["dist"]), "--platforms",

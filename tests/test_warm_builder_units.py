@@ -7,6 +7,7 @@ import io
 import tarfile
 
 from scheduler_build.build import warm, workspace_image
+from scheduler_build.streams import ChunkReader
 
 
 def _tree(root, files):
@@ -84,8 +85,6 @@ def test_cache_repository_is_checked_before_anything_runs():
 
 
 def test_chunk_reader_feeds_a_streamed_tar(tmp_path):
-    from scheduler_build.engine import _ChunkReader
-
     data = io.BytesIO()
     with tarfile.open(fileobj=data, mode="w") as archive:
         payload = bytes(range(256)) * 5000
@@ -94,7 +93,7 @@ def test_chunk_reader_feeds_a_streamed_tar(tmp_path):
         archive.addfile(info, io.BytesIO(payload))
     raw = data.getvalue()
     chunks = [raw[i:i + 7777] for i in range(0, len(raw), 7777)]
-    with tarfile.open(fileobj=io.BufferedReader(_ChunkReader(iter(chunks)), 1 << 16), mode="r|") as archive:
+    with tarfile.open(fileobj=io.BufferedReader(ChunkReader(iter(chunks)), 1 << 16), mode="r|") as archive:
         member = next(iter(archive))
         assert archive.extractfile(member).read() == payload and member.mode == 0o755
 

@@ -117,7 +117,7 @@ def _labelled_config(h: harness.Harness, base: variants.Workload, labels: dict[s
     pod_source = (h.misc_dir / case.get("defaultPodTemplatePath", "")).resolve()
     if not case.get("defaultPodTemplatePath") or not pod_source.is_file():
         raise UserError(f"{upstream}: test case {base.case} has no default pod template to label",
-                        f"name a SchedulingBasic workload first in --workloads")
+                        "name a SchedulingBasic workload first in --workloads")
     out.mkdir(parents=True)
     cases, pod = variants.labelled_files(upstream.read_text(), pod_source.read_text(), base.case, labels, out / "pod.yaml")
     (out / "pod.yaml").write_text(dump(pod))

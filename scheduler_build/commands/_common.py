@@ -29,6 +29,7 @@ from scheduler_build.build import from_spec
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import registry as registry_stage
+from scheduler_build.publish import registry_auth
 from scheduler_build.spec.model import Spec
 from scheduler_build.errors import UserError
 from scheduler_build.settings import describe
@@ -149,7 +150,7 @@ def registry_client(c, target: registry_stage.Target, ca_cert, insecure, retries
     """The registry client of image.push (and config.chart --push): flags, then the push.* settings."""
     return registry_stage.Client(
         target=target,
-        creds=registry_stage.credentials(target.host),
+        creds=registry_auth.credentials(target.host),
         ca_cert=option(c, "push.ca_cert", ca_cert) or "",
         insecure=option(c, "push.insecure", insecure),
         retries=max(0, option(c, "push.retries", retries)),

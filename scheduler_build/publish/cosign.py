@@ -19,7 +19,6 @@ from pathlib import Path
 
 from scheduler_build import gotool
 from scheduler_build.errors import UserError
-from scheduler_build.progress import log
 
 MODULE = "github.com/sigstore/cosign/v3"
 VERSION = "v3.1.3"

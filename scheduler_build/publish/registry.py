@@ -7,17 +7,14 @@ first, then each platform's manifest and its SBOM artifact by digest, and the
 tags last, so a tag never names an image whose parts are missing. Every manifest
 is read back and its digest compared.
 
-Credentials: SCHEDULER_BUILD_REGISTRY_USERNAME / _PASSWORD, else the docker
-config (`auths`, `credsStore`, `credHelpers`, read by docker-py's auth module,
-which runs the credential helpers). They live in memory only: never logged,
-never written, never part of an error message.
+Credentials come from `registry_auth` (the environment, else the docker config).
+They live in memory only: never logged, never written, never part of an error message.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
-import os
 import re
 import time
 import urllib.parse
@@ -28,20 +25,12 @@ from typing import Callable
 import requests
 
 from scheduler_build.image import oci
+from scheduler_build.publish.registry_auth import CERTS_D, PASSWORD_ENV, USER_ENV, engine_ca
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 
-USER_ENV = "SCHEDULER_BUILD_REGISTRY_USERNAME"
-PASSWORD_ENV = "SCHEDULER_BUILD_REGISTRY_PASSWORD"
-CERTS_D = Path("/etc/docker/certs.d")
 _REPO_RE = re.compile(r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$")
 _HOST_RE = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9a-fA-F:]+\])(?::[0-9]{1,5})?$")
-
-
-def engine_ca(host: str) -> Path | None:
-    """The CA the Docker engine trusts for a registry host:port, if one is installed."""
-    ca = CERTS_D / host / "ca.crt"
-    return ca if ca.is_file() else None
 
 
 class AuthFailed(UserError):
@@ -86,33 +75,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
         return False
-
-
-def credentials(host: str, docker_config: str | None = None) -> tuple[str, str] | None:
-    """(username, password) from the environment, else docker's config and credential helpers."""
-    user, password = os.environ.get(USER_ENV, ""), os.environ.get(PASSWORD_ENV, "")
-    if user or password:
-        if not (user and password):
-            raise UserError(f"only one of {USER_ENV} and {PASSWORD_ENV} is set", "set both, or neither to use `docker login`'s credentials")
-        return user, password
-    try:
-        from docker import auth as docker_auth
-
-        config = docker_auth.load_config(config_path=docker_config)
-        found = config.resolve_authconfig(host) if config else None
-    except Exception as exc:  # a broken config or a failing credential helper
-        raise UserError(f"cannot read credentials for {host} from the docker config: {exc.__class__.__name__}", "check ~/.docker/config.json and its credential helper, or set the environment variables") from None
-    if not found:
-        return None
-    # `auths` entries come back lower-case, credential helpers' answers capitalised.
-    user = found.get("username") or found.get("Username") or ""
-    password = found.get("password") or found.get("Password") or ""
-    if user and password:
-        return user, password
-    token = found.get("IdentityToken") or found.get("identitytoken") or ""
-    if token:
-        return "<token>", token
-    return None
 
 
 @dataclass

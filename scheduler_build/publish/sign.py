@@ -27,6 +27,7 @@ from scheduler_build.image import oci, provenance
 from scheduler_build.image.info import ImageInfo
 from scheduler_build.progress import log
 from scheduler_build.publish import registry as registry_stage
+from scheduler_build.publish.registry_auth import PASSWORD_ENV, USER_ENV
 from scheduler_build.publish.cosign import OFFLINE_SIGN, Cosign
 
 KEY_FILE, PUB_FILE = "cosign.key", "cosign.pub"
@@ -82,7 +83,7 @@ def keygen(cosign: Cosign, out_dir: Path) -> tuple[Path, Path]:
 def registry_auth(host: str) -> Iterator[dict[str, str]]:
     """cosign's environment for the registry: a private DOCKER_CONFIG when the credentials come from
     our environment variables; otherwise cosign reads docker's own config, as `docker push` would."""
-    user, password = os.environ.get(registry_stage.USER_ENV, ""), os.environ.get(registry_stage.PASSWORD_ENV, "")
+    user, password = os.environ.get(USER_ENV, ""), os.environ.get(PASSWORD_ENV, "")
     if not (user and password):
         yield {}
         return

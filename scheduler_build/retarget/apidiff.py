@@ -10,16 +10,17 @@ changes. Parsing and classification are pure (`parse_report`, `moves_and_changes
 
 from __future__ import annotations
 
+import io
 import re
 import subprocess
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from scheduler_build import gotool
-from scheduler_build.engine import Mount
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
+from scheduler_build.retarget.in_builder import InBuilder
 
 MODULE = "golang.org/x/exp"
 VERSION = "v0.0.0-20261113113407-e3970619a1a4"
@@ -99,15 +100,31 @@ def tool(cache_dir: Path) -> Path:
     return gotool.installed_tool(cache_dir, "apidiff", f"{MODULE}/cmd/apidiff", VERSION)
 
 
-def export_data(builder: Any, apidiff: Path, module_dir: Path, package: str, out: Path) -> bool:
-    """`apidiff -w OUT PACKAGE` inside the module (its go.mod chooses the version), run by `builder`
-    (retarget.run.InBuilder: the compile's container and build cache); False when the package is absent."""
-    mounts = (Mount("/sb/apidiff", str(apidiff), read_only=True), Mount("/sb/out", str(out.parent)))
+def export_data(builder: InBuilder, apidiff: Path, module_dir: Path, package: str, out: Path) -> bool:
+    """`apidiff -w OUT PACKAGE` inside the module (its go.mod chooses the version) in the builder
+    (the compile's container and build cache): the tool goes in and the export data comes out
+    through the engine's archive API. False when the package is absent."""
     lines: list[str] = []
-    code = builder.run(["/sb/apidiff", "-w", f"/sb/out/{out.name}", package], module_dir, mounts, on_line=lines.append)
+    code = builder.run(["/sb/apidiff", "-w", "/sb/out/export", package], module_dir, inputs=_tool_archive(apidiff),
+                       outputs={"/sb/out/export": out}, on_line=lines.append)
     if code and lines:
         log(f"    {package}: {lines[-1]}")
     return code == 0 and out.is_file()
+
+
+def _tool_archive(apidiff: Path) -> bytes:
+    """/sb/apidiff (the static tool as built here: the engine must run this machine's architecture) and /sb/out."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for name in ("sb", "sb/out"):
+            info = tarfile.TarInfo(name)
+            info.type, info.mode = tarfile.DIRTYPE, 0o755
+            archive.addfile(info)
+        info = archive.gettarinfo(str(apidiff), arcname="sb/apidiff")
+        info.mode, info.uid, info.gid, info.uname, info.gname = 0o755, 0, 0, "", ""
+        with open(apidiff, "rb") as handle:
+            archive.addfile(info, handle)
+    return buffer.getvalue()
 
 
 def compare(apidiff: Path, old: Path, new: Path) -> str:

@@ -1,8 +1,9 @@
 """`inv plugin.retarget`: rewrite a plugin module's go.mod for a target release, compile it there, explain.
 
 Flow: resolve the target (the derivation a build uses) -> plan the go.mod edits (gomod_edit)
--> `go mod edit` + `go mod tidy -e` in a temporary copy -> `go build ./...` and `go vet ./...`
-in the builder container (no network, the host's module cache read-only) -> on failure, the API
+-> `go mod edit` + `go mod tidy -e` + `go mod vendor -e` in a temporary copy -> `go build ./...`
+and `go vet ./...` in the builder container (no network; the module goes in through the engine
+API, in_builder.py) -> on failure, the API
 changes of the Kubernetes packages the plugin imports between its old release and the target
 (apidiff) beside each compile error (explain). Only go.mod (and, once it compiles, go.sum) of
 the module is ever written, and only with `write`.
@@ -14,17 +15,16 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
 
 from scheduler_build import engine as engine_mod
 from scheduler_build import gotool
 from scheduler_build.atomic import write_atomic
 from scheduler_build.build import builder_image
-from scheduler_build.engine import Mount
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase, stream_line
 from scheduler_build.resolve import gomod, goproxy, versions
 from scheduler_build.retarget import apidiff, explain, gomod_edit
+from scheduler_build.retarget.in_builder import InBuilder, prepare
 
 _SKIP = {"vendor", ".git"}
 HOME_MODULE = "k8s.io/kube-scheduler"  # where the framework's types moved (1.34, 1.35): candidate new homes
@@ -82,38 +82,10 @@ def edited(go_mod: str, flags: list[str]) -> str:
         return path.read_text()
 
 
-def tidy(work: Path, label: str) -> None:
-    with phase("tidy", f"{label}: go mod tidy -e"):
-        proc = gotool.run(["mod", "tidy", "-e"], cwd=work, timeout=3600)
-        for line in (proc.stdout + proc.stderr).splitlines()[-10:]:
-            log(f"    {line}")
-
-
-@dataclass
-class InBuilder:
-    """Go commands in the builder container: no network, the host's module cache read-only, the Go build
-    cache in the builds' volume (so the compile and apidiff's export data share it)."""
-
-    image: str
-    gocache_volume: str
-    modcache: str
-    engine: Any = None
-
-    ENV = {"GOFLAGS": "-mod=readonly -buildvcs=false", "GOPROXY": "off", "GOSUMDB": "off", "GOTOOLCHAIN": "local",
-           "GOMODCACHE": "/gomodcache", "GOCACHE": "/gocache", "CGO_ENABLED": "0", "HOME": "/tmp"}
-
-    def run(self, argv: list[str], src: Path, extra: tuple[Mount, ...] = (),
-            on_line: Callable[[str], None] = stream_line) -> int:
-        mounts = [Mount("/src", str(src), read_only=True), Mount("/gomodcache", self.modcache, read_only=True),
-                  Mount("/gocache", self.gocache_volume, volume=True), *extra]
-        return self.engine.run(self.image, argv, mounts=mounts, environment=dict(self.ENV), workdir="/src",
-                               on_line=on_line)
-
-
 def in_builder(request: RetargetRequest, go_version: str) -> InBuilder:
     engine = engine_mod.connect()
     chosen = builder_image.select(engine, go_version, configured=request.builder_image, pull=False)
-    return InBuilder(chosen.image, request.gocache_volume, gotool.env_value("GOMODCACHE"), engine)
+    return InBuilder(chosen.image, request.gocache_volume, engine)
 
 
 def compile_in_builder(work: Path, builder: InBuilder) -> tuple[bool, list[str]]:
@@ -152,19 +124,23 @@ def retarget(request: RetargetRequest) -> RetargetResult:
         result.written.append("go.mod")
     with tempfile.TemporaryDirectory(prefix="sb-retarget-") as tmp:
         work = _copy(path, Path(tmp) / "new", new_text)
-        tidy(work, f"the module for {target.version}")
-        with phase("compile", f"{mod.module} against Kubernetes {target.version} in the builder"):
-            builder = in_builder(request, target.go_version)
-            result.compiled, output = compile_in_builder(work, builder)
-        if result.compiled:
-            if request.write:
-                for name in ("go.mod", "go.sum"):
-                    write_atomic(path / name, (work / name).read_text())
-                result.written = ["go.mod", "go.sum"]
-            return result
-        result.errors = explain.compile_errors(output)
-        if old is not None:
-            result.changes = _api_changes(path, text, old, work, Path(tmp), result.errors, request.cache_dir, builder)
+        prepare(work, f"the module for {target.version}")
+        builder = in_builder(request, target.go_version)
+        try:
+            with phase("compile", f"{mod.module} against Kubernetes {target.version} in the builder"):
+                result.compiled, output = compile_in_builder(work, builder)
+            if result.compiled:
+                if request.write:
+                    for name in ("go.mod", "go.sum"):
+                        write_atomic(path / name, (work / name).read_text())
+                    result.written = ["go.mod", "go.sum"]
+                return result
+            result.errors = explain.compile_errors(output)
+            if old is not None:
+                result.changes = _api_changes(path, text, old, work, Path(tmp), result.errors, request.cache_dir,
+                                              builder)
+        finally:
+            builder.close()
         result.report = explain.report(explain.explain(result.errors, result.changes), result.changes,
                                        old_version or "?", target.version)
     return result
@@ -184,7 +160,7 @@ def _api_changes(path: Path, text: str, old: versions.Resolution, new_work: Path
     if not wanted:
         return []
     old_work = _copy(path, tmp / "old", old_text)
-    tidy(old_work, f"the module as written, for {old.version}")
+    prepare(old_work, f"the module as written, for {old.version}")
     tool = apidiff.tool(cache_dir)
 
     def export(work: Path, package: str, out: Path) -> bool:
@@ -194,7 +170,6 @@ def _api_changes(path: Path, text: str, old: versions.Resolution, new_work: Path
     changes: list[apidiff.Change] = []
     exports = tmp / "exports"
     exports.mkdir()
-    exports.chmod(0o777)  # written from the builder container, whatever user it runs as
     with phase("apidiff", f"{len(wanted)} package(s): {old.version} -> the target"):
         for index, (package, names) in enumerate(sorted(wanted.items())):
             before = exports / f"{index}-old"
@@ -202,6 +177,7 @@ def _api_changes(path: Path, text: str, old: versions.Resolution, new_work: Path
                 continue
             after = exports / f"{index}-new"
             same = apidiff.compare(tool, before, after) if export(new_work, package, after) else None
+            log(f"    {package}: {'compared with the target' if same is not None else 'not in the target'}")
             candidates = {}
             for home in homes:
                 if home != package and home.rsplit("/", 1)[-1] == package.rsplit("/", 1)[-1]:

@@ -21,7 +21,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.support.gotools import go_tool
+from scheduler_build import gotool, settings
+
 
 ACT_MODULE, ACT_VERSION = "github.com/nektos/act", "v0.2.89"
 SUPPORT = Path(__file__).resolve().parent
@@ -36,7 +37,7 @@ PRIVATE_ENV = ("PYTHONPATH", "PYTEST_ADDOPTS", "XDG_CACHE_HOME", "GOCACHE", "GOM
 
 def act_binary() -> Path:
     """act, built from the Go module proxy once per version into the toolkit's tool cache."""
-    return go_tool(ACT_MODULE, ACT_VERSION, "act")
+    return gotool.installed_tool(settings.cache_dir(), "act", ACT_MODULE, ACT_VERSION)
 
 
 def free_port() -> int:
