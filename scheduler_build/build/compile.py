@@ -79,15 +79,17 @@ def go_build_command(package: str, output: str, flags: str, test: bool = False) 
     ]
 
 
+# Go's index of package directories outside the module cache (cached in GOCACHE) is keyed by path, file
+# names, sizes and mtimes. Every file put into a container has the same fixed mtime (workspace_image.MTIME),
+# so the vendor trees of two releases at the same path collide (client-go's informers/scheduling/interface.go
+# is 2140 bytes in 1.36 and 1.37, importing v1alpha2 and v1alpha3): a compile of the second minor in the same
+# Go cache volume failed with "cannot find package". Without the index Go reads each directory (seconds).
+NO_DIRECTORY_INDEX = {"GODEBUG": "goindex=0"}
+
+
 def build_environment(goos: str, goarch: str, cgo_static: bool, source_date_epoch: int) -> dict[str, str]:
-    """The compile's environment. GODEBUG=goindex=0: Go's index of package directories outside the module
-    cache (cached in GOCACHE) is keyed by path, file names, sizes and mtimes. Every file in the workspace
-    image has the same fixed mtime (workspace_image.MTIME), so the vendor trees of two releases at the same
-    path collide (client-go's informers/scheduling/interface.go is 2140 bytes in 1.36 and 1.37, importing
-    v1alpha2 and v1alpha3), and a build of the second minor in the same Go cache volume failed with
-    "cannot find package". Without the index Go reads each directory, a second or two per build."""
     return {
-        "GODEBUG": "goindex=0",
+        **NO_DIRECTORY_INDEX,
         "CGO_ENABLED": "1" if cgo_static else "0",
         "GOOS": goos,
         "GOARCH": goarch,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Callable
 
 from scheduler_build import gotool
+from scheduler_build.build.compile import NO_DIRECTORY_INDEX
 from scheduler_build.build.workspace_image import add_tree
 from scheduler_build.engine import LOST, Engine, Volume
 from scheduler_build.errors import UserError
@@ -27,7 +28,8 @@ from scheduler_build.progress import log, phase, stream_line
 SRC, GOCACHE = "/src", "/gocache"
 VOLUME_PREFIX = "scheduler-build-retarget-"
 ENV = {"GOFLAGS": "-mod=vendor -buildvcs=false", "GOPROXY": "off", "GOSUMDB": "off", "GOTOOLCHAIN": "local",
-       "GOMODCACHE": "/tmp/gomodcache-unused", "GOCACHE": GOCACHE, "CGO_ENABLED": "0", "HOME": "/tmp"}
+       "GOMODCACHE": "/tmp/gomodcache-unused", "GOCACHE": GOCACHE, "CGO_ENABLED": "0", "HOME": "/tmp",
+       **NO_DIRECTORY_INDEX}  # the module goes in with fixed mtimes, like a build's (compile.NO_DIRECTORY_INDEX)
 
 
 def prepare(work: Path, label: str) -> None:
