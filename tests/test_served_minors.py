@@ -71,7 +71,7 @@ def test_the_scaffold_of_every_served_minor_compiles_and_vets(served, scaffolds,
     whose kube-scheduler packages the suite compiles anyway (the example spec's newest build, the default
     build). For the other minors, to stay in CI's budget, the plugin package and its test (`./pkg/...`: every
     signature that differs between minors), plus an assertion that New is that minor's PluginFactory, the
-    one thing main.go checks: cmd/kube-scheduler/app's packages would double those minors' cost."""
+    one thing main.go checks: cmd/kube-scheduler/app would make it 1413 packages per minor instead of 869."""
     from conftest import TEST_K8S_MINOR
 
     newest = list(served)[-1]
