@@ -14,7 +14,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-from scheduler_build.cluster import containerd, controlplane, load, network
+from scheduler_build.cluster import containerd, controlplane, hosttraces, load, network
 from scheduler_build.cluster import node_config as cfg
 from scheduler_build.errors import UserError
 
@@ -70,6 +70,9 @@ def test_containerd_config_is_version_3_with_the_nodes_settings_carried_over(tmp
     assert runc["options"] == {"SystemdCgroup": False, "BinaryName": containerd.RUNC, "Root": f"{tmp_path}/runc"}
     assert runtime["cni"]["bin_dirs"] == [containerd.CNI_BIN]
     assert "io.containerd.nri.v1.nri" in config["disabled_plugins"]  # NRI would listen in /var/run/nri
+    sockets = plugins["io.containerd.shim.v1.manager"]["socket_dir"]
+    assert sockets == containerd.SHIM_SOCKETS and len(sockets) <= 42  # containerd refuses a longer one
+    assert any(sockets.startswith(p + "/") for p in hosttraces.OUTSIDE_PATHS)  # `down` removes it
     # containerd 1.x's layout (version 2, sandbox_image under grpc.v1.cri) is gone
     text = (tmp_path / "containerd.toml").read_text()
     assert "sandbox_image" not in text and "version = 2" not in text

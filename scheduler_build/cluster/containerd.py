@@ -41,6 +41,11 @@ TAGS = ("urfave_cli_no_docs", "no_btrfs", "no_devmapper", "no_zfs", "osusergo", 
 LDFLAGS = f"-s -w -X {MODULE}/version.Version={VERSION} -X {MODULE}/version.Package={MODULE}"
 PROGRAMS = ("containerd", "containerd-shim-runc-v2", "ctr")
 RUNC = "/usr/sbin/runc"
+# The shims' sockets: containerd's default, /run/containerd/s, is shared with every other containerd
+# on the machine (Docker's), and a shim killed at teardown leaves its socket there. A directory of
+# the node's own (one node per machine: the lock), at most 42 characters (containerd's limit),
+# removed by `down` (hosttraces.OUTSIDE_PATHS).
+SHIM_SOCKETS = "/run/scheduler-build-node/s"
 CNI_BIN = "/usr/lib/cni"
 PAUSE_IMAGE = "localhost/scheduler-build/pause:local"
 NAMESPACE = "k8s.io"  # the CRI plugin's containerd namespace
@@ -85,7 +90,8 @@ def write_config(directory: Path) -> Path:
     conflist["plugins"][0]["ipam"]["dataDir"] = str(directory / "cni" / "ipam")
     write_atomic(directory / "cni" / "net.d" / "10-scheduler-build.conflist", json.dumps(conflist, indent=2) + "\n")
     config = templating.render("node/containerd.toml.j2", dir=str(directory), pause_image=PAUSE_IMAGE,
-                               runc=RUNC, shim=str(binary(directory, "containerd-shim-runc-v2")), cni_bin=CNI_BIN)
+                               runc=RUNC, shim=str(binary(directory, "containerd-shim-runc-v2")), cni_bin=CNI_BIN,
+                               shim_sockets=SHIM_SOCKETS)
     path = directory / "containerd.toml"
     write_atomic(path, config)
     return path

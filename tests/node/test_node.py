@@ -223,6 +223,8 @@ def test_a_loaded_image_runs_as_a_deployment_behind_a_service(node, tmp_path):
     pods = core.list_namespaced_pod("default", label_selector="app=loaded").items
     assert all(p.status.pod_ip.startswith("10.244.0.") for p in pods)
     assert all(p.spec.node_name == "scheduler-build-node" for p in pods)
+    # the pods' shims listen in the node's own socket directory, not the machine's /run/containerd/s
+    assert len(list(Path(containerd.SHIM_SOCKETS).iterdir())) >= 2
 
 
 def test_loading_a_missing_image_is_one_clear_error(node):
