@@ -27,7 +27,7 @@ def doctor(c, registry=None, json=False, node=False):
         lines = []
         for check in checks:
             mark = "ok  " if check.ok else ("WARN" if not check.required else "FAIL")
-            lines.append(f"[{mark}] {check.name}: {check.detail}")
+            lines.append(f"[{mark}] {check.name}: {for_program(check.detail)}")
             if not check.ok and check.fix:
                 lines.append(f"       fix: {for_program(check.fix)}")
         emit("\n".join(lines))
