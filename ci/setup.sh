@@ -19,8 +19,9 @@ say() { echo "setup: $*" >&2; }
 #   etcd-server      the control plane's store for e2e tests
 #   qemu-user-static runs arm64 binaries to check their version
 #   debootstrap      the Python runtime base of the extender image
-#   containerd, runc, containernetworking-plugins, iptables, conntrack, iproute2
-#                    the real node of `inv cluster.up --node` (its own containerd, CNI bridge, kube-proxy)
+#   containerd       the engine's runtime (the node's containerd 2 is built from the Go module proxy)
+#   runc, containernetworking-plugins, iptables, conntrack, iproute2
+#                    the real node of `inv cluster.up --node` (runc under its containerd, CNI bridge, kube-proxy)
 # One line per package: NAME|shell test that succeeds when the capability is there.
 CAPABILITIES='
 docker.io|docker info >/dev/null 2>&1 || have dockerd

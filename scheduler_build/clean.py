@@ -47,9 +47,9 @@ CACHE_ENTRIES = {
     "plugins": "plugin module snapshots",
     "plugin-modules": "plugin module downloads",
     "rootfs": "the extender image's Debian root file systems",
-    "tools": "Go tools built from the module proxy (cosign, kubeconform, kube-score)",
+    "tools": "Go tools built from the module proxy (cosign, kubeconform, kube-score, the node's containerd and CoreDNS)",
     "k8s-schemas": "JSON schemas generated from a release's OpenAPI document (kubeconform)",
-    "node": "node images and binaries for local clusters",
+    "node": "the node's pause binary",
 }
 
 

@@ -18,7 +18,7 @@ from scheduler_build.build import builder_image as builder
 from scheduler_build import settings
 from scheduler_build import engine
 from scheduler_build import gotool
-from scheduler_build.cluster import network
+from scheduler_build.cluster import containerd, network
 from scheduler_build.resolve import goproxy
 from scheduler_build.errors import UserError
 
@@ -155,10 +155,10 @@ def run_all(config: Any, registry: str = "") -> list[Check]:
 
 # --- `inv doctor --node`: what `cluster.up --node` needs (self-contained; issue 12)
 
+# containerd itself (and ctr, which replaces crictl, absent from bookworm) is built from the Go
+# module proxy: see runtime_check.
 NODE_BINARIES = (
-    ("containerd", "/usr/bin/containerd", "apt-get install -y containerd"),
-    ("ctr (containerd client; replaces crictl, which bookworm lacks)", "/usr/bin/ctr", "apt-get install -y containerd"),
-    ("runc", "/usr/sbin/runc", "apt-get install -y runc"),
+    ("runc", containerd.RUNC, "apt-get install -y runc"),
     ("CNI plugins", "/usr/lib/cni/bridge", "apt-get install -y containernetworking-plugins"),
     ("iptables", "/usr/sbin/iptables", "apt-get install -y iptables"),
     ("ip6tables", "/usr/sbin/ip6tables", "apt-get install -y iptables"),
@@ -189,7 +189,32 @@ def runtime_check(version_line: str) -> Check:
                  "Kubernetes 1.38 needs (KEP-4033)", "containerd 2.0 or newer (docs/minors.md)", required=False)
 
 
-def node_checks() -> list[Check]:
+def runc_check(version_output: str) -> Check:
+    """runc's version beside the one the node's containerd is tested with; pure. An older runc
+    ran every node test here (Debian's 1.1.5): said, not refused."""
+    first = (version_output.strip().splitlines() or ["no version"])[0]
+    match = re.search(r"(\d+)\.(\d+)\.(\d+)", first)
+    if not match:
+        return Check("runc version", False, first, "apt-get install -y runc")
+    version = match.group(0)
+    tested = tuple(int(x) for x in containerd.RUNC_TESTED.split("."))
+    if tuple(int(x) for x in match.groups()) >= tested:
+        return Check("runc version", True, f"runc {version}")
+    return Check("runc version", True, f"runc {version}: containerd {containerd.VERSION.lstrip('v')} is tested with "
+                 f"{containerd.RUNC_TESTED}; {version} runs the node's pods here (docs/cluster.md)", required=False)
+
+
+def node_runtime(cache_dir: Path) -> Check:
+    """The containerd `cluster.up --node` runs: the cached build's own `--version`, else the pin."""
+    built = containerd.build(cache_dir, cached_only=True)
+    if not built:
+        return Check("container runtime", True, f"containerd {containerd.VERSION.lstrip('v')} (answers CRI RuntimeConfig), "
+                     "built from the Go module proxy by the first `cluster.up --node` (not cached yet)")
+    proc = subprocess.run([str(built["containerd"]), "--version"], capture_output=True, text=True, timeout=30)
+    return runtime_check(proc.stdout or proc.stderr)
+
+
+def node_checks(cache_dir: Path) -> list[Check]:
     """Each node prerequisite; the ones this machine kind lacks are handled, and said so."""
     caps = _cap_eff()
     checks = [Check("root", os.geteuid() == 0, f"euid {os.geteuid()}", "run cluster.up --node as root")]
@@ -199,9 +224,10 @@ def node_checks() -> list[Check]:
                         "missing: handled, containerd runs with restrict_oom_score_adj = true", required=False))
     for name, path, fix in NODE_BINARIES:
         checks.append(Check(name, os.access(path, os.X_OK), path, fix))
-    if os.access(NODE_BINARIES[0][1], os.X_OK):
-        proc = subprocess.run([NODE_BINARIES[0][1], "--version"], capture_output=True, text=True, timeout=30)
-        checks.append(runtime_check(proc.stdout or proc.stderr))
+    checks.append(node_runtime(cache_dir))
+    if os.access(containerd.RUNC, os.X_OK):
+        proc = subprocess.run([containerd.RUNC, "--version"], capture_output=True, text=True, timeout=30)
+        checks.append(runc_check(proc.stdout))
     cgroup_v1 = Path("/sys/fs/cgroup/memory").is_dir()
     checks.append(Check("cgroups", cgroup_v1 or Path("/sys/fs/cgroup/cgroup.controllers").is_file(),
                         "v1: handled with failCgroupV1: false" if cgroup_v1 else "v2", "mount cgroups"))

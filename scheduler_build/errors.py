@@ -6,14 +6,25 @@ traceback; anything else escaping a task is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import re
+
 
 # The program the user runs: "inv" in a checkout, "scheduler-build" (set by its Program) for pip users.
 PROGRAM = ["inv"]
 
 
+# `inv TASK`, quoted or not: the word inv before a task name (never inside a word, a path or a flag).
+_INV_TASK = re.compile(r"(?<![\w./-])inv (?=[a-z-])")
+
+
+def name_program(text: str, program: str) -> str:
+    """Text written with `inv TASK ...` (or bare inv TASK ...) naming `program TASK ...` instead."""
+    return text if program == "inv" else _INV_TASK.sub(f"{program} ", text)
+
+
 def for_program(text: str) -> str:
     """A hint written as `inv TASK ...`, for the program actually running (`scheduler-build TASK ...`)."""
-    return text if PROGRAM[0] == "inv" else text.replace("`inv ", f"`{PROGRAM[0]} ")
+    return name_program(text, PROGRAM[0])
 
 
 class UserError(Exception):

@@ -7,6 +7,7 @@ errors (missing toolchain, proxy refusals, network) are the same everywhere.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -128,33 +129,55 @@ def installed_tool(cache_dir: Path, name: str, package: str, version: str) -> Pa
     """A Go tool `go install`ed once from the module proxy into <cache>/tools/<name>-<version>/
     (CGO off, -trimpath) and reused: the pinned version is the cache key. `package` is the
     import path of its main package; the binary is named after its last element."""
-    binary = package.rstrip("/").rsplit("/", 1)[-1]
-    return _built_once(Path(cache_dir) / "tools" / f"{name}-{version}" / binary, f"{name} {version}",
-                       ["install", "-trimpath", f"{package}@{version}"], cwd=None)
+    return installed_programs(cache_dir, name, version, [package])[0]
+
+
+def installed_programs(cache_dir: Path, name: str, version: str, packages: list[str],
+                       tags: tuple[str, ...] = (), ldflags: str = "", cached_only: bool = False) -> list[Path]:
+    """Several main packages of one module `go install`ed together (one compile of what they share)
+    into <cache>/tools/<name>-<version>[-<flags key>]/, static (CGO off), -trimpath, and reused.
+    The cache key is the pinned version plus, when given, the build tags and ldflags: other
+    flags are another build. Returns the binaries in the order of `packages`; with
+    cached_only, nothing is built and [] says they are not cached yet."""
+    flags = " ".join(sorted(tags)) + "|" + ldflags if tags or ldflags else ""
+    key = f"{name}-{version}" + (f"-{hashlib.sha256(flags.encode()).hexdigest()[:12]}" if flags else "")
+    directory = Path(cache_dir) / "tools" / key
+    targets = [directory / package.rstrip("/").rsplit("/", 1)[-1] for package in packages]
+    if cached_only and not _all_built(targets):
+        return []
+    args = ["install", "-trimpath", *(["-tags", ",".join(tags)] if tags else []),
+            *(["-ldflags", ldflags] if ldflags else []), *(f"{package}@{version}" for package in packages)]
+    return _built_once(targets, f"{name} {version} from the Go module proxy", args, cwd=None)
 
 
 def built_tool(cache_dir: Path, name: str, key: str, source_dir: Path) -> Path:
     """A Go main package in a local directory (e.g. a test's judge), built once into
     <cache>/tools/<name>-<key>/<name>; `key` must change whenever its sources do."""
-    return _built_once(Path(cache_dir) / "tools" / f"{name}-{key}" / name, f"{name} {key}",
-                       ["build", "-trimpath", "-o", _OUT, "."], cwd=source_dir)
+    target = Path(cache_dir) / "tools" / f"{name}-{key}" / name
+    return _built_once([target], name, ["build", "-trimpath", "-o", _OUT, "."], cwd=source_dir)[0]
 
 
-_OUT = "{out}"  # where `go build -o` writes, in _built_once's staging directory
+_OUT = "{out}"  # where `go build -o` writes: the first target, in _built_once's staging directory
 
 
-def _built_once(target: Path, what: str, args: list[str], cwd: Path | None) -> Path:
-    """`go ARGS` writes the binary into a staging directory beside `target`, then one rename:
-    a killed build leaves nothing that looks finished."""
-    if target.is_file() and os.access(target, os.X_OK):
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    stream_line(f"    building {what} with the Go toolchain into {target.parent} (once)")
-    staging = Path(tempfile.mkdtemp(prefix=".gobin-", dir=target.parent))
+def _all_built(targets: list[Path]) -> bool:
+    return all(t.is_file() and os.access(t, os.X_OK) for t in targets)
+
+
+def _built_once(targets: list[Path], what: str, args: list[str], cwd: Path | None) -> list[Path]:
+    """`go ARGS` (CGO off) writes the binaries into a staging directory beside the targets, then one
+    rename each: a killed build leaves nothing that looks finished. Built already: nothing runs."""
+    if _all_built(targets):
+        return targets
+    directory = targets[0].parent
+    directory.mkdir(parents=True, exist_ok=True)
+    stream_line(f"    building {what} into {directory} (once)")
+    staging = Path(tempfile.mkdtemp(prefix=".gobin-", dir=directory))
     try:
-        check([a.replace(_OUT, str(staging / target.name)) for a in args], cwd=cwd, what=f"building {what}",
+        check([a.replace(_OUT, str(staging / targets[0].name)) for a in args], cwd=cwd, what=f"building {what}",
               env={"GOBIN": str(staging), "CGO_ENABLED": "0"}, timeout=3600)
-        os.replace(staging / target.name, target)
+        for target in targets:
+            os.replace(staging / target.name, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return target
+    return targets

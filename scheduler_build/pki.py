@@ -77,7 +77,8 @@ def _key_usage(ca: bool) -> Any:
 
 
 def new_ca(common_name: str, days: float = 365, key_usage: bool = True) -> Issued:
-    """A self-signed CA certificate (with key usage and subject key id unless key_usage=False)."""
+    """A self-signed CA certificate (with key usage unless key_usage=False), with subject and authority
+    key ids: what OpenSSL's strict verification (Python 3.13's default, VERIFY_X509_STRICT) asks of a CA."""
     from cryptography import x509  # optional: only when certificates are made
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -87,15 +88,19 @@ def new_ca(common_name: str, days: float = 365, key_usage: bool = True) -> Issue
     not_before, not_after = _validity(days)
     builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
                .serial_number(x509.random_serial_number()).not_valid_before(not_before).not_valid_after(not_after)
-               .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True))
+               .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+               .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+               .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(key.public_key()), critical=False))
     if key_usage:
-        builder = (builder.add_extension(_key_usage(ca=True), critical=True)
-                   .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False))
+        builder = builder.add_extension(_key_usage(ca=True), critical=True)
     return Issued(key, builder.sign(key, hashes.SHA256()))
 
 
 def issue(ca: Issued, subject: Any, usage: Any, sans: Sequence[Any] = (), days: float = 365) -> Issued:
-    """A leaf certificate signed by `ca` for one extended key usage (ExtendedKeyUsageOID.*)."""
+    """A leaf certificate signed by `ca` for one extended key usage (ExtendedKeyUsageOID.*).
+
+    Critical basic constraints (not a CA) and key usage, its own subject key id and the CA's as
+    authority key id: accepted by strict verification (Python 3.13's default), Go and OpenSSL."""
     from cryptography import x509  # optional: only when certificates are made
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -108,6 +113,7 @@ def issue(ca: Issued, subject: Any, usage: Any, sans: Sequence[Any] = (), days: 
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(_key_usage(ca=False), critical=True)
         .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca.key.public_key()), critical=False)
     )
     if sans:

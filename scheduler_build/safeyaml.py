@@ -121,4 +121,19 @@ def load_json(text: str | bytes) -> Any:
     """JSON, bounded by size and depth (json.JSONDecodeError for syntax)."""
     check_size(text)
     check_json_depth(text)
-    return json.loads(text)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _as_on_every_python(exc) from None
+
+
+def _as_on_every_python(exc: json.JSONDecodeError) -> json.JSONDecodeError:
+    """A trailing comma reported the same on every Python: at the comma, as 3.13 does
+    (3.10 to 3.12 say "Expecting value" or "Expecting property name" at the bracket after it)."""
+    doc, pos = exc.doc, exc.pos
+    if exc.msg.startswith("Expecting") and doc[pos:pos + 1] in ("]", "}"):
+        before = doc[:pos].rstrip()
+        if before.endswith(","):
+            kind = "array" if doc[pos] == "]" else "object"
+            return json.JSONDecodeError(f"Illegal trailing comma before end of {kind}", doc, len(before) - 1)
+    return exc

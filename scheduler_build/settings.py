@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from scheduler_build import errors
 from scheduler_build.errors import UserError
 from scheduler_build.extender_config import settings_defaults as extender_defaults
 
@@ -290,6 +291,7 @@ def reference_markdown() -> str:
         elif dotted.startswith("extender.") and not meaning:
             meaning = f"`inv extender.serve --{dotted.split('.', 1)[1].replace('_', '-')}` (and `scheduler-extender`)"
         inv_var, sb_var = env_vars(dotted)
+        meaning = errors.name_program(meaning, "scheduler-build")  # the page a pip user reads
         rows.append(f"| `{dotted}` | {_shown(value)} | {meaning.replace('|', '/')} | `{inv_var}` | `{sb_var}` |")
     return "\n".join([REFERENCE_BEGIN, "", *rows, "", REFERENCE_END])
 

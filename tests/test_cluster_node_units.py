@@ -5,10 +5,16 @@ from __future__ import annotations
 import ipaddress
 import json
 import tarfile
+from pathlib import Path
 
 import pytest
 
-from scheduler_build.cluster import containerd, controlplane, load, network
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+from scheduler_build.cluster import containerd, controlplane, hosttraces, load, network
 from scheduler_build.cluster import node_config as cfg
 from scheduler_build.errors import UserError
 
@@ -44,6 +50,61 @@ def test_containerd_config_is_private_and_restricts_oom_score_adj(tmp_path):
     assert "restrict_oom_score_adj = true" in text and containerd.PAUSE_IMAGE in text
     conflist = json.loads((tmp_path / "cni/net.d/10-scheduler-build.conflist").read_text())
     assert conflist["plugins"][0]["bridge"] == network.BRIDGE
+
+
+def test_containerd_config_is_version_3_with_the_nodes_settings_carried_over(tmp_path):
+    """containerd 2's format: the CRI split into cri.v1.images / cri.v1.runtime, the pause image
+    pinned as `sandbox`, the registries' hosts.toml directory, overlayfs, cgroupfs (no systemd),
+    and the shim built with this containerd named explicitly (PATH has Debian's 1.6 shim)."""
+    config = tomllib.loads(containerd.write_config(tmp_path).read_text())
+    assert config["version"] == 3
+    plugins = config["plugins"]
+    assert "io.containerd.grpc.v1.cri" in plugins and "containerd" not in plugins["io.containerd.grpc.v1.cri"]
+    images, runtime = plugins["io.containerd.cri.v1.images"], plugins["io.containerd.cri.v1.runtime"]
+    assert images["pinned_images"]["sandbox"] == containerd.PAUSE_IMAGE and images["snapshotter"] == "overlayfs"
+    assert images["registry"]["config_path"] == f"{tmp_path}/certs.d"
+    assert plugins["io.containerd.internal.v1.opt"]["path"] == f"{tmp_path}/opt"  # not /opt/containerd
+    assert runtime["restrict_oom_score_adj"] is True and runtime["netns_mounts_under_state_dir"] is True
+    runc = runtime["containerd"]["runtimes"]["runc"]
+    assert runc["runtime_path"] == str(containerd.binary(tmp_path, "containerd-shim-runc-v2"))
+    assert runc["options"] == {"SystemdCgroup": False, "BinaryName": containerd.RUNC, "Root": f"{tmp_path}/runc"}
+    assert runtime["cni"]["bin_dirs"] == [containerd.CNI_BIN]
+    assert "io.containerd.nri.v1.nri" in config["disabled_plugins"]  # NRI would listen in /var/run/nri
+    sockets = plugins["io.containerd.shim.v1.manager"]["socket_dir"]
+    assert sockets == containerd.SHIM_SOCKETS and len(sockets) <= 42  # containerd refuses a longer one
+    assert any(sockets.startswith(p + "/") for p in hosttraces.OUTSIDE_PATHS)  # `down` removes it
+    # containerd 1.x's layout (version 2, sandbox_image under grpc.v1.cri) is gone
+    text = (tmp_path / "containerd.toml").read_text()
+    assert "sandbox_image" not in text and "version = 2" not in text
+
+
+def test_the_runtime_is_pinned_static_and_cached_per_key(tmp_path, monkeypatch):
+    """One home: gotool.installed_programs builds containerd, its shim and ctr in one `go install`
+    (CGO off, upstream's static tags, the version stamped) keyed by version + flags, and reuses them."""
+    from scheduler_build import gotool
+
+    calls = []
+
+    def fake_check(args, **kwargs):  # the real build is the node tests' (tests/node): minutes cold
+        calls.append((args, kwargs["env"]))
+        for package in args[args.index("-ldflags") + 2:]:
+            binary = Path(kwargs["env"]["GOBIN"]) / package.split("@")[0].rsplit("/", 1)[-1]
+            binary.write_text("#!/bin/sh\n")
+            binary.chmod(0o755)
+        return ""
+
+    monkeypatch.setattr(gotool, "check", fake_check)
+    assert containerd.build(tmp_path, cached_only=True) == {}
+    built = containerd.build(tmp_path)
+    assert list(built) == ["containerd", "containerd-shim-runc-v2", "ctr"]
+    args, env = calls[0]
+    assert env["CGO_ENABLED"] == "0" and "-trimpath" in args
+    assert args[args.index("-tags") + 1] == ",".join(containerd.TAGS) and "no_btrfs" in containerd.TAGS
+    assert f"-X {containerd.MODULE}/version.Version={containerd.VERSION}" in args[args.index("-ldflags") + 1]
+    assert args[-3:] == [f"{containerd.MODULE}/cmd/{p}@{containerd.VERSION}" for p in containerd.PROGRAMS]
+    assert built["containerd"].parent.name.startswith(f"containerd-{containerd.VERSION}-")
+    assert containerd.build(tmp_path) == built and len(calls) == 1  # cached: no second build
+    assert containerd.build(tmp_path, cached_only=True) == built
 
 
 def test_pause_archive_is_a_named_oci_layout(tmp_path):
@@ -107,3 +168,49 @@ def test_doctor_reports_the_runtime_version_and_what_1_38_needs():
     built = doctor.runtime_check("containerd github.com/containerd/containerd/v2 v2.4.2 abcdef0")
     assert built.ok and built.detail == "containerd 2.4.2 (answers CRI RuntimeConfig)"
     assert not doctor.runtime_check("garbage").ok  # negative control: an unreadable answer is not a runtime
+
+
+def test_doctor_node_reports_the_containerd_the_node_runs(tmp_path, monkeypatch):
+    """Not built yet: the pin, and that the first `cluster.up --node` builds it; built: its own
+    `--version` (a stand-in script here answering as the real 2.4.2 build does; tests/node runs it)."""
+    from scheduler_build import doctor
+
+    pending = doctor.node_runtime(tmp_path)
+    assert pending.ok and pending.detail.startswith(f"containerd {containerd.VERSION.lstrip('v')} (answers CRI RuntimeConfig)")
+    assert "not cached yet" in pending.detail
+    stand_in = tmp_path / "containerd"
+    stand_in.write_text("#!/bin/sh\necho containerd github.com/containerd/containerd/v2 v2.4.2\n")
+    stand_in.chmod(0o755)
+    monkeypatch.setattr(containerd, "build", lambda cache_dir, cached_only=False: {"containerd": stand_in})
+    assert doctor.node_runtime(tmp_path).detail == "containerd 2.4.2 (answers CRI RuntimeConfig)"
+    stand_in.write_text("#!/bin/sh\necho containerd github.com/containerd/containerd 1.6.20~ds1\n")
+    assert not doctor.node_runtime(tmp_path).required  # negative control: a 1.x build is flagged for 1.38
+
+
+# As the kubelet prints them (klog text format, cmd/kubelet/app/server.go getCgroupDriverFromCRI).
+KUBELET_ANSWERED = ('I1125 13:02:11.418522   41230 server.go:1448] "Using cgroup driver setting received from the '
+                    'CRI runtime" cgroupDriver="cgroupfs"\n')
+KUBELET_FALLBACK = ('I1123 10:41:05.102193   18821 server.go:1425] "CRI implementation should be updated to support '
+                    'RuntimeConfig. Falling back to using cgroupDriver from kubelet config."\n')
+
+
+def test_the_runtime_config_check_reads_the_answer_and_fails_on_the_fallback():
+    from tests.node import runtime_config
+
+    assert runtime_config.driver_from_cri("I... starting\n" + KUBELET_ANSWERED) == "cgroupfs"
+    # negative controls: containerd 1.6's Unimplemented path, and a log with neither line
+    with pytest.raises(AssertionError, match="did not answer CRI RuntimeConfig"):
+        runtime_config.driver_from_cri(KUBELET_FALLBACK)
+    with pytest.raises(AssertionError, match="no 'Using cgroup driver"):
+        runtime_config.driver_from_cri("I1125 13:02:11.418522   41230 server.go:1] \"Starting kubelet\"\n")
+
+
+def test_doctor_node_reports_runc_beside_the_version_containerd_is_tested_with():
+    from scheduler_build import doctor
+
+    debian = doctor.runc_check("runc version 1.1.5+ds1\ncommit: 1.1.5+ds1-1+deb12u1\nspec: 1.0.2-dev\n")
+    assert debian.ok and not debian.required
+    assert debian.detail.startswith(f"runc 1.1.5: containerd {containerd.VERSION.lstrip('v')} is tested with")
+    tested = doctor.runc_check(f"runc version {containerd.RUNC_TESTED}\n")
+    assert tested.ok and tested.detail == f"runc {containerd.RUNC_TESTED}"
+    assert not doctor.runc_check("").ok  # negative control: no version is no runc

@@ -192,7 +192,7 @@ def test_cli_errors_are_one_message_and_an_exit_code(tmp_path):
     assert "2 errors in the build spec" in rendered.stderr and "parallelism: must be >= 1, got 0" in rendered.stderr
     assert not (tmp_path / "out").exists()  # nothing written
     migrated = _inv("config.migrate-policy", str(DATA / "policies" / "malformed.json"))
-    assert migrated.returncode == 2 and "line 5, column 3" in migrated.stderr and "Traceback" not in migrated.stderr
+    assert migrated.returncode == 2 and "line 4, column 25: invalid JSON: Illegal trailing comma before end of array" in migrated.stderr and "Traceback" not in migrated.stderr
 
 
 def test_cli_migrate_policy_writes_the_file_and_warns(tmp_path):

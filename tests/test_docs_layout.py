@@ -101,3 +101,35 @@ def test_every_task_and_flag_is_documented_on_a_page():
             if flag not in text and not arg.positional:
                 missing.append(f"{short} {flag} (on {', '.join(pages)})")
     assert not missing, missing
+
+
+# Pages a pip user reads show the program pip installs; the developer pages (tests, benchmarks, the
+# toolkit's own CI and design) keep `inv`, which only a checkout has.
+USER_PAGES = ["index.md", "build.md", "cluster.md", "config.md", "deploy.md", "extender.md", "gitops-helm.md",
+              "images.md", "minors.md", "plugins.md", "remote-engine.md", "sbom-provenance.md", "settings.md",
+              "troubleshooting.md"]
+DEVELOPER_TASK = re.compile(r"`inv (test|e2e|bench)\b")  # checkout-only tasks, named as a checkout runs them
+INV_TASK = re.compile(r"(?<![\w./-])inv [a-z-]")
+
+
+def test_user_pages_show_scheduler_build_with_a_note_on_inv():
+    docs = _docs()
+    assert set(USER_PAGES) | {"development.md", "benchmarks.md", "ci.md", "contracts.md", "ARCHITECTURE.md",
+                              "bench-perf.md", "history.md"} == set(docs), "classify the new page here"
+    wrong = []
+    for page in USER_PAGES:
+        # A ```yaml block is a file of the checkout's examples/ shown verbatim (tests/test_spec.py).
+        text = re.sub(r"```yaml\n.*?```", "", docs[page], flags=re.S)
+        for number, line in enumerate(text.splitlines(), 1):
+            rest = DEVELOPER_TASK.sub("", line)
+            if INV_TASK.search(rest) and "checkout" not in line:
+                wrong.append(f"{page}:{number}: {line.strip()[:100]}")
+        if page != "index.md":
+            assert "in a checkout, `inv TASK` is the same" in docs[page], page
+    assert not wrong, wrong
+
+
+def test_developer_pages_keep_inv():
+    docs = _docs()
+    for page in ("development.md", "benchmarks.md"):
+        assert "`inv " in docs[page] and "`scheduler-build test" not in docs[page], page

@@ -6,7 +6,6 @@ keep-alive clients. Nothing is mocked; the API server is the list/watch stub
 from __future__ import annotations
 
 import asyncio
-import datetime
 import http.client
 import os
 import socket
@@ -22,6 +21,7 @@ from tests.support.extender_fixtures import small_cluster, synced_extender
 
 from tests.support import apistub
 from tests.support import samples
+from scheduler_build import pki
 from scheduler_build.extender.server import Server, TLSOptions
 
 NODES, PODS = small_cluster()
@@ -101,47 +101,22 @@ def test_body_cap_by_content_length_and_while_streaming(server):
 
 
 def _certs(tmp: Path) -> dict[str, Path]:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    def key():
-        return ec.generate_private_key(ec.SECP256R1())
-
-    def name(cn):
-        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
-
-    now = datetime.datetime.now(datetime.timezone.utc)
-    ca_key = key()
-    ca = (x509.CertificateBuilder().subject_name(name("test-ca")).issuer_name(name("test-ca"))
-          .public_key(ca_key.public_key()).serial_number(1).not_valid_before(now - datetime.timedelta(hours=1))
-          .not_valid_after(now + datetime.timedelta(days=1))
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .sign(ca_key, hashes.SHA256()))
-    out = {}
-
-    def leaf(cn, serial, san=None):
-        k = key()
-        b = (x509.CertificateBuilder().subject_name(name(cn)).issuer_name(ca.subject).public_key(k.public_key())
-             .serial_number(serial).not_valid_before(now - datetime.timedelta(hours=1))
-             .not_valid_after(now + datetime.timedelta(days=1)))
-        if san:
-            b = b.add_extension(x509.SubjectAlternativeName(san), critical=False)
-        return k, b.sign(ca_key, hashes.SHA256())
-
+    """A CA, the extender's serving and the scheduler's client certificate, from scheduler_build.pki."""
     import ipaddress
 
-    for label, (k, cert) in {"server": leaf("extender", 2, [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                             "client": leaf("kube-scheduler", 3)}.items():
-        out[f"{label}.crt"] = tmp / f"{label}.crt"
-        out[f"{label}.crt"].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-        out[f"{label}.key"] = tmp / f"{label}.key"
-        out[f"{label}.key"].write_bytes(k.private_bytes(serialization.Encoding.PEM,
-                                                        serialization.PrivateFormat.PKCS8,
-                                                        serialization.NoEncryption()))
-    out["ca.crt"] = tmp / "ca.crt"
-    out["ca.crt"].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    from cryptography import x509
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
+    ca = pki.new_ca("test-ca", days=1)
+    issued = {"server": pki.issue(ca, pki.name("extender"), ExtendedKeyUsageOID.SERVER_AUTH,
+                                  [x509.IPAddress(ipaddress.ip_address("127.0.0.1"))], days=1),
+              "client": pki.issue(ca, pki.name("kube-scheduler"), ExtendedKeyUsageOID.CLIENT_AUTH, days=1)}
+    out = {"ca.crt": tmp / "ca.crt"}
+    out["ca.crt"].write_bytes(ca.cert_pem)
+    for label, leaf in issued.items():
+        out[f"{label}.crt"], out[f"{label}.key"] = tmp / f"{label}.crt", tmp / f"{label}.key"
+        out[f"{label}.crt"].write_bytes(leaf.cert_pem)
+        out[f"{label}.key"].write_bytes(leaf.key_pem)
     return out
 
 
@@ -153,6 +128,7 @@ def test_tls_and_mutual_tls(tmp_path):
     try:
         assert srv.url.startswith("https://")
         ctx = ssl.create_default_context(cafile=str(certs["ca.crt"]))
+        ctx.verify_flags |= ssl.VERIFY_X509_STRICT  # Python 3.13's default, on every Python
         ctx.load_cert_chain(str(certs["client.crt"]), str(certs["client.key"]))
         conn = http.client.HTTPSConnection("127.0.0.1", srv.port, context=ctx, timeout=10)
         resp, data = post(conn, "/filter", body)

@@ -12,6 +12,9 @@ import re
 import signal
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -140,23 +143,43 @@ def test_ctrl_c_during_start_up_is_one_line(tmp_path):
     assert proc.returncode == 130 and proc.stderr == "interrupted\n", proc.stderr
 
 
+def _answers(url: str) -> bool:
+    """Any HTTP answer (503 included: /readyz without an API server) means the server is serving."""
+    try:
+        urllib.request.urlopen(url + "/healthz", timeout=5).close()
+    except urllib.error.HTTPError:
+        pass
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("when", ["starting", "serving"])
 @pytest.mark.parametrize("sig, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_extender_exit_status_on_signals_is_what_the_docs_say(sig, status):
-    """The documented exit statuses: SIGTERM (the kubelet's) ends it by that signal (143 in a shell),
-    Ctrl-C with 130; both after draining."""
+def test_extender_exit_status_on_signals_is_what_the_docs_say(sig, status, when):
+    """The documented exit statuses, whenever the signal comes: SIGTERM (the kubelet's) ends it by that
+    signal (143 in a shell), Ctrl-C with 130; both after draining. `starting`: at its first log line,
+    before uvicorn runs; `serving`: once it answers HTTP (its bound port is in the log line)."""
     proc = subprocess.Popen([sys.executable, "-c", "import sys; from scheduler_build.extender.cli import main; "
                              "sys.argv = ['scheduler-extender', '--port', '0']; main()"],
                             stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
     try:
         for line in proc.stderr:
-            if "Started server process" in line:  # uvicorn logs it once its signal handlers are in place
+            serving = re.search(r"extender serving on (http://[0-9.:]+)", line)
+            if serving:
                 break
+        assert serving, "the extender ended without serving"
+        deadline = time.monotonic() + 120
+        while when == "serving" and not _answers(serving.group(1)):
+            assert time.monotonic() < deadline, "the extender did not answer HTTP"
+            time.sleep(0.1)
         proc.send_signal(sig)
-        proc.communicate(timeout=120)
+        stderr = proc.communicate(timeout=120)[1]
     finally:
         proc.kill() if proc.poll() is None else None
     shell_status = 128 - proc.returncode if proc.returncode < 0 else proc.returncode
-    assert shell_status == status
+    assert shell_status == status, stderr[-2000:]
+    assert "Traceback" not in stderr
     assert f"exit status {status}" in EXIT_CODES or f"exits {status}" in EXIT_CODES, EXIT_CODES
 
 

@@ -87,3 +87,24 @@ def test_doctor_checks_the_cache_and_home(tmp_path):
                           text=True, timeout=300, env={**env, "PYTHONPATH": str(REPO)})
     home = {c["name"]: c for c in json.loads(proc.stdout)}["HOME/GOPATH"]
     assert home["ok"] is False and "HOME" in home["fix"]
+
+
+def test_every_inv_in_the_code_is_rewritten_for_scheduler_build(monkeypatch):
+    """Every string in the package naming `inv TASK` (quoted or bare, in hints, help texts, doctor lines)
+    reads `scheduler-build TASK` when that program runs; words that merely contain inv stay as they are."""
+    import ast
+    import re
+
+    from scheduler_build import errors
+
+    monkeypatch.setattr(errors, "PROGRAM", ["scheduler-build"])
+    package = Path(__file__).resolve().parents[1] / "scheduler_build"
+    texts = [node.value for path in package.rglob("*.py") for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.search(r"\binv [a-z]", node.value)]
+    assert len(texts) > 20  # the scan really reads the hints
+    left = [text for text in texts if re.search(r"(?<![\w./-])inv [a-z]", errors.for_program(text))]
+    assert left == []
+    assert errors.for_program("render it first: inv config.render --spec S") == \
+        "render it first: scheduler-build config.render --spec S"
+    for unchanged in ("invoke inv", "the inventory", "./inv x", "--inv x", "an inv"):
+        assert errors.for_program(unchanged) == unchanged

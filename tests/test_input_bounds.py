@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from scheduler_build import options, safeyaml
 from scheduler_build.errors import UserError
-from scheduler_build.extender import protocol
+from scheduler_build.extender import depth, protocol
+from tests.support import samples
 from tests.test_input_errors import BOMB, DEEP_BLOCK, DEEP_FLOW, DEEP_JSON
 
 
@@ -31,12 +33,54 @@ def test_deep_json_is_refused_with_its_line():
         safeyaml.load_json("\n" + DEEP_JSON)
 
 
-@pytest.mark.parametrize("decode", [protocol.decode_extender_args, protocol.decode_binding_args,
-                                    protocol.decode_preemption_args, protocol.loads])
+DECODERS = [protocol.decode_extender_args, protocol.decode_binding_args, protocol.decode_preemption_args,
+            protocol.loads]
+
+
+def _nest(levels: int, inner: bytes = b"1") -> bytes:
+    return b'{"a":' * levels + inner + b"}" * levels
+
+
+@pytest.mark.parametrize("decode", DECODERS)
 def test_extender_deep_json_is_a_protocol_error(decode):
-    for body in (DEEP_JSON.encode(), b'{"Pod":' + b'{"a":' * 5000 + b"1" + b"}" * 5000 + b"}"):
+    """The same bound on every Python: 5,000 levels decoded on 3.13 (its C recursion limit is about
+    10,000) and failed on 3.11 (about 1,000) before depth.too_deep measured it first."""
+    node = samples.node("n1")
+    deep_node = msgspec.json.encode(node)[:-1] + b',"x":' + _nest(5000) + b"}"
+    for body in (DEEP_JSON.encode(), b'{"Pod":' + _nest(5000) + b"}", b"[" * 5000,
+                 b'{"Pod":' + _nest(depth.MAX_DEPTH) + b"}",  # one more than the bound with the outer object
+                 b'{"Pod": {}, "Nodes": {"items": [' + deep_node + b"]}}"):
         with pytest.raises(protocol.ProtocolError, match="nested too deeply"):
             decode(body)
+
+
+@pytest.mark.parametrize("decode", DECODERS)
+def test_extender_json_at_the_bound_is_decoded(decode):
+    """Exactly MAX_DEPTH levels: decoded (and maybe refused for what it lacks, never for its depth)."""
+    at_bound = b'{"Pod":' + _nest(depth.MAX_DEPTH - 1) + b"}"
+    try:
+        decoded = decode(at_bound)
+    except protocol.ProtocolError as exc:
+        assert "nested too deeply" not in str(exc)
+    else:
+        assert decoded is not None
+
+
+@pytest.mark.parametrize("text", [
+    "[]", "{}", "1", '"[[[["', '["]]]", "[[["]', '{"k": "\\"}', '{"k": "\"[[", "v": [[[]]]}',
+    '[' * 100 + ']' * 100, '[' * 101 + ']' * 101, '[{"a": "}"}, [[["{"]]]]', '{"a":' * 150 + '1' + '}' * 150,
+    '[[[[', ']]]]', '[}', '[[{"a": [1, "x\\\"]"]}]]', '["\u005b[", [["\\"]]]',
+])
+@pytest.mark.parametrize("limit", [2, 3, 100])
+def test_too_deep_agrees_with_the_exact_scan(text, limit):
+    """depth.too_deep (C-speed passes) against safeyaml.check_json_depth (an exact scan, the oracle);
+    strings holding brackets, quotes and backslashes count for nothing."""
+    try:
+        safeyaml.check_json_depth(text, limit)
+        expected = False
+    except safeyaml.InputLimitError:
+        expected = True
+    assert depth.too_deep(text.encode(), limit) is expected
 
 
 @pytest.mark.parametrize("key, value, expected", [

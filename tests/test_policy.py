@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from scheduler_build import safeyaml
 from scheduler_build.config import legacy_policy as policy
 from scheduler_build.errors import UserError
 
@@ -98,9 +99,23 @@ def test_duration(ns, expected):
 
 
 def test_malformed_json_names_line_and_column():
+    """The trailing comma named at the comma, on every Python (3.13's position and words)."""
     with pytest.raises(UserError) as info:
         policy.load(POLICIES / "malformed.json")
-    assert "line 5, column 3" in str(info.value) and "malformed.json" in str(info.value)
+    assert "line 4, column 25: invalid JSON: Illegal trailing comma before end of array" in str(info.value)
+    assert "malformed.json" in str(info.value)
+
+
+@pytest.mark.parametrize("text, message, pos", [
+    ('[1, 2,]', "Illegal trailing comma before end of array", 5),
+    ('{"a": 1 ,\n }', "Illegal trailing comma before end of object", 8),
+    ('[1, 2', "Expecting ',' delimiter", 5),  # other errors as json reports them
+    ('[,]', "Expecting value", 1),
+])
+def test_json_errors_are_the_same_on_every_python(text, message, pos):
+    with pytest.raises(json.JSONDecodeError) as info:
+        safeyaml.load_json(text)
+    assert (info.value.msg, info.value.pos) == (message, pos)
 
 
 def test_malformed_json_inside_a_configmap(tmp_path):

@@ -1,10 +1,16 @@
-"""The node's container runtime: Debian's containerd on its own socket, the CNI bridge, the pause image.
+"""The node's container runtime: containerd 2 on its own socket, the CNI bridge, the pause image.
 
+containerd, its runc shim and `ctr` are built once from the Go module proxy at the
+pinned VERSION (static: CGO off, upstream's `make STATIC=1` tags) and cached per
+key through gotool.installed_programs; runc is Debian's (docs/cluster.md says why).
+containerd 2 answers the CRI RuntimeConfig call, which the kubelet's cgroup-driver
+fallback removal needs (KEP-4033); Debian's containerd 1.6 does not.
 Everything lives under <state>/node/containerd (root, state, socket, runc root,
-CNI config and IPAM data); the Docker engine's containerd is never touched. The
-pause image is compiled here from templates/node/pause.go.j2 with the host Go
-and imported as a one-layer OCI archive: nothing is ever pulled. `ctr` (Debian's
-containerd client) talks to the socket; there is no crictl on this machine kind.
+CNI config and IPAM data, bin/ naming the runtime's binaries); the Docker engine's
+containerd is never touched. The pause image is compiled here from
+templates/node/pause.go.j2 with the host Go and imported as a one-layer OCI
+archive: nothing is ever pulled. `ctr` talks to the socket; there is no crictl
+on this machine kind.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import subprocess
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import Mapping
 
 from scheduler_build import gotool, templating
 from scheduler_build.atomic import write_atomic
@@ -26,8 +33,20 @@ from scheduler_build.errors import UserError
 from scheduler_build.image import oci
 from scheduler_build.progress import log
 
-CONTAINERD = "/usr/bin/containerd"
-RUNC = "/usr/sbin/runc"
+MODULE = "github.com/containerd/containerd/v2"
+VERSION = "v2.4.2"
+# Upstream's static release build (Makefile, STATIC=1) with CGO off: btrfs is cgo-only,
+# devmapper and zfs are not used here; the version is stamped as `make` stamps it.
+TAGS = ("urfave_cli_no_docs", "no_btrfs", "no_devmapper", "no_zfs", "osusergo", "netgo", "static_build")
+LDFLAGS = f"-s -w -X {MODULE}/version.Version={VERSION} -X {MODULE}/version.Package={MODULE}"
+PROGRAMS = ("containerd", "containerd-shim-runc-v2", "ctr")
+RUNC = "/usr/sbin/runc"  # Debian's (docs/cluster.md: why it is not built here)
+RUNC_TESTED = "1.5.2"  # the runc containerd VERSION is tested with (its script/setup/runc-version)
+# The shims' sockets: containerd's default, /run/containerd/s, is shared with every other containerd
+# on the machine (Docker's), and a shim killed at teardown leaves its socket there. A directory of
+# the node's own (one node per machine: the lock), at most 42 characters (containerd's limit),
+# removed by `down` (hosttraces.OUTSIDE_PATHS).
+SHIM_SOCKETS = "/run/scheduler-build-node/s"
 CNI_BIN = "/usr/lib/cni"
 PAUSE_IMAGE = "localhost/scheduler-build/pause:local"
 NAMESPACE = "k8s.io"  # the CRI plugin's containerd namespace
@@ -35,6 +54,19 @@ NAMESPACE = "k8s.io"  # the CRI plugin's containerd namespace
 
 def socket(directory: Path) -> Path:
     return directory / "containerd.sock"
+
+
+def build(cache_dir: Path, cached_only: bool = False) -> dict[str, Path]:
+    """containerd, containerd-shim-runc-v2 and ctr at VERSION, built once per key and cached;
+    cached_only: {} when they are not built yet (doctor builds nothing)."""
+    built = gotool.installed_programs(cache_dir, "containerd", VERSION, [f"{MODULE}/cmd/{p}" for p in PROGRAMS],
+                                      tags=TAGS, ldflags=LDFLAGS, cached_only=cached_only)
+    return dict(zip(PROGRAMS, built))
+
+
+def binary(directory: Path, program: str) -> Path:
+    """One of the runtime's programs as the node runs it: <containerd dir>/bin/<program>."""
+    return directory / "bin" / program
 
 
 def cni_conflist() -> dict:
@@ -59,22 +91,34 @@ def write_config(directory: Path) -> Path:
     conflist["plugins"][0]["ipam"]["dataDir"] = str(directory / "cni" / "ipam")
     write_atomic(directory / "cni" / "net.d" / "10-scheduler-build.conflist", json.dumps(conflist, indent=2) + "\n")
     config = templating.render("node/containerd.toml.j2", dir=str(directory), pause_image=PAUSE_IMAGE,
-                               runc=RUNC, cni_bin=CNI_BIN)
+                               runc=RUNC, shim=str(binary(directory, "containerd-shim-runc-v2")), cni_bin=CNI_BIN,
+                               shim_sockets=SHIM_SOCKETS)
     path = directory / "containerd.toml"
     write_atomic(path, config)
     return path
 
 
-def start(directory: Path, logs: Path) -> ProcessRecord:
-    for binary in (CONTAINERD, RUNC, f"{CNI_BIN}/bridge", "/usr/bin/ctr"):
-        if not os.access(binary, os.X_OK):
-            raise UserError(f"{binary} is missing", "apt-get install -y containerd runc containernetworking-plugins")
+def start(directory: Path, logs: Path, programs: Mapping[str, str | Path]) -> ProcessRecord:
+    """containerd with the built `programs` (see build), linked under <directory>/bin: the
+    config names the shim there (runtime_path), never the one PATH would find."""
+    for path in (RUNC, f"{CNI_BIN}/bridge"):
+        if not os.access(path, os.X_OK):
+            raise UserError(f"{path} is missing", "apt-get install -y runc containernetworking-plugins")
+    (directory / "bin").mkdir(parents=True, exist_ok=True)
+    for program in PROGRAMS:
+        link = binary(directory, program)
+        link.unlink(missing_ok=True)
+        link.symlink_to(Path(programs[program]).resolve())
     config = write_config(directory)
-    return spawn("containerd", [CONTAINERD, "--config", str(config)], logs / "containerd.log")
+    return spawn("containerd", [str(binary(directory, "containerd")), "--config", str(config)], logs / "containerd.log")
+
+
+def ctr_argv(directory: Path, *args: str) -> list[str]:
+    return [str(binary(directory, "ctr")), "--address", str(socket(directory)), "-n", NAMESPACE, *args]
 
 
 def ctr(directory: Path, *args: str, stdin=None, check: bool = True) -> str:
-    argv = ["ctr", "--address", str(socket(directory)), "-n", NAMESPACE, *args]
+    argv = ctr_argv(directory, *args)
     out = subprocess.run(argv, stdin=stdin, capture_output=True, text=True, timeout=600)
     if check and out.returncode != 0:
         raise UserError(f"`ctr {' '.join(args)}` failed: {out.stderr.strip().splitlines()[-1:] or ['no output']}",

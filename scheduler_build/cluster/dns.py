@@ -2,15 +2,13 @@
 
 CoreDNS (github.com/coredns/coredns at COREDNS_VERSION) is compiled once from
 the Go module proxy with the host Go (static, stripped) and cached under
-<cache>/node. It binds NODE_IP:53 only (never the machine's interfaces); the
-kubelet's `clusterDNS` points pods at it; names outside cluster.local are
+<cache>/tools like every Go tool (gotool.installed_programs). It binds
+NODE_IP:53 only (never the machine's interfaces); the kubelet's `clusterDNS` points pods at it; names outside cluster.local are
 forwarded to the machine's own resolver.
 """
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
 
 from scheduler_build import gotool, templating
@@ -23,17 +21,7 @@ COREDNS_VERSION = "v1.15.0"
 
 def binary(cache_dir: Path) -> Path:
     """The cached CoreDNS binary, built on first use (`go install module@version`, proxy only)."""
-    target = Path(cache_dir) / "node" / f"coredns-{COREDNS_VERSION}"
-    if target.is_file():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="coredns-") as tmp:
-        # Static (CGO off) whatever the caller's environment says: it runs on the node.
-        gotool.check(["install", "-trimpath", "-ldflags", "-s -w", f"{COREDNS_MODULE}@{COREDNS_VERSION}"],
-                     what=f"building CoreDNS {COREDNS_VERSION}", timeout=1800,
-                     env={"CGO_ENABLED": "0", "GOBIN": tmp})
-        shutil.move(str(Path(tmp) / "coredns"), target)
-    return target
+    return gotool.installed_programs(cache_dir, "coredns", COREDNS_VERSION, [COREDNS_MODULE], ldflags="-s -w")[0]
 
 
 def corefile(kubeconfig: Path, health_port: int, ready_port: int) -> str:

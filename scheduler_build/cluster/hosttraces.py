@@ -27,6 +27,7 @@ OUTSIDE_PATHS = (
     "/var/lib/cni",  # libcni's result cache (containerd 1.6)
     "/run/containerd/fifo",
     "/run/containerd/runc",
+    "/run/scheduler-build-node",  # the shims' sockets (cluster.containerd.SHIM_SOCKETS)
     "/usr/libexec/kubernetes",
 )
 

@@ -40,8 +40,8 @@ def _ctr_import(ctd_dir: Path, stdin) -> str:
 def _import_docker(ctd_dir: Path, ref: str) -> None:
     save = subprocess.Popen(["docker", "save", ref], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        out = subprocess.run(["ctr", "--address", str(containerd.socket(ctd_dir)), "-n", containerd.NAMESPACE,
-                              "images", "import", "-"], stdin=save.stdout, capture_output=True, text=True, timeout=900)
+        out = subprocess.run(containerd.ctr_argv(ctd_dir, "images", "import", "-"), stdin=save.stdout,
+                             capture_output=True, text=True, timeout=900)
     finally:
         assert save.stdout is not None
         save.stdout.close()

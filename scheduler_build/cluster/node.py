@@ -108,7 +108,7 @@ def _start_components(state: NodeState, cp: controlplane.ClusterState, cache_dir
 
     sd = Path(cp.state_dir)
     node_dir, ctd_dir = sd / "node", sd / "node" / "containerd"
-    rec = containerd.start(ctd_dir, sd / "logs")
+    rec = containerd.start(ctd_dir, sd / "logs", state.binaries)
     state.processes["containerd"] = rec
     state.save(sd)
     _wait(lambda: containerd.ctr(ctd_dir, "version", check=False).count("Version") >= 2, rec, timeout, "containerd's socket")

@@ -7,6 +7,7 @@ from invoke import Collection, task
 from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 from scheduler_build.build import pipeline as build_stage
+from scheduler_build.cluster import containerd as containerd_mod
 from scheduler_build.cluster import controlplane as cluster_mod
 from scheduler_build.cluster import dns as dns_mod
 from scheduler_build.cluster import load as load_mod
@@ -64,7 +65,8 @@ def node_registries(c, flags, ca_flag, node: bool) -> list:
     "state-dir": f"certificates, kubeconfigs, data, logs and pids ({STATE_DIR_DEFAULT})",
     "timeout": f"seconds to wait for each process to become ready ({describe('cluster.timeout')})",
     "json": "print the cluster's state as JSON instead of the admin kubeconfig path",
-    "node": "also run one real node: containerd, kubelet, kube-proxy, kube-controller-manager (root; see inv doctor --node)",
+    "node": "also run one real node: containerd 2 (built from the Go module proxy), kubelet, kube-proxy, "
+            "kube-controller-manager (root; see inv doctor --node)",
     "registry": "with --node: a registry the node pulls from, http://HOST:PORT or https://HOST:PORT; repeat for more "
                 f"({describe('cluster.registries', 'none')})",
     "registry-ca": "with --node: CA bundle for the https registries (default: /etc/docker/certs.d/<host:port>/ca.crt, "
@@ -82,6 +84,7 @@ def up(c, k8s_version=None, apiserver=None, etcd=None, state_dir=None, timeout=N
     if node:
         binaries = {name: component_binary(c, name, k8s_version) for name in node_mod.COMPONENTS}
         binaries["coredns"] = dns_mod.binary(settings.cache_dir(c.config))
+        binaries.update(containerd_mod.build(settings.cache_dir(c.config)))
         with phase("cluster up --node", str(directory)):
             state = node_mod.up(binary, binaries, directory, settings.cache_dir(c.config), etcd, wait, pull_from)
     else:

@@ -4,6 +4,7 @@ from invoke import task
 from invoke.exceptions import Exit
 
 from scheduler_build import doctor as doctor_checks
+from scheduler_build import settings
 from scheduler_build.errors import for_program
 from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
 
@@ -11,13 +12,13 @@ from scheduler_build.commands._common import describe, emit, emit_json, option, 
 @task(help={
     "registry": f"also check that this registry (HOST[:PORT]) answers ({describe('registry.url', 'none')})",
     "json": "print the checks as JSON",
-    "node": "check what `cluster.up --node` needs instead (containerd, CNI, iptables, cgroups, capabilities)",
+    "node": "check what `cluster.up --node` needs instead (containerd 2, runc, CNI, iptables, cgroups, capabilities)",
 })
 @user_errors
 def doctor(c, registry=None, json=False, node=False):
     """Check every prerequisite of a build and say how to fix what is missing."""
     if node:
-        checks = doctor_checks.node_checks()
+        checks = doctor_checks.node_checks(settings.cache_dir(c.config))
     else:
         checks = doctor_checks.run_all(c.config, option(c, "registry.url", registry))
     if json:
@@ -26,7 +27,7 @@ def doctor(c, registry=None, json=False, node=False):
         lines = []
         for check in checks:
             mark = "ok  " if check.ok else ("WARN" if not check.required else "FAIL")
-            lines.append(f"[{mark}] {check.name}: {check.detail}")
+            lines.append(f"[{mark}] {check.name}: {for_program(check.detail)}")
             if not check.ok and check.fix:
                 lines.append(f"       fix: {for_program(check.fix)}")
         emit("\n".join(lines))

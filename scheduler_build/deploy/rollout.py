@@ -12,6 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
+from scheduler_build.errors import for_program
+
 LOG_LINES = 3  # a crashed container's last log lines, quoted in its reason
 
 
@@ -172,7 +174,7 @@ def _container_reasons(pname: str, cs: dict, log_text: str) -> list[str]:
         reason = waiting.get("reason", "")
         text = f"{prefix}: {reason}" + (f": {waiting['message']}" if waiting.get("message") else "")
         if reason in WAITING_HINTS:
-            text += f" -> {WAITING_HINTS[reason]}"
+            text += f" -> {for_program(WAITING_HINTS[reason])}"
         if last:
             text += f" (last exit code {last.get('exitCode')}: {(last.get('message') or last.get('reason') or '').strip()})"
         return [text + tail]

@@ -11,7 +11,7 @@ from scheduler_build.extender.cache import ClusterCache
 from scheduler_build.extender.kube import kube_client
 from scheduler_build.extender.reflector import Reflector, settle_heap, start_reflectors
 from scheduler_build.extender.policy import POLICIES, Policy, UnderlayIPPolicy, get_policy
-from scheduler_build.extender.server import Server, setup_logging, start_health_server
+from scheduler_build.extender.server import Server, StopSignals, setup_logging, start_health_server
 from scheduler_build.extender_config import ServeConfig, TLSOptions, settings_defaults
 
 __all__ = ["Extender", "Options", "ClusterCache", "Policy", "UnderlayIPPolicy", "POLICIES",
@@ -40,17 +40,18 @@ def create(cfg: ServeConfig, api_client: Any = None, connect: bool = True,
 
 
 def serve(cfg: ServeConfig) -> None:
-    """Run the extender in the foreground until SIGINT/SIGTERM."""
-    setup_logging(cfg.log_level)
-    extender, reflectors = create(cfg, freeze_after_list=True)
-    server = Server(extender, cfg.host, cfg.port, cfg.tls, one_write=cfg.one_write)
-    log.info("extender serving on %s (policy %s, prefix %s)", server.url, cfg.policy, cfg.url_prefix)
-    if cfg.health_port:
-        start_health_server(extender, cfg.host, cfg.health_port)
-        log.info("probes served on http://%s:%d/healthz and /readyz", cfg.host, cfg.health_port)
-    try:
-        server.run()
-    finally:
-        for reflector in reflectors:
-            reflector.stop()
-        extender.close()
+    """Run the extender in the foreground until SIGINT/SIGTERM, whenever it comes (StopSignals)."""
+    with StopSignals() as stop:
+        setup_logging(cfg.log_level)
+        extender, reflectors = create(cfg, freeze_after_list=True)
+        try:
+            server = Server(extender, cfg.host, cfg.port, cfg.tls, one_write=cfg.one_write)
+            log.info("extender serving on %s (policy %s, prefix %s)", server.url, cfg.policy, cfg.url_prefix)
+            if cfg.health_port:
+                start_health_server(extender, cfg.host, cfg.health_port)
+                log.info("probes served on http://%s:%d/healthz and /readyz", cfg.host, cfg.health_port)
+            server.run(stop)
+        finally:
+            for reflector in reflectors:
+                reflector.stop()
+            extender.close()

@@ -18,6 +18,8 @@ from typing import Any, Callable
 
 import msgspec
 
+from scheduler_build.extender.depth import bounded
+
 # Every Go field name of the extender/v1 types, for case-insensitive matching.
 FIELDS = (
     "Pod", "Nodes", "NodeNames", "FailedNodes", "FailedAndUnresolvableNodes", "Error",
@@ -37,18 +39,7 @@ _decode_any = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
 
 
-_TOO_DEEP = "JSON nested too deeply (a hostile or broken request); Kubernetes objects nest about 15 levels"
-
-
-def _bounded(decode: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
-    """Deep nesting stops at the recursion limit: the client's fault (400), not ours (500)."""
-    @functools.wraps(decode)
-    def wrapper(body: bytes) -> Any:
-        try:
-            return decode(body)
-        except RecursionError:
-            raise ProtocolError(_TOO_DEEP) from None
-    return wrapper
+_bounded = bounded(ProtocolError)  # the nesting bound (depth.MAX_DEPTH), checked before decoding
 
 
 @_bounded

@@ -13,7 +13,9 @@ body larger still gets its answer with `Connection: close`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import signal
 import socket
 import ssl
 import sys
@@ -180,8 +182,10 @@ class Server:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{self.scheme}://{host}:{self.port}"
 
-    def run(self) -> None:
-        """Serve in this thread until SIGINT/SIGTERM."""
+    def run(self, stop: "StopSignals") -> None:
+        """Serve in this thread until `stop` (installed by the caller) hears SIGINT/SIGTERM."""
+        self.server.capture_signals = contextlib.nullcontext  # not uvicorn's: see StopSignals
+        stop.attach(self.server)
         self.server.run(sockets=[self.sock])
 
     def start_background(self) -> "Server":
@@ -206,6 +210,54 @@ class Server:
             self._thread.join(10)
         self.sock.close()
         self.extender.close()
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class StopSignals:
+    """SIGINT and SIGTERM for a foreground server, from before it starts until after it has drained.
+
+    uvicorn's own handling installs its handlers only once serving begins and re-raises the signal
+    from inside the event loop, where asyncio's runner (3.11+) and uvloop each intervene: a signal
+    could end the process with the wrong status. Here the first signal is recorded and asks the
+    server to drain (a second SIGINT forces it, as in uvicorn); a signal before the server exists
+    drains it as soon as it does. On leaving, the signal goes to the handlers found on entering:
+    SIGINT raises KeyboardInterrupt (exit 130), SIGTERM's default action ends the process by it
+    (143 in a shell). Where that does not end it (PID 1 ignores a default SIGTERM) it exits 128 + N.
+    A signal ignored on entering (`nohup`, a shell's `&`) stays ignored."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._server: Any = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> "StopSignals":
+        for sig in STOP_SIGNALS:
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, sig: int, frame: Any) -> None:
+        if self.received is None:
+            self.received = sig
+        if self._server is not None:
+            self._server.handle_exit(sig, frame)
+
+    def attach(self, server: Any) -> None:
+        """From now on a signal drains `server` (a uvicorn.Server); one already received does at once."""
+        self._server = server
+        if self.received is not None:
+            server.should_exit = True
+
+    def __exit__(self, exc_type: Any, *rest: Any) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        if self.received is not None and exc_type is None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            signal.raise_signal(self.received)
+            sys.exit(128 + self.received)
 
 
 def start_health_server(extender: Extender, host: str, port: int) -> Any:

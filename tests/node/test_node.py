@@ -1,7 +1,7 @@
 """A real node (`inv cluster.up --node`): kubelet + containerd + kube-proxy + kube-controller-manager.
 
-Everything is real: the components are our own builds, the pods run in Debian's
-containerd on this machine, the Service goes through kube-proxy's iptables. The
+Everything is real: the components are our own builds, the pods run in containerd 2
+(built from the Go module proxy) with Debian's runc on this machine, the Service goes through kube-proxy's iptables. The
 module fixture brings the node up through the CLI once and always tears it down
 (finally), then checks the machine is as it was: iptables v4/v6, links, processes.
 Heavy: run alone (`pytest -m node tests/node`), root only.
@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from scheduler_build.cluster import containerd, network
-from tests.node import gitops, rotation, scenarios
+from tests.node import gitops, rotation, runtime_config, scenarios
 
 # Also e2e: the unit selection (`not integration and not e2e`) must never start a node.
 pytestmark = [pytest.mark.node, pytest.mark.e2e]
@@ -169,6 +169,22 @@ def test_status_lists_the_node_and_its_components(node):
     assert kubeconfig.endswith("admin.kubeconfig") and network.NODE_IP in Path(kubeconfig).read_text()
 
 
+def test_the_node_runs_containerd_2_which_answers_cri_runtime_config(node):
+    """Issue 23: the kubelet took its cgroup driver from the runtime's CRI RuntimeConfig answer
+    (containerd 2; Debian's 1.6 answers Unimplemented and the kubelet logs its fallback, which
+    KEP-4033 removes), the node reports the pinned containerd, and `doctor --node` says so."""
+    from kubernetes import client
+
+    from scheduler_build import kubeclient
+
+    state_dir, kubeconfig = node
+    assert runtime_config.driver_from_cri((state_dir / "logs" / "kubelet.log").read_text()) == "cgroupfs"
+    info = client.CoreV1Api(kubeclient.from_kubeconfig(kubeconfig)).read_node("scheduler-build-node").status.node_info
+    assert info.container_runtime_version == f"containerd://{containerd.VERSION.lstrip('v')}"
+    checks = {c["name"]: c for c in json.loads(inv("doctor", "--node", "--json", check=False).stdout)}
+    assert checks["container runtime"]["detail"] == f"containerd {containerd.VERSION.lstrip('v')} (answers CRI RuntimeConfig)"
+
+
 def test_nothing_listens_on_the_machines_interfaces(node):
     state_dir, _ = node
     ours = {line.split(":")[0] for line in processes_mentioning(str(state_dir))}
@@ -207,6 +223,8 @@ def test_a_loaded_image_runs_as_a_deployment_behind_a_service(node, tmp_path):
     pods = core.list_namespaced_pod("default", label_selector="app=loaded").items
     assert all(p.status.pod_ip.startswith("10.244.0.") for p in pods)
     assert all(p.spec.node_name == "scheduler-build-node" for p in pods)
+    # the pods' shims listen in the node's own socket directory, not the machine's /run/containerd/s
+    assert len(list(Path(containerd.SHIM_SOCKETS).iterdir())) >= 2
 
 
 def test_loading_a_missing_image_is_one_clear_error(node):
