@@ -189,6 +189,21 @@ def runtime_check(version_line: str) -> Check:
                  "Kubernetes 1.38 needs (KEP-4033)", "containerd 2.0 or newer (docs/minors.md)", required=False)
 
 
+def runc_check(version_output: str) -> Check:
+    """runc's version beside the one the node's containerd is tested with; pure. An older runc
+    ran every node test here (Debian's 1.1.5): said, not refused."""
+    first = (version_output.strip().splitlines() or ["no version"])[0]
+    match = re.search(r"(\d+)\.(\d+)\.(\d+)", first)
+    if not match:
+        return Check("runc version", False, first, "apt-get install -y runc")
+    version = match.group(0)
+    tested = tuple(int(x) for x in containerd.RUNC_TESTED.split("."))
+    if tuple(int(x) for x in match.groups()) >= tested:
+        return Check("runc version", True, f"runc {version}")
+    return Check("runc version", True, f"runc {version}: containerd {containerd.VERSION.lstrip('v')} is tested with "
+                 f"{containerd.RUNC_TESTED}; {version} runs the node's pods here (docs/cluster.md)", required=False)
+
+
 def node_runtime(cache_dir: Path) -> Check:
     """The containerd `cluster.up --node` runs: the cached build's own `--version`, else the pin."""
     built = containerd.build(cache_dir, cached_only=True)
@@ -210,6 +225,9 @@ def node_checks(cache_dir: Path) -> list[Check]:
     for name, path, fix in NODE_BINARIES:
         checks.append(Check(name, os.access(path, os.X_OK), path, fix))
     checks.append(node_runtime(cache_dir))
+    if os.access(containerd.RUNC, os.X_OK):
+        proc = subprocess.run([containerd.RUNC, "--version"], capture_output=True, text=True, timeout=30)
+        checks.append(runc_check(proc.stdout))
     cgroup_v1 = Path("/sys/fs/cgroup/memory").is_dir()
     checks.append(Check("cgroups", cgroup_v1 or Path("/sys/fs/cgroup/cgroup.controllers").is_file(),
                         "v1: handled with failCgroupV1: false" if cgroup_v1 else "v2", "mount cgroups"))

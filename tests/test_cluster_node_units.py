@@ -203,3 +203,14 @@ def test_the_runtime_config_check_reads_the_answer_and_fails_on_the_fallback():
         runtime_config.driver_from_cri(KUBELET_FALLBACK)
     with pytest.raises(AssertionError, match="no 'Using cgroup driver"):
         runtime_config.driver_from_cri("I1125 13:02:11.418522   41230 server.go:1] \"Starting kubelet\"\n")
+
+
+def test_doctor_node_reports_runc_beside_the_version_containerd_is_tested_with():
+    from scheduler_build import doctor
+
+    debian = doctor.runc_check("runc version 1.1.5+ds1\ncommit: 1.1.5+ds1-1+deb12u1\nspec: 1.0.2-dev\n")
+    assert debian.ok and not debian.required
+    assert debian.detail.startswith(f"runc 1.1.5: containerd {containerd.VERSION.lstrip('v')} is tested with")
+    tested = doctor.runc_check(f"runc version {containerd.RUNC_TESTED}\n")
+    assert tested.ok and tested.detail == f"runc {containerd.RUNC_TESTED}"
+    assert not doctor.runc_check("").ok  # negative control: no version is no runc

@@ -40,7 +40,8 @@ VERSION = "v2.4.2"
 TAGS = ("urfave_cli_no_docs", "no_btrfs", "no_devmapper", "no_zfs", "osusergo", "netgo", "static_build")
 LDFLAGS = f"-s -w -X {MODULE}/version.Version={VERSION} -X {MODULE}/version.Package={MODULE}"
 PROGRAMS = ("containerd", "containerd-shim-runc-v2", "ctr")
-RUNC = "/usr/sbin/runc"
+RUNC = "/usr/sbin/runc"  # Debian's (docs/cluster.md: why it is not built here)
+RUNC_TESTED = "1.5.2"  # the runc containerd VERSION is tested with (its script/setup/runc-version)
 # The shims' sockets: containerd's default, /run/containerd/s, is shared with every other containerd
 # on the machine (Docker's), and a shim killed at teardown leaves its socket there. A directory of
 # the node's own (one node per machine: the lock), at most 42 characters (containerd's limit),

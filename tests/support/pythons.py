@@ -63,5 +63,18 @@ def venv(minor: str, cache_dir: Path, log) -> Path:
         subprocess.run([str(python), "-m", "venv", str(env_dir)], check=True, env=clean)
         subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
                         "-e", f"{REPO}[test]"], check=True, env=clean)
-        ready.write_text(str(python) + "\n")
+        ready.write_text(f"{python}\n{REPO}\n")
+        prune(cache_dir, minor, keep=env_dir)
     return env_dir
+
+
+def prune(cache_dir: Path, minor: str, keep: Path) -> list[Path]:
+    """Remove this checkout's older virtualenvs of `minor` (an earlier pyproject.toml; about 0.5 GiB each).
+    Only those whose .ready names this checkout: other checkouts' stay, as do ones made before it was recorded."""
+    removed = []
+    for other in sorted((cache_dir / "pythons").glob(f"{minor}-*")):
+        recorded = (other / ".ready").read_text().splitlines()[1:2] if (other / ".ready").is_file() else []
+        if other != keep and recorded == [str(REPO)]:
+            shutil.rmtree(other, ignore_errors=True)
+            removed.append(other)
+    return removed
