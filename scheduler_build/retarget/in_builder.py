@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Callable
 
 from scheduler_build import gotool
-from scheduler_build.build.compile import NO_DIRECTORY_INDEX
+from scheduler_build.build.compile import BUILD_TAGS, NO_DIRECTORY_INDEX
 from scheduler_build.build.workspace_image import add_tree
 from scheduler_build.engine import LOST, Engine, Volume
 from scheduler_build.errors import UserError
@@ -27,7 +27,9 @@ from scheduler_build.progress import log, phase, stream_line
 
 SRC, GOCACHE = "/src", "/gocache"
 VOLUME_PREFIX = "scheduler-build-retarget-"
-ENV = {"GOFLAGS": "-mod=vendor -buildvcs=false", "GOPROXY": "off", "GOSUMDB": "off", "GOTOOLCHAIN": "local",
+# -trimpath and the build's tags: the plugin compiles as a build compiles it, and Go's cache (the same
+# volume) is shared with the builds of that release instead of filled a second time.
+ENV = {"GOFLAGS": f"-mod=vendor -buildvcs=false -trimpath -tags={','.join(BUILD_TAGS)}", "GOPROXY": "off", "GOSUMDB": "off", "GOTOOLCHAIN": "local",
        "GOMODCACHE": "/tmp/gomodcache-unused", "GOCACHE": GOCACHE, "CGO_ENABLED": "0", "HOME": "/tmp",
        **NO_DIRECTORY_INDEX}  # the module goes in with fixed mtimes, like a build's (compile.NO_DIRECTORY_INDEX)
 
