@@ -154,6 +154,14 @@ def _answers(url: str) -> bool:
     return True
 
 
+def _signals_as_in_a_terminal() -> None:
+    """The child starts with SIGINT and SIGTERM at their defaults, as from a terminal: a suite run in the
+    background (`cmd &`, nohup, some CI runners) hands its children SIGINT ignored, which the extender
+    rightly keeps ignored, so Ctrl-C's status could not be observed."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("when", ["starting", "serving"])
 @pytest.mark.parametrize("sig, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_extender_exit_status_on_signals_is_what_the_docs_say(sig, status, when):
@@ -162,7 +170,8 @@ def test_extender_exit_status_on_signals_is_what_the_docs_say(sig, status, when)
     before uvicorn runs; `serving`: once it answers HTTP (its bound port is in the log line)."""
     proc = subprocess.Popen([sys.executable, "-c", "import sys; from scheduler_build.extender.cli import main; "
                              "sys.argv = ['scheduler-extender', '--port', '0']; main()"],
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+                            preexec_fn=_signals_as_in_a_terminal)
     try:
         for line in proc.stderr:
             serving = re.search(r"extender serving on (http://[0-9.:]+)", line)

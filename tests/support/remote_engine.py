@@ -90,7 +90,10 @@ def start(hidden: list[Path]) -> RemoteEngine:
     root = Path(tempfile.mkdtemp(prefix="sb-remote-engine-", dir="/var/tmp"))
     paths = tuple(dict.fromkeys([Path("/tmp"), *(Path(p).resolve() for p in hidden)]))
     port = free_port()
-    mounts = "".join(f"mount -t tmpfs -o size=4m,mode=0755 sb-hidden '{p}'; " for p in paths if p.is_dir())
+    # A path under another hidden one (a checkout in /tmp, as CI may clone it) is hidden with it; once its
+    # parent is an empty tmpfs it has no mount point left.
+    outermost = [p for p in paths if p.is_dir() and not any(q != p and p.is_relative_to(q) for q in paths)]
+    mounts = "".join(f"mount -t tmpfs -o size=4m,mode=0755 sb-hidden '{p}'; " for p in outermost)
     daemon = (f"exec dockerd --data-root {root}/data --exec-root {root}/exec --pidfile {root}/dockerd.pid "
               f"-H tcp://127.0.0.1:{port} --bridge=sbre{port} --iptables=false --ip6tables=false --ip-masq=false "
               f"--cgroup-parent=/{root.name} --storage-driver=overlay2 --log-level=warn")
