@@ -190,3 +190,20 @@ def test_product_namespace_has_no_developer_tasks():
     names = {name for name, _ in _all_tasks(namespace())}
     assert {"build.build", "k8s.resolve", "config.render", "deploy.deploy", "extender.serve"} <= names
     assert not names & {"test", "e2e.e2e"} and not any(n.startswith("bench.") for n in names)
+
+
+def _readme_misses(readme: str, names: list[str]) -> list[str]:
+    """Tasks the README never shows as a command a user can type (`scheduler-build TASK` or `inv TASK`)."""
+    return [name for name in names if not re.search(rf"(?:scheduler-build|inv) {re.escape(name)}(?![\w.-])", readme)]
+
+
+def test_readme_names_every_task_as_a_command():
+    import tasks  # the checkout's collection: the product's tasks plus the developer ones
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    # A collection's default task is typed by the collection's name (`scheduler-build build`).
+    names = sorted({name.rsplit(".", 1)[0] if name.count(".") == 1 and len(set(name.split("."))) == 1 else name
+                    for name, _ in _all_tasks(tasks.ns)})
+    assert _readme_misses(readme, names) == []
+    # Negative control: a task named only bare, in backticks, is not findable by its command.
+    assert _readme_misses("| `scaffold.plugin` | ... |\nscheduler-build scaffold.plugins", ["scaffold.plugin"]) == ["scaffold.plugin"]
