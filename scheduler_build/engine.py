@@ -324,21 +324,47 @@ class Container:
         header = response.headers.get("X-Docker-Container-Path-Stat")
         return json.loads(base64.b64decode(header)) if header else None
 
-    def fetch(self, path: str, dest: Path) -> None:
-        """Copy the regular file `path` out of the container to `dest` (streamed, mode kept)."""
-        try:
-            chunks, _ = self._client.api.get_archive(self.id, path, chunk_size=1 << 20)
+    @contextmanager
+    def _archived(self, path: str) -> Iterator[tuple[tarfile.TarInfo, IO[bytes]] | None]:
+        """The engine's archive of the regular file `path`: its header and a stream of its bytes, None
+        when absent. Asked for uncompressed: the engine gzips it otherwise, 9x slower here."""
+        api = self._client.api
+        response = api._get(api._url("/containers/{0}/archive", self.id), params={"path": path}, stream=True,
+                            headers={"Accept-Encoding": "identity"})
+        try:  # closing the response drops the connection, so a half-read archive never blocks the next call
+            if response.status_code == 404:
+                yield None
+                return
+            api._raise_for_status(response)
+            chunks = response.raw.stream(1 << 20, decode_content=True)
             with tarfile.open(fileobj=io.BufferedReader(streams.ChunkReader(chunks), 1 << 20), mode="r|") as archive:
                 member = next(iter(archive), None)
                 if member is None or not member.isfile():
                     raise UserError(f"{path} in container {self.id[:12]} is not a regular file")
+                yield member, archive.extractfile(member)
+        finally:
+            response.close()
+
+    def head(self, path: str, limit: int) -> tuple[int, bytes] | None:
+        """The size of the regular file `path` and its first `limit` bytes, None when absent; only
+        about that much crosses the API."""
+        try:
+            with _talking(f"read {path} in container {self.id[:12]}"), self._archived(path) as found:
+                return None if found is None else (found[0].size, found[1].read(min(limit, found[0].size)))
+        except tarfile.TarError as exc:
+            raise UserError(f"cannot read {path} in container {self.id[:12]}: {_short(exc)}", ENGINE_HINT) from None
+
+    def fetch(self, path: str, dest: Path) -> None:
+        """Copy the regular file `path` out of the container to `dest` (streamed, mode kept)."""
+        try:
+            with self._archived(path) as found:
+                if found is None:
+                    raise UserError(f"no {path} in container {self.id[:12]}")
+                member, source = found
                 with open(dest, "wb") as out:
-                    source = archive.extractfile(member)
                     while block := source.read(1 << 20):
                         out.write(block)
                 os.chmod(dest, member.mode & 0o7777)
-        except docker.errors.NotFound:
-            raise UserError(f"no {path} in container {self.id[:12]}") from None
         except (docker.errors.DockerException, tarfile.TarError, *LOST) as exc:
             raise UserError(f"cannot copy {path} out of container {self.id[:12]}: {_short(exc)}", ENGINE_HINT) from None
 

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from scheduler_build.build import workspace_image
+
 from conftest import DATA, REPO
 from scheduler_build.resolve import gomod
 from scheduler_build.resolve.versions import Resolution
@@ -114,8 +116,15 @@ def test_errors_are_explained_by_the_changes_they_name():
     assert lines[1] == "    <- framework.Handle -> k8s.io/kube-scheduler/framework.Handle"
 
 
+def archive_bytes(archive: io.BytesIO, member: tarfile.TarInfo) -> bytes:
+    archive.seek(0)
+    with tarfile.open(fileobj=archive) as opened:
+        return opened.extractfile(member.name).read()
+
+
 def test_the_module_goes_into_the_engine_as_one_normalised_archive_vendor_included(tmp_path):
-    """What in_builder puts at /src: the whole module (vendor too), sorted, owner 0, fixed mtimes, so the
+    """What in_builder puts at /src: the whole module (vendor too), sorted, owner 0, mtimes derived from
+    content (workspace_image.content_mtime: Go's directory index stays correct), so the
     same module gives the same bytes (and nothing of the caller's file system is needed in the engine)."""
     (tmp_path / "vendor/k8s.io/api").mkdir(parents=True)
     (tmp_path / "vendor/k8s.io/api/types.go").write_text("package api\n")
@@ -132,7 +141,9 @@ def test_the_module_goes_into_the_engine_as_one_normalised_archive_vendor_includ
         members = archive.getmembers()
     names = [m.name for m in members]
     assert {"./go.mod", "./p.go", "./vendor/modules.txt", "./vendor/k8s.io/api/types.go"} <= set(names)
-    assert all(m.uid == 0 and m.mtime == 1 for m in members)
+    assert all(m.uid == 0 for m in members)
+    assert {m.mtime for m in members if m.isdir()} == {workspace_image.MTIME}
+    assert all(m.mtime == workspace_image.content_mtime(archive_bytes(first, m)) for m in members if m.isfile())
     # negative control: a tree that differs gives other bytes
     (tmp_path / "p.go").write_text("package p // edited\n")
     third = io.BytesIO()

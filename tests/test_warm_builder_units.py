@@ -96,18 +96,3 @@ def test_chunk_reader_feeds_a_streamed_tar(tmp_path):
     with tarfile.open(fileobj=io.BufferedReader(ChunkReader(iter(chunks)), 1 << 16), mode="r|") as archive:
         member = next(iter(archive))
         assert archive.extractfile(member).read() == payload and member.mode == 0o755
-
-
-def test_the_compile_reports_its_build_id_on_a_marked_line_kept_out_of_the_stream():
-    from scheduler_build.build import compile as compile_stage
-
-    argv = compile_stage.with_build_id(["go", "build", "-ldflags", "-s -w", "-o", "/out/k/kube-scheduler", "."],
-                                       "/out/k/kube-scheduler")
-    assert argv[:2] == ["sh", "-c"]
-    assert argv[2].startswith("go build -ldflags '-s -w' -o /out/k/kube-scheduler . && echo ")
-    assert "go tool buildid /out/k/kube-scheduler" in argv[2]
-    shown, found = [], []
-    handle = compile_stage.build_id_filter(shown.append, found)
-    for line in ("main.go:3: undefined: x", compile_stage.BUILD_ID_MARK + "a/b/c/d"):
-        handle(line)
-    assert shown == ["main.go:3: undefined: x"] and found == ["a/b/c/d"]

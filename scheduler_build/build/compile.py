@@ -8,24 +8,22 @@ mounted from the caller's file system. Go's build cache lives in a named volume
 so rebuilds are incremental; the output goes to a second named volume (`<Go
 cache volume>-out`), one directory per set of inputs, so Go sees its last link
 and skips an unchanged one, and the binary is copied out only when its Go build
-ID (printed after the compile) differs from the one last copied (`collect`).
+ID differs from the seed's, the last published binary (`collect`).
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import shlex
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from scheduler_build.atomic import write_atomic
+from scheduler_build.build import elf
 from scheduler_build.build.workspace_image import inputs_tar
 from scheduler_build.engine import Container, Engine, Volume
-from scheduler_build.errors import UserError
 from scheduler_build.progress import stream_line
 
 VERSION_PACKAGES = ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
@@ -79,17 +77,10 @@ def go_build_command(package: str, output: str, flags: str, test: bool = False) 
     ]
 
 
-# Go's index of package directories outside the module cache (cached in GOCACHE) is keyed by path, file
-# names, sizes and mtimes. Every file put into a container has the same fixed mtime (workspace_image.MTIME),
-# so the vendor trees of two releases at the same path collide (client-go's informers/scheduling/interface.go
-# is 2140 bytes in 1.36 and 1.37, importing v1alpha2 and v1alpha3): a compile of the second minor in the same
-# Go cache volume failed with "cannot find package". Without the index Go reads each directory (seconds).
-NO_DIRECTORY_INDEX = {"GODEBUG": "goindex=0"}
 
 
 def build_environment(goos: str, goarch: str, cgo_static: bool, source_date_epoch: int) -> dict[str, str]:
     return {
-        **NO_DIRECTORY_INDEX,
         "CGO_ENABLED": "1" if cgo_static else "0",
         "GOOS": goos,
         "GOARCH": goarch,
@@ -119,7 +110,7 @@ class Job:
     # (snapshot.py), so the vendor tree (and the workspace image) need no refresh on an edit.
     overlays: dict[str, Path] = field(default_factory=dict)
     test: bool = False  # `go test -c` of job.package instead of `go build` (bench.perf's harness)
-    state_dir: Path = Path(".cache/builds")  # what was last copied out of each output directory
+    state_dir: Path = Path(".cache/builds")  # the lock of each output directory
 
     def out_key(self, image: str) -> str:
         """One output directory per set of inputs, the same on every build of them (not per edit):
@@ -141,52 +132,28 @@ def output_lock(job: Job, key: str) -> Iterator[None]:
         yield
 
 
-def _host_stamp(path: Path) -> list[int] | None:
+def _seed_build_id(dest: Path) -> str | None:
     try:
-        st = path.stat()
-    except FileNotFoundError:
+        with open(dest, "rb") as seed:
+            return elf.go_build_id(seed.read(elf.BUILD_ID_READ))
+    except OSError:
         return None
-    return [st.st_size, st.st_mtime_ns]
 
 
-BUILD_ID_MARK = "scheduler-build: build id "
-
-
-def with_build_id(argv: list[str], output: str) -> list[str]:
-    """The compile's command: `go build`, then the output's Go build ID on one marked line.
-
-    The build ID ends in the hash of the binary's content, so it tells whether the binary
-    changed without copying it (Go touches an up-to-date output's mtime, so a stat cannot)."""
-    script = f"{shlex.join(argv)} && echo \"{BUILD_ID_MARK}$(go tool buildid {shlex.quote(output)})\""
-    return ["sh", "-c", script]
-
-
-def build_id_filter(on_line: Callable[[str], None], found: list[str]) -> Callable[[str], None]:
-    """Pass the compiler's lines on; keep the marked build-ID line for `collect`."""
-    def handle(line: str) -> None:
-        if line.startswith(BUILD_ID_MARK):
-            found.append(line[len(BUILD_ID_MARK):].strip())
-        else:
-            on_line(line)
-    return handle
-
-
-def collect(box: Container, path: str, build_id: str, dest: Path, record: Path) -> bool:
+def collect(box: Container, path: str, dest: Path) -> bool:
     """Copy the built `path` out to `dest` unless `dest` already is it; returns whether it was copied.
 
-    `dest` is seeded with the last published binary; the record says which Go build ID
-    was last copied out to which host file (size, mtime): when both still match, the
-    seed is the binary."""
-    try:
-        last = json.loads(record.read_text())
-    except (OSError, ValueError):
-        last = {}
-    host_stamp = _host_stamp(dest)
-    if build_id and host_stamp is not None and last.get("build_id") == build_id and last.get("host") == host_stamp:
-        return False
+    `dest` is seeded with the last published binary. A Go build ID ends in the hash of the
+    binary's content, so when the built file's ID (read from its first page, through the
+    archive API) is the seed's and the sizes agree, the seed is the binary and the 70 MB copy
+    is skipped. Go touches an up-to-date output's mtime, so a stat could not tell."""
+    seed = _seed_build_id(dest)
+    if seed is not None:
+        found = box.head(path, elf.BUILD_ID_READ)
+        if found is not None and found[0] == dest.stat().st_size and elf.go_build_id(found[1]) == seed:
+            return False
     box.fetch(path, dest)
     dest.chmod(0o755)
-    write_atomic(record, json.dumps({"build_id": build_id, "host": _host_stamp(dest)}))
     return True
 
 
@@ -199,12 +166,10 @@ def run(engine: Engine, image: str, job: Job, network: str = "none",
     argv = go_build_command(job.package, output, job.flags, job.test)
     volumes = [Volume(GOCACHE, job.gocache_volume), Volume(OUT, out_volume(job.gocache_volume))]
     stream_line("+ " + shlex.join(argv))
-    build_id: list[str] = []
-    with output_lock(job, key), engine.container(image, with_build_id(argv, output), volumes=volumes,
-                                                 environment=job.environment, workdir=SRC, network=network) as box:
+    with output_lock(job, key), engine.container(image, argv, volumes=volumes, environment=job.environment,
+                                                 workdir=SRC, network=network) as box:
         box.put("/", inputs_tar(job.workspace, job.overlays, dirs=[f"out/{key}"]))
-        code = box.run(build_id_filter(on_line, build_id))
+        code = box.run(on_line)
         if code == 0:
-            collect(box, output, "".join(build_id[-1:]), Path(job.out_dir) / job.binary_name,
-                    Path(job.state_dir) / f"{key}.json")
+            collect(box, output, Path(job.out_dir) / job.binary_name)
     return code, argv

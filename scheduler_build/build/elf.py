@@ -68,3 +68,48 @@ def inspect(data: bytes) -> ElfInfo:
         interpreter=interpreter,
         has_dynamic=has_dynamic,
     )
+
+
+PT_NOTE = 4
+GO_NOTE_NAME, GO_BUILD_ID_TAG = b"Go\x00\x00", 4
+BUILD_ID_READ = 1 << 16  # the Go linker puts its notes in the first page; read a little more
+
+
+def go_build_id(data: bytes) -> str | None:
+    """The Go build ID in the ELF note "Go"/4 of `data` (the file's start), as `go tool buildid`
+    prints it; None when `data` has none (not ELF, not Go, or the note is not in `data`)."""
+    try:
+        if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
+            return None
+        order = "<" if data[5] == 1 else ">"
+        wide = data[4] == 2
+        e_phoff = struct.unpack_from(order + ("Q" if wide else "I"), data, 32 if wide else 28)[0]
+        e_phentsize, e_phnum = struct.unpack_from(order + "HH", data, 54 if wide else 42)
+        for index in range(e_phnum):
+            header = e_phoff + index * e_phentsize
+            if struct.unpack_from(order + "I", data, header)[0] != PT_NOTE:
+                continue
+            if wide:
+                p_offset, _, _, p_filesz = struct.unpack_from(order + "QQQQ", data, header + 8)
+            else:
+                p_offset, _, _, p_filesz = struct.unpack_from(order + "IIII", data, header + 4)
+            found = _go_note(data[p_offset:p_offset + p_filesz], order)
+            if found is not None:
+                return found
+    except (struct.error, OverflowError):  # truncated or absurd offsets: no ID we can trust
+        return None
+    return None
+
+
+def _go_note(notes: bytes, order: str) -> str | None:
+    offset = 0
+    while offset + 12 <= len(notes):
+        namesz, descsz, tag = struct.unpack_from(order + "III", notes, offset)
+        name_at = offset + 12
+        desc_at = name_at + (namesz + 3) // 4 * 4
+        if desc_at + descsz > len(notes):
+            return None
+        if tag == GO_BUILD_ID_TAG and notes[name_at:name_at + namesz] == GO_NOTE_NAME:
+            return notes[desc_at:desc_at + descsz].decode(errors="replace")
+        offset = desc_at + (descsz + 3) // 4 * 4
+    return None

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from scheduler_build.build.compile import (
-    GOCACHE, OUT, SRC, VENDOR, Job, build_id_filter, collect, go_build_command, output_lock, with_build_id,
+    GOCACHE, OUT, SRC, VENDOR, Job, collect, go_build_command, output_lock,
 )
 from scheduler_build.build.workspace_image import inputs_tar
 from scheduler_build.engine import Engine, Volume
@@ -63,10 +63,7 @@ def run(engine: Engine, image: str, job: Job, *, image_id: str,
             return code, argv
         box.put("/", inputs_tar(job.workspace, job.overlays, dirs=["out", f"out/{key}"]))
         stream_line(f"+ (exec in {box.id[:12]}) " + shlex.join(argv))
-        build_id: list[str] = []
-        code = box.exec(with_build_id(argv, output), environment=job.environment, workdir=SRC,
-                        on_line=build_id_filter(on_line, build_id))
+        code = box.exec(argv, environment=job.environment, workdir=SRC, on_line=on_line)
         if code == 0:
-            collect(box, output, "".join(build_id[-1:]), Path(job.out_dir) / job.binary_name,
-                    Path(job.state_dir) / f"{key}-warm.json")
+            collect(box, output, Path(job.out_dir) / job.binary_name)
     return code, argv

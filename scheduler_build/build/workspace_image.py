@@ -11,8 +11,8 @@ small files (`inputs_tar`). Nothing is read from the caller's file system by the
 engine, so this works on a remote engine, and the image can be pushed to a
 registry and pulled by another worker.
 
-The context is a deterministic tar (sorted, owner 0, fixed mtime), so the same
-inputs give the same layer on every worker.
+The context is a deterministic tar (sorted, owner 0, each file's mtime derived from its
+content: `content_mtime`), so the same inputs give the same layer on every worker.
 """
 
 from __future__ import annotations
@@ -32,8 +32,17 @@ from scheduler_build.progress import log
 
 REPO = "scheduler-build/workspace"
 KEY_LABEL = "org.scheduler-build.workspace-key"
-FORMAT = "1"  # bump when the image's layout changes
-MTIME = 1  # every entry's mtime: inputs are content-addressed, dates are noise
+FORMAT = "2"  # bump when the image's layout changes (2: content-derived mtimes)
+MTIME = 1  # a directory's mtime: inputs are content-addressed, dates are noise
+# A file's mtime is a function of its content (`content_mtime`), not one fixed date: Go's index of
+# package directories (cached in GOCACHE, keyed by path and each file's name, size and mtime) must
+# see an edit that keeps a file's size, and two releases' vendor trees at the same path must not
+# share entries. With one fixed mtime they did (client-go's informers/scheduling/interface.go is
+# 2140 bytes in 1.36 and 1.37 with other imports: "cannot find package"), and turning the index off
+# instead cost every no-change rebuild 0.45 s (BENCHMARKS.md). The span keeps every date in the
+# past (Go ignores files younger than 2 s) and clear of MTIME; a collision needs an edit to keep
+# the name and size and hit the same one of 2**30 values.
+MTIME_FLOOR, MTIME_SPAN = 86_400, 1 << 30
 DOCKERFILE = b"""ARG BUILDER
 FROM ${BUILDER}
 COPY vendor /src/vendor
@@ -69,6 +78,22 @@ def _normalised(info: tarfile.TarInfo) -> tarfile.TarInfo:
     return info
 
 
+def content_mtime(data: bytes) -> int:
+    """The mtime a file with this content gets in every archive we make (see MTIME_FLOOR)."""
+    return MTIME_FLOOR + int.from_bytes(hashlib.sha256(data).digest()[:8], "big") % MTIME_SPAN
+
+
+def add_file(archive: tarfile.TarFile, path: str, arcname: str) -> None:
+    """Add one entry, normalised; a regular file with its content-derived mtime."""
+    info = _normalised(archive.gettarinfo(path, arcname))
+    if not info.isfile():
+        archive.addfile(info)
+        return
+    data = Path(path).read_bytes()
+    info.mtime = content_mtime(data)
+    archive.addfile(info, io.BytesIO(data))
+
+
 def add_tree(archive: tarfile.TarFile, root: Path, arcname: str, skip: frozenset[str] = frozenset()) -> None:
     """Add `root` as `arcname`, sorted and normalised, leaving out the relative paths in `skip`."""
     archive.add(str(root), arcname=arcname, recursive=False, filter=_normalised)
@@ -79,7 +104,7 @@ def add_tree(archive: tarfile.TarFile, root: Path, arcname: str, skip: frozenset
         if entry.is_dir(follow_symlinks=False):
             add_tree(archive, Path(entry.path), rel, skip)
         else:
-            archive.add(entry.path, arcname=rel, recursive=False, filter=_normalised)
+            add_file(archive, entry.path, rel)
 
 
 def context_tar(vendor_dir: Path, excluded: Iterable[str], out: IO[bytes]) -> None:
@@ -120,7 +145,7 @@ def inputs_tar(workspace_dir: Path, overlays: dict[str, Path], dirs: Iterable[st
             archive.addfile(info)
         for item in sorted(Path(workspace_dir).iterdir()):
             if item.is_file():
-                archive.add(str(item), arcname=f"src/{item.name}", filter=_normalised)
+                add_file(archive, str(item), f"src/{item.name}")
         for module, path in sorted(overlays.items()):
             parent = "src/vendor"
             for part in module.split("/")[:-1]:

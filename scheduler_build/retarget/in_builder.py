@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Callable
 
 from scheduler_build import gotool
-from scheduler_build.build.compile import BUILD_TAGS, NO_DIRECTORY_INDEX
+from scheduler_build.build.compile import BUILD_TAGS
 from scheduler_build.build.workspace_image import add_tree
 from scheduler_build.engine import LOST, Engine, Volume
 from scheduler_build.errors import UserError
@@ -30,8 +30,7 @@ VOLUME_PREFIX = "scheduler-build-retarget-"
 # -trimpath and the build's tags: the plugin compiles as a build compiles it, and Go's cache (the same
 # volume) is shared with the builds of that release instead of filled a second time.
 ENV = {"GOFLAGS": f"-mod=vendor -buildvcs=false -trimpath -tags={','.join(BUILD_TAGS)}", "GOPROXY": "off", "GOSUMDB": "off", "GOTOOLCHAIN": "local",
-       "GOMODCACHE": "/tmp/gomodcache-unused", "GOCACHE": GOCACHE, "CGO_ENABLED": "0", "HOME": "/tmp",
-       **NO_DIRECTORY_INDEX}  # the module goes in with fixed mtimes, like a build's (compile.NO_DIRECTORY_INDEX)
+       "GOMODCACHE": "/tmp/gomodcache-unused", "GOCACHE": GOCACHE, "CGO_ENABLED": "0", "HOME": "/tmp"}
 
 
 def prepare(work: Path, label: str) -> None:
