@@ -34,14 +34,23 @@ def _report(module, results: dict, json: bool) -> None:
     "plugin-edit": "instead: the example plugin edited (and not) vs its own native `go build ./cmd/scheduler`",
     "fresh-worker": "instead: a fresh worker (empty cache dir, second empty engine) building a key another worker "
                     "pushed with --cache-to, vs a local cold build (docs/remote-engine.md)",
+    "baseline": "with --plugin-edit: this tree beside another commit (e.g. a499fca), alternating runs",
+    "runs": "with --baseline: runs per side (default 3)",
     "json": "print raw figures as JSON instead of a Markdown table",
 })
 @user_errors
-def build_bench(c, k8s_version=None, repeats=5, no_cold=False, plugin_edit=False, fresh_worker=False, json=False):
+def build_bench(c, k8s_version=None, repeats=5, no_cold=False, plugin_edit=False, fresh_worker=False, json=False,
+                baseline=None, runs=3):
     """Warm `inv build` after touching one file vs a native `go build`, plus cold time and peak memory."""
     if fresh_worker:
         module = _bench_module("fresh_worker_bench")
         _report(module, module.run(option(c, "k8s.version", k8s_version)), json)
+        return
+    if baseline:
+        if not plugin_edit:
+            raise UserError("--baseline compares the plugin-edit loop", "add --plugin-edit")
+        module = _bench_module("baseline_bench")
+        _report(module, module.run(baseline, option(c, "k8s.version", k8s_version), int(runs), int(repeats)), json)
         return
     if plugin_edit:
         module = _bench_module("plugin_edit_bench")

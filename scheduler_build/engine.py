@@ -345,26 +345,25 @@ class Container:
         finally:
             response.close()
 
-    def head(self, path: str, limit: int) -> tuple[int, bytes] | None:
-        """The size of the regular file `path` and its first `limit` bytes, None when absent; only
-        about that much crosses the API."""
-        try:
-            with _talking(f"read {path} in container {self.id[:12]}"), self._archived(path) as found:
-                return None if found is None else (found[0].size, found[1].read(min(limit, found[0].size)))
-        except tarfile.TarError as exc:
-            raise UserError(f"cannot read {path} in container {self.id[:12]}: {_short(exc)}", ENGINE_HINT) from None
-
-    def fetch(self, path: str, dest: Path) -> None:
-        """Copy the regular file `path` out of the container to `dest` (streamed, mode kept)."""
+    def fetch(self, path: str, dest: Path, skip_if: Callable[[int, bytes], bool] | None = None,
+              peek: int = 1 << 16) -> bool:
+        """Copy the regular file `path` out of the container to `dest` (streamed, mode kept); returns
+        whether it copied. With `skip_if`, it first gets the file's size and first `peek` bytes, and
+        when it answers True the stream is closed and `dest` left as it is (one request either way)."""
         try:
             with self._archived(path) as found:
                 if found is None:
                     raise UserError(f"no {path} in container {self.id[:12]}")
                 member, source = found
+                first = source.read(min(peek, member.size)) if skip_if else b""
+                if skip_if and skip_if(member.size, first):
+                    return False
                 with open(dest, "wb") as out:
+                    out.write(first)
                     while block := source.read(1 << 20):
                         out.write(block)
                 os.chmod(dest, member.mode & 0o7777)
+                return True
         except (docker.errors.DockerException, tarfile.TarError, *LOST) as exc:
             raise UserError(f"cannot copy {path} out of container {self.id[:12]}: {_short(exc)}", ENGINE_HINT) from None
 

@@ -144,17 +144,18 @@ def collect(box: Container, path: str, dest: Path) -> bool:
     """Copy the built `path` out to `dest` unless `dest` already is it; returns whether it was copied.
 
     `dest` is seeded with the last published binary. A Go build ID ends in the hash of the
-    binary's content, so when the built file's ID (read from its first page, through the
-    archive API) is the seed's and the sizes agree, the seed is the binary and the 70 MB copy
-    is skipped. Go touches an up-to-date output's mtime, so a stat could not tell."""
+    binary's content, so when the built file's ID (read from its first page, the start of the
+    same archive stream) is the seed's and the sizes agree, the seed is the binary and the 70 MB
+    copy is skipped. Go touches an up-to-date output's mtime, so a stat could not tell."""
     seed = _seed_build_id(dest)
-    if seed is not None:
-        found = box.head(path, elf.BUILD_ID_READ)
-        if found is not None and found[0] == dest.stat().st_size and elf.go_build_id(found[1]) == seed:
-            return False
-    box.fetch(path, dest)
-    dest.chmod(0o755)
-    return True
+
+    def unchanged(size: int, first: bytes) -> bool:
+        return seed is not None and size == dest.stat().st_size and elf.go_build_id(first) == seed
+
+    copied = box.fetch(path, dest, skip_if=unchanged, peek=elf.BUILD_ID_READ)
+    if copied:
+        dest.chmod(0o755)
+    return copied
 
 
 def run(engine: Engine, image: str, job: Job, network: str = "none",
