@@ -19,6 +19,21 @@ from conftest import REPO, build_request
 
 pytestmark = pytest.mark.integration
 
+
+@pytest.fixture(autouse=True, scope="module")
+def remove_the_builders_these_tests_start():
+    """The long-lived builders (reuse_builder) these tests start are theirs to remove; others stay."""
+    import docker
+
+    from scheduler_build.build import warm
+
+    client = docker.from_env(version="auto")
+    theirs = {c.id for c in client.containers.list(all=True, filters={"label": f"{warm.LABEL}=1"})}
+    yield
+    for container in client.containers.list(all=True, filters={"label": f"{warm.LABEL}=1"}):
+        if container.id not in theirs:
+            container.remove(force=True)
+
 EXAMPLE_PLUGIN = REPO / "examples/underlay/plugin"
 PACKAGE = "example.com/acme/underlay/pkg/underlayiplimit"
 LABEL = 'DefaultCapacityLabel = "underlay.example.com/capacity"'

@@ -207,8 +207,6 @@ def test_a_half_pushed_cache_entry_is_never_used(remote_spec_build, cache_repo):
 
 def test_engine_killed_mid_build_is_one_clear_error_and_leaves_nothing(built_example_scheduler, tmp_path):
     engine = _start_with_builder(built_example_scheduler.info.builder.image)
-    records = settings.cache_dir() / "builds"
-    before = {p.name: p.stat().st_mtime_ns for p in records.glob("*.json")} if records.is_dir() else {}
     try:
         proc = subprocess.Popen([sys.executable, "-m", "invoke", "-r", str(REPO), "build", "--spec", str(SPEC),
                                  "--dist", str(tmp_path / "dist"), "--no-pull"],
@@ -229,10 +227,9 @@ def test_engine_killed_mid_build_is_one_clear_error_and_leaves_nothing(built_exa
     assert "Traceback" not in stderr
     last = [line for line in stderr.splitlines() if line.startswith("error:")]
     assert last and "Docker engine" in last[-1], stderr[-3000:]
-    # Nothing half-made: no published binary, no staging directory, no new compile record.
+    # Nothing half-made: no published binary, no staging directory. (No compile record either: whether
+    # a binary must be copied out is decided from its Go build ID against the published one.)
     assert not [p for p in (tmp_path / "dist").rglob("*") if p.is_file()]
-    after = {p.name: p.stat().st_mtime_ns for p in records.glob("*.json")} if records.is_dir() else {}
-    assert after == before
     assert remote_engine.leftovers(engine) == []
 
 
