@@ -43,7 +43,7 @@ DEFAULTS: dict[str, Any] = {
         "source_date_epoch": "",  # empty: $SOURCE_DATE_EPOCH, else the release's commit time
         "version_suffix": "",
         "gocache_volume": "scheduler-build-gocache",
-        "reuse_builder": False,  # compile by `docker exec` in a long-lived builder (build/warm.py); measured no faster here
+        "reuse_builder": False,  # compile by `docker exec` in a long-lived builder (build/warm.py), which keeps running
         "all_platforms": False,  # with a spec, build every platform it lists, not just the host's
         "cache_from": "",  # registry repository to pull the workspace image and Go build cache from (docs/remote-engine.md)
         "cache_to": "",  # registry repository to push the workspace image and Go build cache to (the engine pushes)

@@ -3,19 +3,18 @@
 The container has no network (`--network none`): vendoring must be complete. It
 is a container of the workspace image (workspace_image.py: the builder plus the
 vendored tree); the workspace's own files and the local plugin modules go in as
-one archive (carried by the container's environment when small: `inline_inputs`), the binary comes out through the engine's archive API. Nothing is
+one archive, the binary comes out through the engine's archive API. Nothing is
 mounted from the caller's file system. Go's build cache lives in a named volume
 so rebuilds are incremental; the output goes to a second named volume (`<Go
 cache volume>-out`), one directory per set of inputs, so Go sees its last link
 and skips an unchanged one, and the binary is copied out only when its Go build
-ID differs from the seed's, the last published binary (`collect`).
+ID differs from the seed's, the last published binary (`collect`). When the whole action (image,
+inputs, environment, command) is the one that made the seed, no container is started (uptodate.py).
 """
 
 from __future__ import annotations
 
-import base64
 import fcntl
-import gzip
 import hashlib
 import shlex
 from contextlib import contextmanager
@@ -23,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from scheduler_build.build import elf
+from scheduler_build.build import elf, uptodate
 from scheduler_build.build.workspace_image import inputs_tar
 from scheduler_build.engine import Container, Engine, Volume
 from scheduler_build.progress import stream_line
@@ -160,43 +159,30 @@ def collect(box: Container, path: str, dest: Path) -> bool:
     return copied
 
 
-INLINE_VARIABLE = "SCHEDULER_BUILD_INPUTS"
-INLINE_LIMIT = 96 * 1024  # encoded bytes; Linux takes at most 128 KiB in one variable
-INLINE_FAILED = 125
-_UNPACK = (f'printf %s "${INLINE_VARIABLE}" | base64 -d | gunzip | tar -x -C / || {{ echo "scheduler-build: '
-           f'cannot unpack the compile\'s inputs (the builder needs sh, base64, gunzip and tar)" >&2; exit {INLINE_FAILED}; }}; '
-           f'unset {INLINE_VARIABLE}; exec "$@"')
-
-
-def inline_inputs(argv: list[str], environment: dict[str, str], inputs: bytes) -> tuple[list[str], dict[str, str]] | None:
-    """The compile's command and environment carrying its inputs archive itself, or None when the
-    archive is too large for one environment variable (then it goes in by the archive API).
-
-    A put through the engine's archive API costs a round trip of about 0.05 s (the engine runs a
-    helper process per call) on every build, a tenth of a no-change rebuild's compile; the
-    workspace's files and a plugin's snapshot are usually tens of KiB (BENCHMARKS.md)."""
-    packed = base64.b64encode(gzip.compress(inputs, compresslevel=1, mtime=0)).decode()
-    if len(packed) > INLINE_LIMIT:
-        return None
-    return ["sh", "-c", _UNPACK, "sh", *argv], {**environment, INLINE_VARIABLE: packed}
-
-
 def run(engine: Engine, image: str, job: Job, network: str = "none",
-        on_line: Callable[[str], None] = stream_line) -> tuple[int, list[str]]:
+        on_line: Callable[[str], None] = stream_line, image_id: str = "") -> tuple[int, list[str]]:
     """Compile job.package to job.out_dir/job.binary_name in a fresh container of the workspace
-    image `image`; returns (exit code, argv)."""
+    image `image` (whose ID, when given, lets an unchanged action skip the container: uptodate.py);
+    returns (exit code, argv)."""
     key = job.out_key(image)
     output = f"{OUT}/{key}/{job.binary_name}"
     argv = go_build_command(job.package, output, job.flags, job.test)
     volumes = [Volume(GOCACHE, job.gocache_volume), Volume(OUT, out_volume(job.gocache_volume))]
+    dest = Path(job.out_dir) / job.binary_name
     stream_line("+ " + shlex.join(argv))
     inputs = inputs_tar(job.workspace, job.overlays, dirs=[f"out/{key}"])
-    command, environment = inline_inputs(argv, job.environment, inputs) or (argv, job.environment)
-    with output_lock(job, key), engine.container(image, command, volumes=volumes, environment=environment,
-                                                 workdir=SRC, network=network) as box:
-        if command is argv:
+    action = uptodate.action_key(image_id, job.environment, argv, inputs) if image_id else ""
+    record = uptodate.record_path(job.state_dir, key)
+    with output_lock(job, key):
+        if action and uptodate.up_to_date(record, action, dest):
+            stream_line("    up to date: the last compile of these inputs made this binary (no container)")
+            return 0, argv
+        with engine.container(image, argv, volumes=volumes, environment=job.environment, workdir=SRC,
+                              network=network) as box:
             box.put("/", inputs)
-        code = box.run(on_line)
-        if code == 0:
-            collect(box, output, Path(job.out_dir) / job.binary_name)
+            code = box.run(on_line)
+            if code == 0:
+                collect(box, output, dest)
+                if action:
+                    uptodate.remember(record, action, dest)
     return code, argv
