@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# (The bind-mount layout of a499fca: the figures of "Where the no-change rebuild's fixed cost goes". Issue 19's
+# engine-API compile is compared with `inv bench.build --plugin-edit --baseline a499fca` instead.)
 # Where the no-change rebuild's fixed cost goes (BENCHMARKS.md): the compile's own no-op
 # `go build` timed inside the builder container (a long-lived one via docker exec, and a
 # fresh `docker run`) against the container's lifecycle and the plugin module's native build.
