@@ -78,8 +78,6 @@ def go_build_command(package: str, output: str, flags: str, test: bool = False) 
     ]
 
 
-
-
 def build_environment(goos: str, goarch: str, cgo_static: bool, source_date_epoch: int) -> dict[str, str]:
     return {
         "CGO_ENABLED": "1" if cgo_static else "0",
@@ -111,7 +109,7 @@ class Job:
     # (snapshot.py), so the vendor tree (and the workspace image) need no refresh on an edit.
     overlays: dict[str, Path] = field(default_factory=dict)
     test: bool = False  # `go test -c` of job.package instead of `go build` (bench.perf's harness)
-    state_dir: Path = Path(".cache/builds")  # the lock of each output directory
+    state_dir: Path = Path(".cache/builds")  # each output directory's lock and action record (uptodate.py)
 
     def out_key(self, image: str) -> str:
         """One output directory per set of inputs, the same on every build of them (not per edit):
