@@ -26,7 +26,7 @@ from scheduler_build import platforms
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.build import plugins as plugins_stage
-from scheduler_build.build import vendor, warm, workspace_image
+from scheduler_build.build import vendor, workspace_image
 from scheduler_build.build.workspace import WRAPPER_MODULE, Workspace
 from scheduler_build.errors import BuildFailed
 from scheduler_build.progress import log, phase
@@ -106,7 +106,9 @@ def prepare(spec: Spec, cache_dir: Path, gocache_volume: str, builder_image: str
                                    custom.overlays)
     started = time.monotonic()
     with phase("compile", f"go test -c (scheduler_perf {resolution.version}) in {image.tag}, network none"):
-        code, _ = warm.run(engine, image.tag, job, image_id=image.image_id)
+        # A container of its own (not the long-lived builder): the harness compiles once per key, and
+        # nothing of it keeps running afterwards.
+        code, _ = compile_stage.run(engine, image.tag, job)
     if code != 0:
         raise BuildFailed(f"go test -c of the scheduler_perf harness failed (exit {code}); the compiler output is above")
     seconds = round(time.monotonic() - started, 1)
