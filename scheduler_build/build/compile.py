@@ -131,14 +131,6 @@ def output_lock(job: Job, key: str) -> Iterator[None]:
         yield
 
 
-def _seed_build_id(dest: Path) -> str | None:
-    try:
-        with open(dest, "rb") as seed:
-            return elf.go_build_id(seed.read(elf.BUILD_ID_READ))
-    except OSError:
-        return None
-
-
 def collect(box: Container, path: str, dest: Path) -> bool:
     """Copy the built `path` out to `dest` unless `dest` already is it; returns whether it was copied.
 
@@ -146,7 +138,7 @@ def collect(box: Container, path: str, dest: Path) -> bool:
     binary's content, so when the built file's ID (read from its first page, the start of the
     same archive stream) is the seed's and the sizes agree, the seed is the binary and the 70 MB
     copy is skipped. Go touches an up-to-date output's mtime, so a stat could not tell."""
-    seed = _seed_build_id(dest)
+    seed = elf.file_go_build_id(dest)
 
     def unchanged(size: int, first: bytes) -> bool:
         return seed is not None and size == dest.stat().st_size and elf.go_build_id(first) == seed

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from pathlib import Path
 
 PT_DYNAMIC = 2
 PT_INTERP = 3
@@ -99,6 +100,16 @@ def go_build_id(data: bytes) -> str | None:
     except (struct.error, OverflowError):  # truncated or absurd offsets: no ID we can trust
         return None
     return None
+
+
+def file_go_build_id(path: Path) -> str | None:
+    """The Go build ID of the file at `path` (read from its first BUILD_ID_READ bytes); None when
+    it has none or cannot be read."""
+    try:
+        with open(path, "rb") as binary:
+            return go_build_id(binary.read(BUILD_ID_READ))
+    except OSError:
+        return None
 
 
 def _go_note(notes: bytes, order: str) -> str | None:

@@ -37,13 +37,11 @@ def record_path(state_dir: Path, out_key: str) -> Path:
 
 def _binary_identity(path: Path) -> dict | None:
     """The Go build ID (whose last part hashes the content) and size of `path`, None if it has none."""
+    build_id = elf.file_go_build_id(path)
     try:
-        with open(path, "rb") as binary:
-            build_id = elf.go_build_id(binary.read(elf.BUILD_ID_READ))
-        size = path.stat().st_size
+        return {"build_id": build_id, "size": Path(path).stat().st_size} if build_id else None
     except OSError:
         return None
-    return {"build_id": build_id, "size": size} if build_id else None
 
 
 def up_to_date(record: Path, action: str, seed: Path) -> bool:

@@ -39,7 +39,7 @@ MTIME = 1  # a directory's mtime: inputs are content-addressed, dates are noise
 # see an edit that keeps a file's size, and two releases' vendor trees at the same path must not
 # share entries. With one fixed mtime they did (client-go's informers/scheduling/interface.go is
 # 2140 bytes in 1.36 and 1.37 with other imports: "cannot find package"), and turning the index off
-# instead cost every no-change rebuild 0.45 s (BENCHMARKS.md). The span keeps every date in the
+# instead cost every no-change rebuild 0.47 s (docs/benchmarks/history.md, issue 19). The span keeps every date in the
 # past (Go ignores files younger than 2 s) and clear of MTIME; a collision needs an edit to keep
 # the name and size and hit the same one of 2**30 values.
 MTIME_FLOOR, MTIME_SPAN = 86_400, 1 << 30
