@@ -17,7 +17,7 @@ from typing import Any
 from scheduler_build.build import builder_image as builder
 from scheduler_build import settings
 from scheduler_build import engine
-from scheduler_build import gotool
+from scheduler_build import gotool, toolchain
 from scheduler_build.cluster import containerd, network
 from scheduler_build.resolve import goproxy
 from scheduler_build.errors import UserError
@@ -144,10 +144,22 @@ def check_home() -> Check:
     return Check("HOME/GOPATH", True, f"{'GOPATH' if gopath else 'HOME'}={where}")
 
 
+def check_minors_go(config: Any) -> Check:
+    """Which Go each served minor's go line needs, and whether it is the host's or cached (toolchain.py)."""
+    try:
+        lines, ready = toolchain.served_minors_needs(settings.cache_dir(config), settings.get(config, "builder.goroot"))
+    except UserError as exc:
+        return Check("go per minor", False, exc.message, exc.hint or "", required=False)
+    return Check("go per minor", True, "; ".join(lines) if ready else "; ".join(lines) + " (needs the Go module proxy once)",
+                 required=False)
+
+
 def run_all(config: Any, registry: str = "") -> list[Check]:
     go = check_go(config)
     checks = [check_docker(), go, check_go_proxy(), check_home(), check_cache(config), check_disk(config),
               check_builder(config, go.ok), check_git()]
+    if go.ok:
+        checks.insert(2, check_minors_go(config))
     if registry:
         checks.append(check_registry(registry))
     return checks

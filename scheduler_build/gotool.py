@@ -59,7 +59,7 @@ def proxy_setting() -> str:
 
 def environment(**overrides: str) -> dict[str, str]:
     """Module mode, the host's own toolchain only (no auto-download), no go.work from the cwd."""
-    return dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GO111MODULE="on", GOWORK="off", **overrides)
+    return {**os.environ, "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local", "GO111MODULE": "on", "GOWORK": "off", **overrides}
 
 
 def looks_like_network(detail: str) -> bool:
@@ -67,11 +67,13 @@ def looks_like_network(detail: str) -> bool:
 
 
 def run(args: list[str], cwd: Path | str | None = None, timeout: float | None = None,
-        stream: bool = False, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        stream: bool = False, env: dict[str, str] | None = None, go: str = "") -> subprocess.CompletedProcess:
     """Run `go ARGS`; output is captured (and, with stream, echoed to stderr line by line).
-    `env` adds variables for this run only (the process environment is never changed)."""
-    argv = [binary(), *args]
-    full_env = environment(**(env or {}))
+    `env` adds variables for this run only (the process environment is never changed). `go` is
+    another toolchain's `go` (toolchain.py: one newer than the host's); its GOROOT is its own."""
+    argv = [go or binary(), *args]
+    own_root = {"GOROOT": str(Path(go).parent.parent)} if go else {}
+    full_env = environment(**{**own_root, **(env or {})})
     if stream:
         stream_line("+ go " + " ".join(args))
         proc = subprocess.Popen(argv, cwd=cwd or tempfile.gettempdir(), env=full_env, text=True,
@@ -91,9 +93,9 @@ def run(args: list[str], cwd: Path | str | None = None, timeout: float | None = 
 
 def check(args: list[str], cwd: Path | str | None = None, what: str = "", stream: bool = False,
           hint: str = "Go's own error is above", timeout: float | None = None,
-          env: dict[str, str] | None = None) -> str:
+          env: dict[str, str] | None = None, go: str = "") -> str:
     """Run `go ARGS` and return its output; a failure is one UserError with Go's last line."""
-    proc = run(args, cwd=cwd, stream=stream, timeout=timeout, env=env)
+    proc = run(args, cwd=cwd, stream=stream, timeout=timeout, env=env, go=go)
     if proc.returncode != 0:
         lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
         detail = lines[-1] if lines else "no output"

@@ -33,6 +33,7 @@ DEFAULTS: dict[str, Any] = {
         "image": "",  # empty: official golang:<go> if present or pullable, else bootstrapped
         "pull": True,  # try pulling the official image before falling back
         "goroot": "",  # empty: `go env GOROOT` of the host
+        "go": "",  # an exact Go release (1.27.3) to build with; empty: the host's, or the go line's from the Go module proxy
     },
     "build": {
         "name": "",  # dist/<name>/...; empty: the component name

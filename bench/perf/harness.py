@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from scheduler_build.engine import connect
-from scheduler_build import gotool
+from scheduler_build import gotool, toolchain
 from scheduler_build import platforms
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
@@ -85,10 +85,11 @@ def prepare(spec: Spec, cache_dir: Path, gocache_volume: str, builder_image: str
             custom = plugins_stage.prepare(resolution, spec.plugins, spec.patches, cache_dir)
     module_dir = source_dir(resolution.version, custom.local_replaces, cache_dir)
     check(module_dir)
+    go = toolchain.choose(resolution.go_version, what=f"Kubernetes {resolution.version}")  # the host's, else the proxy's
     with phase("vendor", "the harness's wrapper test module"):
-        vendored = vendor.prepare(render_workspace(resolution, custom), cache_dir)
+        vendored = vendor.prepare(render_workspace(resolution, custom), cache_dir, go=go.go)
     engine = connect()
-    chosen = builder.select(engine, resolution.go_version, builder_image, pull)
+    chosen = builder.select(engine, resolution.go_version, builder_image, pull, go=go)
     key = inputs_key(vendored, dict(custom.overlays), chosen.image_id)
     out_dir = cache_dir / "perf-harness" / key
     names = tuple(n for info in custom.plugins_info for n in info.names)
@@ -103,7 +104,7 @@ def prepare(spec: Spec, cache_dir: Path, gocache_volume: str, builder_image: str
         overlays=dict(custom.overlays), test=True, state_dir=cache_dir / "builds",
     )
     image = workspace_image.ensure(engine, chosen.image, chosen.go_version, vendored.vendor_dir, vendored.vendor_key,
-                                   custom.overlays)
+                                   custom.overlays, chosen.identity)
     started = time.monotonic()
     with phase("compile", f"go test -c (scheduler_perf {resolution.version}) in {image.tag}, network none"):
         # A container of its own (not the long-lived builder): the harness compiles once per key, and

@@ -2,19 +2,19 @@
 
 Preference order: a configured image; the official `golang:<go minor>` image if
 present locally or (when pulling is allowed) pullable; else a local image
-bootstrapped from the host's Go toolchain on a static busybox root filesystem.
+bootstrapped on a static busybox root filesystem from the Go toolchain.py chose:
+the host's when it is new enough, else Go's toolchain module from the Go module proxy.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from scheduler_build import gotool
+from scheduler_build import toolchain
 from scheduler_build.engine import Engine
 from scheduler_build.build import elf
 from scheduler_build import resources
@@ -22,6 +22,7 @@ from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase
 
 GO_VERSION_LABEL = "org.scheduler-build.go-version"
+TOOLCHAIN_LABEL = "org.scheduler-build.go-toolchain"  # module@version h1:..., empty for the host's Go
 BOOTSTRAP_REPO = "scheduler-build/golang"
 BUSYBOX_CANDIDATES = ("/bin/busybox", "/usr/bin/busybox")
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
@@ -34,18 +35,11 @@ class Builder:
     go_version: str  # e.g. 1.26.8
     source: str  # configured | official | pulled | bootstrapped | bootstrap-cached
     has_gcc: bool
+    identity: str = ""  # a toolchain module's `module@version h1:...` (toolchain.Toolchain.identity)
 
 
-def parse_go_version(text: str) -> tuple[int, ...]:
-    """'go1.26.8' / '1.26' / '1.26.0' -> (1, 26, 8); pre-release suffixes are ignored."""
-    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text or "")
-    if not match:
-        return ()
-    return tuple(int(part) for part in match.groups(default="0"))
-
-
-def satisfies(have: str, need: str) -> bool:
-    return bool(parse_go_version(have)) and parse_go_version(have) >= parse_go_version(need)
+parse_go_version = toolchain.parse
+satisfies = toolchain.satisfies
 
 
 def official_ref(go_required: str) -> str:
@@ -65,12 +59,8 @@ def image_go_version(image) -> str:
 
 def host_go(goroot: str = "") -> tuple[Path, str]:
     """The host toolchain's GOROOT and version (e.g. 1.26.8)."""
-    root = goroot or gotool.env_value("GOROOT")
-    version_file = Path(root) / "VERSION"
-    if not version_file.is_file():
-        raise UserError(f"{root} is not a Go root (no VERSION file)", "set builder.goroot / --goroot to the directory `go env GOROOT` prints")
-    version = version_file.read_text().splitlines()[0].strip().removeprefix("go")
-    return Path(root), version
+    found = toolchain.host(goroot)
+    return found.root, found.version
 
 
 def _has_gcc(engine: Engine, image: str) -> bool:
@@ -80,44 +70,43 @@ def _has_gcc(engine: Engine, image: str) -> bool:
     return True  # official golang images are Debian-based and ship gcc
 
 
-def select(engine: Engine, go_required: str, configured: str = "", pull: bool = True, goroot: str = "") -> Builder:
-    """Choose (or bootstrap) a builder image whose Go is at least `go_required`."""
+def select(engine: Engine, go_required: str, configured: str = "", pull: bool = True, goroot: str = "",
+           go: toolchain.Toolchain | None = None) -> Builder:
+    """Choose (or bootstrap) a builder image whose Go is at least `go_required`. `go` is the toolchain
+    chosen for this build (toolchain.choose: the host's, or one from the Go module proxy); when it
+    came from `--go`, only an image with exactly its version will do."""
+    go = go or toolchain.choose(go_required, goroot=goroot)
+    exact = go.version if go.source == "proxy" else ""
     if configured:
-        image = engine.inspect_image(configured)
-        if image is None and pull:
-            ok, reason = engine.pull(configured)
-            image = engine.inspect_image(configured) if ok else None
-        if image is None:
-            raise UserError(f"builder image {configured} is not present and cannot be pulled", "run `inv builder.bootstrap` and leave builder.image empty, or load the image with `docker load`")
-        version = image_go_version(image)
-        if version and not satisfies(version, go_required):
-            raise UserError(f"builder image {configured} has Go {version}, older than the go {go_required} required", f"use {official_ref(go_required)} or `inv builder.bootstrap` with a newer host Go")
-        return Builder(configured, image.id, version, "configured", _has_gcc(engine, configured))
-
+        return _configured(engine, configured, go_required, pull, exact)
     official = official_ref(go_required)
+    fits = (lambda v: v == exact) if exact else (lambda v: satisfies(v, go_required))
     image = engine.inspect_image(official)
-    if image is not None and satisfies(image_go_version(image), go_required):
+    if image is not None and fits(image_go_version(image)):
         return Builder(official, image.id, image_go_version(image), "official", True)
-    if pull:
+    if pull and not exact:
         log(f"    trying to pull {official}")
         ok, reason = engine.pull(official)
         image = engine.inspect_image(official) if ok else None
-        if image is not None and satisfies(image_go_version(image), go_required):
+        if image is not None and fits(image_go_version(image)):
             return Builder(official, image.id, image_go_version(image), "pulled", True)
         log(f"    cannot pull {official} ({reason}); falling back to a bootstrapped builder")
+    return bootstrap(engine, go=go)
 
-    root, version = host_go(goroot)
-    if not satisfies(version, go_required):
-        raise UserError(
-            f"the host's Go {version} is older than the go {go_required} this Kubernetes version requires",
-            f"install Go {go_required} or newer, or provide {official} with `docker load`",
-        )
-    tag = f"{BOOTSTRAP_REPO}:{version}"
-    image = engine.inspect_image(tag)
-    if image is not None:
-        return Builder(tag, image.id, version, "bootstrap-cached", False)
-    built = bootstrap(engine, goroot=str(root))
-    return Builder(built.image, built.image_id, built.go_version, "bootstrapped", False)
+
+def _configured(engine: Engine, configured: str, go_required: str, pull: bool, exact: str) -> Builder:
+    image = engine.inspect_image(configured)
+    if image is None and pull:
+        ok, reason = engine.pull(configured)
+        image = engine.inspect_image(configured) if ok else None
+    if image is None:
+        raise UserError(f"builder image {configured} is not present and cannot be pulled", "run `inv builder.bootstrap` and leave builder.image empty, or load the image with `docker load`")
+    version = image_go_version(image)
+    if version and not satisfies(version, go_required):
+        raise UserError(f"builder image {configured} has Go {version}, older than the go {go_required} required", f"use {official_ref(go_required)}, or leave builder.image empty: the builder is then bootstrapped from the Go module proxy's toolchain")
+    if exact and version != exact:
+        raise UserError(f"builder image {configured} has Go {version or 'of unknown version'}, not the {exact} --go asks for", "leave builder.image empty (or drop --go): the builder is then bootstrapped from that Go")
+    return Builder(configured, image.id, version, "configured", _has_gcc(engine, configured))
 
 
 def find_static_busybox() -> Path:
@@ -130,39 +119,45 @@ def find_static_busybox() -> Path:
     raise UserError("no statically linked busybox on the host to seed the builder's root filesystem", "apt-get install -y busybox-static")
 
 
-def bootstrap(engine: Engine, goroot: str = "", force: bool = False) -> Builder:
-    """Build `scheduler-build/golang:<host go>` from the host GOROOT and a busybox rootfs."""
-    root, version = host_go(goroot)
-    tag = f"{BOOTSTRAP_REPO}:{version}"
+def bootstrap(engine: Engine, goroot: str = "", force: bool = False, go: toolchain.Toolchain | None = None) -> Builder:
+    """Build `scheduler-build/golang:<version>` from a GOROOT (the host's, or a toolchain module from
+    the Go module proxy) and a busybox rootfs. The image is labelled with the toolchain's identity,
+    so a tag bootstrapped from another Go root of the same version is rebuilt, not reused."""
+    go = go or toolchain.host(goroot)
+    tag = f"{BOOTSTRAP_REPO}:{go.version}"
     existing = engine.inspect_image(tag)
-    if existing is not None and not force:
+    if existing is not None and not force and (existing.labels or {}).get(TOOLCHAIN_LABEL, "") == go.identity:
         log(f"    {tag} is already present ({existing.short_id}); use --force to rebuild")
-        return Builder(tag, existing.id, version, "bootstrap-cached", False)
+        return Builder(tag, existing.id, go.version, "bootstrap-cached", False, go.identity)
     busybox = find_static_busybox()
-    with phase("builder.bootstrap", f"{tag} from {root} and {busybox}"):
+    with phase("builder.bootstrap", f"{tag} from {go.module or go.root} and {busybox}"):
         with tempfile.TemporaryDirectory(prefix="sb-builder-") as tmp:
             context = Path(tmp)
-            rootfs = context / "rootfs"
-            for sub in ("bin", "etc/ssl/certs", "tmp", "usr/local", "root", "src", "out", "gocache"):
-                (rootfs / sub).mkdir(parents=True, exist_ok=True)
-            shutil.copy2(busybox, rootfs / "bin" / "busybox")
-            if os.path.isfile(CA_BUNDLE):
-                shutil.copy2(CA_BUNDLE, rootfs / "etc/ssl/certs/ca-certificates.crt")
-            (rootfs / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n")
-            (rootfs / "etc/group").write_text("root:x:0:\nnogroup:x:65534:\n")
-            _copy_goroot(root, rootfs / "usr/local/go")
+            _rootfs(context / "rootfs", busybox, go.root)
             (context / "Dockerfile").write_bytes(resources.dockerfile("builder.Dockerfile"))
             image_id = engine.build(
                 context,
                 tag,
                 labels={
-                    GO_VERSION_LABEL: version,
+                    GO_VERSION_LABEL: go.version,
+                    TOOLCHAIN_LABEL: go.identity,
                     "org.scheduler-build.gcc": "false",
                     "org.opencontainers.image.title": "scheduler-build bootstrapped golang builder",
                 },
-                buildargs={"GO_VERSION": version},
+                buildargs={"GO_VERSION": go.version},
             )
-    return Builder(tag, image_id, version, "bootstrapped", False)
+    return Builder(tag, image_id, go.version, "bootstrapped", False, go.identity)
+
+
+def _rootfs(rootfs: Path, busybox: Path, goroot: Path) -> None:
+    for sub in ("bin", "etc/ssl/certs", "tmp", "usr/local", "root", "src", "out", "gocache"):
+        (rootfs / sub).mkdir(parents=True, exist_ok=True)
+    shutil.copy2(busybox, rootfs / "bin" / "busybox")
+    if os.path.isfile(CA_BUNDLE):
+        shutil.copy2(CA_BUNDLE, rootfs / "etc/ssl/certs/ca-certificates.crt")
+    (rootfs / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n")
+    (rootfs / "etc/group").write_text("root:x:0:\nnogroup:x:65534:\n")
+    _copy_goroot(goroot, rootfs / "usr/local/go")
 
 
 def _copy_goroot(source: Path, dest: Path) -> None:
@@ -178,6 +173,9 @@ def _copy_goroot(source: Path, dest: Path) -> None:
             shutil.copy2(src, dst)
 
     shutil.copytree(source, dest, symlinks=True, ignore=ignore, copy_function=link_or_copy)
+    # The module cache's copy is read-only: the temporary tree must stay removable by any user.
+    for directory, _, _ in os.walk(dest):
+        os.chmod(directory, 0o755)
 
 
 def find_static_busybox_or_none() -> Path | None:

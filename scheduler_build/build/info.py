@@ -39,6 +39,7 @@ class BuilderInfo:
     image_id: str
     go_version: str
     source: str
+    toolchain: str = ""  # the Go toolchain module it was bootstrapped from, `module@version h1:...`
 
 
 @dataclass

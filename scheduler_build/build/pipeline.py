@@ -22,7 +22,7 @@ from scheduler_build import settings
 from scheduler_build import __version__
 from scheduler_build.engine import Engine, connect
 from scheduler_build import epoch as epoch_mod
-from scheduler_build import gotool, platforms
+from scheduler_build import gotool, platforms, toolchain
 from scheduler_build.atomic import publish_dir
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
@@ -55,6 +55,7 @@ class BuildRequest:
     builder_image: str = ""
     pull: bool = True
     goroot: str = ""
+    go: str = ""  # an exact Go release to build with (builder.go, --go); empty: toolchain.choose decides
     dist_dir: Path = Path("dist")
     cache_dir: Path = Path(".cache")
     source_date_epoch: str = ""
@@ -147,6 +148,8 @@ def _plan(request: BuildRequest) -> _Plan:
     platforms.arch_of(f"{platforms.OS}/{arch}", "--arch")  # before resolve, vendor and compile run
     platforms.check_dist_name(request.name or request.component)
     check_suffix(request.version_suffix)
+    if request.go:
+        toolchain.check_exact(request.go)
     registry_cache.check_repo(request.cache_from, "--cache-from")
     registry_cache.check_repo(request.cache_to, "--cache-to")
     phases: dict[str, float] = {}
@@ -159,11 +162,12 @@ def _plan(request: BuildRequest) -> _Plan:
             custom = plugins_stage.prepare(resolution, request.plugin_sources, request.patches, request.cache_dir, request.component)
     engine = connect()
     with _timed(phases, "builder"):
-        chosen = _select_builder(engine, request, resolution.go_version)
+        go = toolchain.choose(resolution.go_version, request.go, request.goroot, f"Kubernetes {resolution.version}")
+        chosen = _select_builder(engine, request, resolution.go_version, go)
     workspace = render_wrapper(resolution, request.component, custom.imports, custom.requires, custom.local_replaces,
                                custom.registrations)
     with _timed(phases, "vendor"):
-        vendored = vendor.prepare(workspace, request.cache_dir)
+        vendored = vendor.prepare(workspace, request.cache_dir, go=go.go)
         k8s_agreement.check_tidied((vendored.workspace_dir / "go.mod").read_text(), resolution)
         log(f"    tidy {'cached' if vendored.tidy_cached else 'ran'}, vendor {'cached' if vendored.vendor_cached else 'ran'} ({vendored.vendor_dir})")
         module_sum = _module_sum(vendored, resolution)
@@ -194,19 +198,19 @@ def _module_sum(vendored: vendor.Vendored, resolution: versions.Resolution) -> s
 def _workspace_image(engine: Engine, request: BuildRequest, chosen: builder.Builder,
                      vendored: vendor.Vendored, custom: plugins_stage.Customization) -> workspace_image.WorkspaceImage:
     """The workspace image: local, else from the registry cache (--cache-from), else built."""
-    key = workspace_image.image_key(chosen.image, chosen.go_version, vendored.vendor_key, custom.overlays)
+    key = workspace_image.image_key(chosen.image, chosen.go_version, vendored.vendor_key, custom.overlays, chosen.identity)
     if request.cache_from and engine.inspect_image(workspace_image.tag_for(key)) is None:
         registry_cache.pull_workspace(engine, request.cache_from, key)
     if request.cache_from:
         registry_cache.seed_gocache(engine, request.cache_from, key, request.gocache_volume)
     image = workspace_image.ensure(engine, chosen.image, chosen.go_version, vendored.vendor_dir, vendored.vendor_key,
-                                   custom.overlays)
+                                   custom.overlays, chosen.identity)
     log(f"    {image.tag} ({'cached' if image.cached else 'built'})")
     return image
 
 
-def _select_builder(engine: Engine, request: BuildRequest, go_version: str) -> builder.Builder:
-    chosen = builder.select(engine, go_version, request.builder_image, request.pull, request.goroot)
+def _select_builder(engine: Engine, request: BuildRequest, go_version: str, go: toolchain.Toolchain) -> builder.Builder:
+    chosen = builder.select(engine, go_version, request.builder_image, request.pull, request.goroot, go)
     log(f"    {chosen.image} (go {chosen.go_version}, {chosen.source})")
     if request.cgo_static and not chosen.has_gcc:
         raise UserError(
@@ -266,7 +270,8 @@ def _record(plan: _Plan, argv: list[str], binary: Path, checked: verify.Verified
             requested=request.k8s_version, version=resolution.version, stamped_version=plan.git_version,
             go_version_required=resolution.go_version, staging_replaces=resolution.replaces, module_sum=plan.module_sum,
         ),
-        builder=BuilderInfo(image=chosen.image, image_id=chosen.image_id, go_version=chosen.go_version, source=chosen.source),
+        builder=BuilderInfo(image=chosen.image, image_id=chosen.image_id, go_version=chosen.go_version, source=chosen.source,
+                            toolchain=chosen.identity),
         vendor=VendorInfo(go_sum_sha256=vendored.go_sum_sha256, key=vendored.vendor_key, cached=vendored.vendor_cached),
         plugins=list(plan.custom.plugins_info),
         patches=list(plan.custom.patches_info),
@@ -299,6 +304,8 @@ def run(request: BuildRequest) -> BuildResult:
         binary = staging / component
         with _timed(plan.phases, "verify", str(final_dir / component)):
             checked = verify.verify(binary, plan.arch, plan.git_version, allow_dynamic=False)
+            if plan.chosen.go_version:  # a configured image may not say which Go it has
+                verify.check_go(binary, plan.chosen.go_version)
             log(f"    static {checked.arch} ELF, {checked.version_method}: {checked.version_output}")
         if request.cache_to:
             with _timed(plan.phases, "cache-to", request.cache_to):

@@ -58,8 +58,8 @@ def _import_set(files: dict[str, str]) -> bytes:
     return "\n".join(sorted(imports)).encode()
 
 
-def _go(args: list[str], cwd: Path) -> None:
-    gotool.check(args, cwd=cwd, stream=True)
+def _go(args: list[str], cwd: Path, go: str) -> None:
+    gotool.check(args, cwd=cwd, stream=True, go=go)
 
 
 def _publish(tmp: Path, final: Path) -> None:
@@ -76,7 +76,7 @@ def _tmpdir(parent: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=".tmp-", dir=parent))
 
 
-def _tidy(workspace: Workspace, imports: bytes, cache_root: Path) -> tuple[Path, bool]:
+def _tidy(workspace: Workspace, imports: bytes, cache_root: Path, go: str) -> tuple[Path, bool]:
     """`go mod tidy`, cached by go.mod and the import set; returns (directory, was cached)."""
     tidy_dir = cache_root / "tidy" / _digest(workspace.files["go.mod"].encode(), imports)[:32]
     if (tidy_dir / "go.sum").is_file():
@@ -85,7 +85,7 @@ def _tidy(workspace: Workspace, imports: bytes, cache_root: Path) -> tuple[Path,
     try:
         for name, text in workspace.files.items():
             (tmp / name).write_text(text)
-        _go(["mod", "tidy"], tmp)
+        _go(["mod", "tidy"], tmp, go)
         for item in list(tmp.iterdir()):
             if item.name not in ("go.mod", "go.sum"):
                 item.unlink()
@@ -95,7 +95,7 @@ def _tidy(workspace: Workspace, imports: bytes, cache_root: Path) -> tuple[Path,
     return tidy_dir, False
 
 
-def _vendor(workspace: Workspace, go_mod: bytes, go_sum: bytes, vendor_dir: Path) -> bool:
+def _vendor(workspace: Workspace, go_mod: bytes, go_sum: bytes, vendor_dir: Path, go: str) -> bool:
     """`go mod vendor` into vendor_dir unless it is there; returns whether it was cached."""
     if (vendor_dir / "modules.txt").is_file():
         return True
@@ -109,7 +109,7 @@ def _vendor(workspace: Workspace, go_mod: bytes, go_sum: bytes, vendor_dir: Path
                 (src / name).write_text(text)
         (src / "go.mod").write_bytes(go_mod)
         (src / "go.sum").write_bytes(go_sum)
-        _go(["mod", "vendor", "-o", str(tmp / "vendor")], src)
+        _go(["mod", "vendor", "-o", str(tmp / "vendor")], src, go)
         _publish(tmp / "vendor", vendor_dir)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -134,15 +134,16 @@ def _source_dir(workspace: Workspace, go_mod: bytes, go_sum: bytes, cache_root: 
     return source_dir
 
 
-def prepare(workspace: Workspace, cache_root: Path) -> Vendored:
-    """Tidy (cached) and vendor (cached) the rendered workspace; return the directories to mount."""
+def prepare(workspace: Workspace, cache_root: Path, go: str = "") -> Vendored:
+    """Tidy (cached) and vendor (cached) the rendered workspace; return the directories to mount.
+    `go` is the `go` command to run (toolchain.Toolchain.go: one newer than the host's), "" for the host's."""
     imports = _import_set(workspace.files)
-    tidy_dir, tidy_cached = _tidy(workspace, imports, cache_root)
+    tidy_dir, tidy_cached = _tidy(workspace, imports, cache_root, go)
     go_mod = (tidy_dir / "go.mod").read_bytes()
     go_sum = (tidy_dir / "go.sum").read_bytes()
     vendor_key = _digest(go_mod, go_sum, imports)
     vendor_dir = cache_root / "vendor" / vendor_key[:32]
-    vendor_cached = _vendor(workspace, go_mod, go_sum, vendor_dir)
+    vendor_cached = _vendor(workspace, go_mod, go_sum, vendor_dir, go)
     return Vendored(
         workspace_dir=_source_dir(workspace, go_mod, go_sum, cache_root),
         vendor_dir=vendor_dir,

@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from scheduler_build import platforms
+from scheduler_build import gotool, platforms
 from scheduler_build.build import elf
 from scheduler_build.errors import BuildFailed
 
@@ -71,3 +71,12 @@ def verify(path: Path, arch: str, expected_version: str, allow_dynamic: bool = F
     info = check_elf(path, arch, allow_dynamic)
     output, method = check_version(path, arch, expected_version)
     return Verified(arch=info.arch, static=info.is_static, elf_type=info.elf_type, version_output=output, version_method=method)
+
+
+def check_go(path: Path, expected: str) -> str:
+    """`go version FILE` (the Go that built it, from its build info); raise unless it is go`expected`."""
+    said = gotool.check(["version", str(path)], what=f"`go version {path.name}`").strip()
+    found = said.rsplit(" ", 1)[-1]
+    if found != f"go{expected}":
+        raise BuildFailed(f"{path} was built by {found or 'an unknown Go'}, not the go{expected} chosen for it")
+    return found

@@ -57,9 +57,10 @@ class WorkspaceImage:
     cached: bool
 
 
-def image_key(builder_ref: str, go_version: str, vendor_key: str, excluded: Iterable[str]) -> str:
-    """The digest of everything the image holds."""
-    parts = [FORMAT, __version__, builder_ref, go_version, vendor_key, *sorted(excluded)]
+def image_key(builder_ref: str, go_version: str, vendor_key: str, excluded: Iterable[str], toolchain: str = "") -> str:
+    """The digest of everything the image holds. `toolchain` is the Go toolchain module the builder was
+    bootstrapped from (`module@version h1:...`), empty for the host's Go or an image's own."""
+    parts = [FORMAT, __version__, builder_ref, go_version, vendor_key, *sorted(excluded), *([toolchain] if toolchain else [])]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
@@ -117,10 +118,10 @@ def context_tar(vendor_dir: Path, excluded: Iterable[str], out: IO[bytes]) -> No
 
 
 def ensure(engine: Engine, builder_ref: str, go_version: str, vendor_dir: Path, vendor_key: str,
-           excluded: Iterable[str]) -> WorkspaceImage:
+           excluded: Iterable[str], toolchain: str = "") -> WorkspaceImage:
     """The workspace image of these inputs, built through the engine's build API unless it is there."""
     excluded = sorted(excluded)
-    key = image_key(builder_ref, go_version, vendor_key, excluded)
+    key = image_key(builder_ref, go_version, vendor_key, excluded, toolchain)
     tag = tag_for(key)
     existing = engine.inspect_image(tag)
     if existing is not None and existing.labels.get(KEY_LABEL) == key:

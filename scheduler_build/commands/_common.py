@@ -91,7 +91,7 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
                   builder_image: str | None = None, no_pull: bool = False, dist: Any = None,
                   source_date_epoch: str | None = None, version_suffix: str | None = None,
                   gocache_volume: str | None = None, cache_from: str | None = None, cache_to: str | None = None,
-                  spec: Spec | None = None) -> BuildRequest:
+                  spec: Spec | None = None, go: str | None = None) -> BuildRequest:
     """A BuildRequest from flags, then settings (`k8s.*`, `build.*`, `builder.*`, `paths.dist_dir`), then the
     spec's plugins, patches, version and suffix when one is given (flags keep precedence)."""
     request = BuildRequest(
@@ -104,6 +104,7 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
         builder_image=option(c, "builder.image", builder_image),
         pull=False if no_pull else option(c, "builder.pull"),
         goroot=option(c, "builder.goroot"),
+        go=str(option(c, "builder.go", go) or ""),
         dist_dir=Path(option(c, "paths.dist_dir", dist)),
         cache_dir=settings.cache_dir(c.config if isinstance(c, Context) else c),
         source_date_epoch=str(option(c, "build.source_date_epoch", source_date_epoch) or ""),

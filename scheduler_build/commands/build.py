@@ -22,6 +22,8 @@ from scheduler_build.commands._common import build_request, describe, emit, emit
                       f"({describe('build.cgo_static')})",
         "builder-image": f"compile in this image instead of the official or bootstrapped golang image "
                          f"({describe('builder.image')})",
+        "go": f"build with this exact Go release, e.g. 1.27.3, fetched from the Go module proxy when the host has "
+              f"another ({describe('builder.go', 'the host Go, or the newest patch of the go line from the proxy')})",
         "no-pull": f"never try pulling the official golang image (else builder.pull decides, {describe('builder.pull')})",
         "dist": f"output root ({describe('paths.dist_dir')})",
         "source-date-epoch": "build date stamp in seconds "
@@ -41,7 +43,8 @@ from scheduler_build.commands._common import build_request, describe, emit, emit
 @user_errors
 def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cgo_static=False,
           builder_image=None, no_pull=False, dist=None, source_date_epoch=None, version_suffix=None,
-          gocache_volume=None, json=False, spec=None, no_spec=False, all_platforms=False, cache_from=None, cache_to=None):
+          gocache_volume=None, json=False, spec=None, no_spec=False, all_platforms=False, cache_from=None, cache_to=None,
+          go=None):
     """Build a static, version-stamped kube-scheduler in a golang container with no network.
 
     With a build spec (the default: the bundled example), its out-of-tree plugins and
@@ -54,7 +57,7 @@ def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cg
     flags = dict(k8s_version=k8s_version, os=os, component=component, name=name, cgo_static=cgo_static,
                  builder_image=builder_image, no_pull=no_pull, dist=dist, source_date_epoch=source_date_epoch,
                  version_suffix=version_suffix, gocache_volume=gocache_volume, cache_from=cache_from, cache_to=cache_to,
-                 spec=loaded)
+                 spec=loaded, go=go)
     results = [build_stage.run(build_request(c, arch=target_arch, **flags)) for target_arch in arches]
     if json:
         infos = [r.info.to_dict() for r in results]

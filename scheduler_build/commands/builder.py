@@ -3,7 +3,7 @@
 from invoke import Collection, task
 
 from scheduler_build.engine import connect
-from scheduler_build import settings
+from scheduler_build import settings, toolchain
 from scheduler_build.build import builder_image as builder_stage
 from scheduler_build.resolve import versions
 from scheduler_build.commands._common import describe, emit, negated, option, user_errors
@@ -12,12 +12,16 @@ from scheduler_build.commands._common import describe, emit, negated, option, us
 @task(help={
     "goroot": f"Go root to copy into the image ({describe('builder.goroot', '`go env GOROOT`')})",
     "force": "rebuild even if the image for this Go version exists",
+    "go": f"bootstrap this exact Go release (e.g. 1.27.3) from the Go module proxy's toolchain ({describe('builder.go', 'the host Go')})",
 })
 @user_errors
-def bootstrap(c, goroot=None, force=False):
-    """Build scheduler-build/golang:<go> locally from the host's Go and a busybox rootfs (no pull)."""
+def bootstrap(c, goroot=None, force=False, go=None):
+    """Build scheduler-build/golang:<go> locally from the host's (or the proxy's) Go and a busybox rootfs (no pull)."""
     engine = connect()
-    built = builder_stage.bootstrap(engine, option(c, "builder.goroot", goroot), force=force)
+    goroot = option(c, "builder.goroot", goroot)
+    exact = option(c, "builder.go", go)
+    chosen = toolchain.choose("", exact, goroot) if exact else None
+    built = builder_stage.bootstrap(engine, goroot, force=force, go=chosen)
     emit(f"{built.image} {built.image_id}")
 
 
@@ -25,18 +29,21 @@ def bootstrap(c, goroot=None, force=False):
     "k8s-version": f"Kubernetes version whose go.mod sets the Go version needed ({describe('k8s.version')})",
     "image": f"an explicit builder image to check ({describe('builder.image')})",
     "no-pull": f"never try pulling the official golang image (else builder.pull decides, {describe('builder.pull')})",
+    "go": f"an exact Go release, as `inv build --go` ({describe('builder.go')})",
 })
 @user_errors
-def show(c, k8s_version=None, image=None, no_pull=False):
+def show(c, k8s_version=None, image=None, no_pull=False, go=None):
     """Show which builder image `inv build` would use, bootstrapping it if needed."""
     resolution = versions.resolve(option(c, "k8s.version", k8s_version), settings.cache_dir(c.config))
     engine = connect()
+    goroot = option(c, "builder.goroot")
     chosen = builder_stage.select(
         engine,
         resolution.go_version,
         option(c, "builder.image", image),
         option(c, "builder.pull", negated(no_pull)),
-        option(c, "builder.goroot"),
+        goroot,
+        toolchain.choose(resolution.go_version, option(c, "builder.go", go), goroot, f"Kubernetes {resolution.version}"),
     )
     emit(f"{chosen.image} go{chosen.go_version} {chosen.source}")
 

@@ -134,6 +134,6 @@ def compare(apidiff: Path, old: Path, new: Path) -> str:
     return proc.stdout
 
 
-def list_packages(module_dir: Path, pattern: str) -> list[str]:
-    proc = gotool.run(["list", "-e", "-f", "{{.ImportPath}}", pattern], cwd=module_dir, timeout=600)
+def list_packages(module_dir: Path, pattern: str, go: str = "") -> list[str]:
+    proc = gotool.run(["list", "-e", "-f", "{{.ImportPath}}", pattern], cwd=module_dir, timeout=600, go=go)
     return [line.strip() for line in proc.stdout.splitlines() if line.strip()]

@@ -33,12 +33,13 @@ ENV = {"GOFLAGS": f"-mod=vendor -buildvcs=false -trimpath -tags={','.join(BUILD_
        "GOMODCACHE": "/tmp/gomodcache-unused", "GOCACHE": GOCACHE, "CGO_ENABLED": "0", "HOME": "/tmp"}
 
 
-def prepare(work: Path, label: str) -> None:
+def prepare(work: Path, label: str, go: str = "") -> None:
     """`go mod tidy -e` then `go mod vendor -e` on this side (the module cache and proxy are here):
-    the module then builds with no module cache, wherever the engine runs."""
+    the module then builds with no module cache, wherever the engine runs. `go`: the toolchain's
+    `go` when the host's is too old (toolchain.py), "" for the host's."""
     with phase("tidy", f"{label}: go mod tidy -e, go mod vendor -e"):
         for args in (["mod", "tidy", "-e"], ["mod", "vendor", "-e"]):
-            proc = gotool.run(args, cwd=work, timeout=3600)
+            proc = gotool.run(args, cwd=work, timeout=3600, go=go)
             for line in (proc.stdout + proc.stderr).splitlines()[-10:]:
                 log(f"    {line}")
 

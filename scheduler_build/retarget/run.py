@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scheduler_build import engine as engine_mod
-from scheduler_build import gotool
+from scheduler_build import gotool, toolchain
 from scheduler_build.atomic import write_atomic
 from scheduler_build.build import builder_image
 from scheduler_build.errors import UserError
@@ -82,9 +82,9 @@ def edited(go_mod: str, flags: list[str]) -> str:
         return path.read_text()
 
 
-def in_builder(request: RetargetRequest, go_version: str) -> InBuilder:
+def in_builder(request: RetargetRequest, go_version: str, go: toolchain.Toolchain) -> InBuilder:
     engine = engine_mod.connect()
-    chosen = builder_image.select(engine, go_version, configured=request.builder_image, pull=False)
+    chosen = builder_image.select(engine, go_version, configured=request.builder_image, pull=False, go=go)
     return InBuilder(chosen.image, request.gocache_volume, engine)
 
 
@@ -124,8 +124,11 @@ def retarget(request: RetargetRequest) -> RetargetResult:
         result.written.append("go.mod")
     with tempfile.TemporaryDirectory(prefix="sb-retarget-") as tmp:
         work = _copy(path, Path(tmp) / "new", new_text)
-        prepare(work, f"the module for {target.version}")
-        builder = in_builder(request, target.go_version)
+        # The newer of the target's go line and the module's own: the host's Go, else the proxy's toolchain.
+        needed = max(target.go_version, mod.go, key=toolchain.parse)
+        go = toolchain.choose(needed, what=f"{mod.module} against Kubernetes {target.version}")
+        prepare(work, f"the module for {target.version}", go.go)
+        builder = in_builder(request, needed, go)
         try:
             with phase("compile", f"{mod.module} against Kubernetes {target.version} in the builder"):
                 result.compiled, output = compile_in_builder(work, builder)
@@ -138,7 +141,7 @@ def retarget(request: RetargetRequest) -> RetargetResult:
             result.errors = explain.compile_errors(output)
             if old is not None:
                 result.changes = _api_changes(path, text, old, work, Path(tmp), result.errors, request.cache_dir,
-                                              builder)
+                                              builder, go.go)
         finally:
             builder.close()
         result.report = explain.report(explain.explain(result.errors, result.changes), result.changes,
@@ -147,7 +150,7 @@ def retarget(request: RetargetRequest) -> RetargetResult:
 
 
 def _api_changes(path: Path, text: str, old: versions.Resolution, new_work: Path, tmp: Path,
-                 errors: list[str], cache_dir: Path, builder: InBuilder) -> list[apidiff.Change]:
+                 errors: list[str], cache_dir: Path, builder: InBuilder, go: str = "") -> list[apidiff.Change]:
     """apidiff of each k8s.io/kubernetes package the plugin imports, and of each staging package whose
     names the errors mention; the old side
     is the module as written (`text`), its replaces derived for its own release the same way."""
@@ -160,13 +163,13 @@ def _api_changes(path: Path, text: str, old: versions.Resolution, new_work: Path
     if not wanted:
         return []
     old_work = _copy(path, tmp / "old", old_text)
-    prepare(old_work, f"the module as written, for {old.version}")
+    prepare(old_work, f"the module as written, for {old.version}", go)
     tool = apidiff.tool(cache_dir)
 
     def export(work: Path, package: str, out: Path) -> bool:
         return apidiff.export_data(builder, tool, work, package, out)
 
-    homes = apidiff.list_packages(new_work, f"{HOME_MODULE}/...")
+    homes = apidiff.list_packages(new_work, f"{HOME_MODULE}/...", go)
     changes: list[apidiff.Change] = []
     exports = tmp / "exports"
     exports.mkdir()

@@ -28,7 +28,7 @@ import yaml
 from scheduler_build.resolve import intree
 from scheduler_build.resolve import versions
 from scheduler_build.errors import UserError
-from scheduler_build import gotool
+from scheduler_build import gotool, toolchain
 from scheduler_build.scaffold import manifest
 from scheduler_build.atomic import staging_dir
 from scheduler_build.progress import log
@@ -347,9 +347,11 @@ def _sample_config(name: str, chosen: list[Point], scheduler_name: str) -> str:
     return header + yaml.safe_dump(config, sort_keys=True, default_flow_style=False)
 
 
-def _tidy(directory: Path) -> None:
+def _tidy(directory: Path, resolution: versions.Resolution) -> None:
+    # The release's go line decides the Go: the host's, else the Go module proxy's toolchain.
+    go = toolchain.choose(resolution.go_version, what=f"Kubernetes {resolution.version}")
     gotool.check(["mod", "tidy"], cwd=directory, stream=True, what="`go mod tidy` of the scaffold",
-                 hint="nothing was written to --out")
+                 hint="nothing was written to --out", go=go.go)
 
 
 def scaffold(request: ScaffoldRequest) -> ScaffoldResult:
@@ -378,7 +380,7 @@ def scaffold(request: ScaffoldRequest) -> ScaffoldResult:
             target.write_text(text)
         if request.tidy:
             log(f"    go mod tidy for k8s.io/kubernetes {resolution.version}")
-            _tidy(tmp)
+            _tidy(tmp, resolution)
         os.chmod(tmp, 0o755)
         written = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
         steps = manifest.plan(out, written, request.force)
