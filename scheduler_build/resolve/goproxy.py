@@ -57,7 +57,7 @@ def proxy_urls() -> list[str]:
     urls = []
     for entry in gotool.proxy_setting().replace("|", ",").split(","):
         entry = entry.strip()
-        if entry.startswith(("http://", "https://")):
+        if entry.startswith(("http://", "https://", "file://")):  # urllib reads a file:// proxy as Go does
             urls.append(entry.rstrip("/"))
     return urls
 
@@ -85,6 +85,8 @@ def fetch(module: str, version: str, kind: str, cache_root: Path) -> str:
             continue
         except (urllib.error.URLError, OSError) as exc:
             errors.append(f"{url}: {getattr(exc, 'reason', exc)}")
+            if base.startswith("file://"):  # a file proxy without the file: Go's 404, on to the next entry
+                statuses.append(404)
             continue
         write_atomic(cached, text)
         return text

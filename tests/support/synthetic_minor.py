@@ -1,0 +1,149 @@
+"""A synthetic next Kubernetes minor, served by a local file-based Go module proxy (issue 27, Day-0).
+
+The newest served release (say v1.37.2) and every staging module its go.mod replaces are renumbered
+to the next minor (v1.38.0 and v0.38.0): each module zip is rewritten under the new module@version
+prefix, and each go.mod requires a Go one minor newer than the host's (its staging requirements
+renumbered too). The Go toolchain module of that minor is served beside them, linked from the real
+module cache after one download through the real proxy (verified against the checksum database).
+
+GOPROXY is then `file://<synthetic>,file://<real module cache>/cache/download,<the real proxy>`:
+the synthetic modules come first, everything else from what the machine already downloaded. A
+module cache (GOMODCACHE) and a toolkit cache (paths.cache_dir) of the test's own keep the synthetic
+v1.38.0 out of the real ones, where it would collide with the real release.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from scheduler_build import gotool, toolchain
+from scheduler_build.errors import UserError
+from scheduler_build.resolve import gomod, versions
+
+STAGING_PREFIX = "./staging/src/"
+
+
+@dataclass(frozen=True)
+class Synthetic:
+    source: str  # the real release it is made from, e.g. v1.37.2
+    version: str  # the synthetic one, e.g. v1.38.0
+    go: str  # its go line, e.g. 1.27.0
+    toolchain: str  # the Go it is bootstrapped with, e.g. 1.27.3
+    staging: tuple[str, ...]  # the renumbered staging modules
+    env: dict[str, str]  # GOPROXY, GONOSUMDB, GOMODCACHE, the toolkit cache
+
+    @property
+    def minor(self) -> str:
+        return versions.minor_of(self.version)
+
+
+def next_version(version: str) -> str:
+    """v1.37.2 -> v1.38.0."""
+    major, minor, _ = version.lstrip("v").split(".")
+    return f"v{major}.{int(minor) + 1}.0"
+
+
+def staging_version(version: str) -> str:
+    """v1.38.0 -> v0.38.0 (the staging modules' numbering)."""
+    return "v0." + version.lstrip("v").split(".", 1)[1]
+
+
+def newer_go() -> tuple[str, str] | None:
+    """(go line, toolchain release) one minor above the host's Go, from the real proxy; None if it serves none."""
+    host = toolchain.parse(toolchain.host().version)
+    wanted = (host[0], host[1] + 1)
+    listed = toolchain.listed_versions(wanted)
+    return (f"{wanted[0]}.{wanted[1]}.0", listed[-1]) if listed else None
+
+
+def edit_gomod(text: str, go: str, renumber: dict[str, tuple[str, str]]) -> str:
+    """The go line set to `go`; each `module old` requirement in `renumber` given its new version."""
+    text = re.sub(r"(?m)^go \d+\.\d+(\.\d+)?$", f"go {go}", text)
+    text = re.sub(r"(?m)^toolchain .*\n", "", text)
+    for module, (old, new) in renumber.items():
+        text = re.sub(rf"(?m)^(\s*(?:require\s+)?){re.escape(module)} {re.escape(old)}(\s|$)", rf"\g<1>{module} {new}\2", text)
+    return text
+
+
+def rewrite_zip(src: Path, dst: Path, module: str, old: str, new: str, go_mod: bytes) -> None:
+    """The module zip under `module@new/`, its go.mod replaced by `go_mod`."""
+    old_prefix, new_prefix = f"{module}@{old}/", f"{module}@{new}/"
+    tmp = dst.with_suffix(".tmp")
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zout:
+        for info in zin.infolist():
+            name = new_prefix + info.filename[len(old_prefix):]
+            data = go_mod if name == new_prefix + "go.mod" else zin.read(info)
+            out = zipfile.ZipInfo(name, info.date_time)
+            out.external_attr, out.compress_type = info.external_attr, zipfile.ZIP_DEFLATED
+            zout.writestr(out, data, compresslevel=1)
+    os.replace(tmp, dst)
+
+
+def publish(proxy: Path, module: str, old: str, new: str, go: str, renumber: dict[str, tuple[str, str]],
+            listed: list[str] | None = None) -> None:
+    """module@old from the real module cache, renumbered to `new`, into the file proxy."""
+    found = gotool.mod_download(module, old)
+    at = proxy / module / "@v"
+    at.mkdir(parents=True, exist_ok=True)
+    go_mod = edit_gomod(Path(found["GoMod"]).read_text(), go, renumber)
+    (at / f"{new}.mod").write_text(go_mod)
+    info = json.loads(Path(found["Info"]).read_text())
+    (at / f"{new}.info").write_text(json.dumps({"Version": new, "Time": info.get("Time", "")}))
+    rewrite_zip(Path(found["Zip"]), at / f"{new}.zip", module, old, new, go_mod.encode())
+    (at / "list").write_text("\n".join([*(listed or []), new]) + "\n")
+
+
+def serve_toolchain(proxy: Path, release: str) -> None:
+    """Go's toolchain module of `release` (downloaded and verified through the real proxy) into the file proxy."""
+    name = toolchain.module_version(release)
+    found = gotool.mod_download(toolchain.MODULE, name)
+    at = proxy / toolchain.MODULE / "@v"
+    at.mkdir(parents=True, exist_ok=True)
+    for kind in ("info", "mod", "zip"):
+        link = at / f"{name}.{kind}"
+        if not link.exists():
+            link.symlink_to(found[{"info": "Info", "mod": "GoMod", "zip": "Zip"}[kind]])
+    (at / "list").write_text(name + "\n")
+
+
+def build(root: Path, source: str, listed: list[str]) -> Synthetic | None:
+    """The synthetic next minor of the real release `source` under `root`; None if no newer Go is served."""
+    go = newer_go()
+    if go is None:
+        return None
+    go_line, release = go
+    new = next_version(source)
+    proxy = root / "proxy"
+    k8s_mod = gomod.parse(Path(gotool.mod_download(versions.KUBERNETES_MODULE, source)["GoMod"]).read_text())
+    staging = tuple(sorted(m for m, (path, _) in k8s_mod.replaces.items() if path.startswith(STAGING_PREFIX)))
+    renumber = {m: (staging_version(source), staging_version(new)) for m in staging}
+    publish(proxy, versions.KUBERNETES_MODULE, source, new, go_line, renumber, listed)
+    for module in staging:
+        try:
+            publish(proxy, module, staging_version(source), staging_version(new), go_line, renumber)
+        except UserError:  # refused by the proxy (sample-cli-plugin, ...): no build needs it, as for the real release
+            continue
+    serve_toolchain(proxy, release)
+    real_cache = gotool.env_value("GOMODCACHE")
+    upstream = gotool.proxy_setting()
+    env = {
+        "GOPROXY": f"file://{proxy},file://{real_cache}/cache/download,{upstream}",
+        "GONOSUMDB": ",".join((versions.KUBERNETES_MODULE, *staging)),  # the checksum database does not know them
+        "GOMODCACHE": str(root / "gomodcache"),
+        "SCHEDULER_BUILD_PATHS_CACHE_DIR": str(root / "cache"),
+    }
+    return Synthetic(source, new, go_line, release, staging, env)
+
+
+def clean(root: Path) -> None:
+    """Remove the test's module cache (read-only files, as Go leaves them)."""
+    cache = root / "gomodcache"
+    if cache.exists():
+        subprocess.run([gotool.binary(), "clean", "-modcache"], env=dict(os.environ, GOMODCACHE=str(cache), GOFLAGS=""),
+                       capture_output=True, timeout=600)
