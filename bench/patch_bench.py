@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from scheduler_build.resolve import versions
-from scheduler_build import gotool
+from scheduler_build import toolchain
 from scheduler_build.build import patches
 from scheduler_build import settings
 
@@ -30,7 +30,7 @@ SERIES = [REPO / "examples/patches/0001-scheduler-add-AcmeSchedulable-in-tree-pl
 
 def run(repeats: int = 5, version: str = settings.default("k8s.version")) -> dict:
     resolution = versions.resolve(version, settings.cache_dir())
-    source = gotool.module_dir(versions.KUBERNETES_MODULE, resolution.version)
+    source = toolchain.module_dir(versions.KUBERNETES_MODULE, resolution.version)
     ours, base, ours_check, base_check = [], [], [], []
     sizes = {}
     for _ in range(repeats):

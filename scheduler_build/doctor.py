@@ -19,7 +19,7 @@ from scheduler_build import settings
 from scheduler_build import engine
 from scheduler_build import gotool, toolchain
 from scheduler_build.cluster import containerd, network
-from scheduler_build.resolve import goproxy
+from scheduler_build.resolve import gomod, goproxy, versions
 from scheduler_build.errors import UserError
 
 MIN_FREE_GIB = 10  # a kube-scheduler build: ~0.7 GB modules, ~0.4 GB vendor, ~2 GB Go cache
@@ -144,10 +144,25 @@ def check_home() -> Check:
     return Check("HOME/GOPATH", True, f"{'GOPATH' if gopath else 'HOME'}={where}")
 
 
+def served_minors_needs(cache_root: Path, goroot: str = "") -> tuple[list[str], bool]:
+    """For each served Kubernetes minor (the proxy's listing), its go line and whether its Go is at
+    hand: ([lines], every one at hand). Nothing is downloaded but each newest patch's go.mod."""
+    local = toolchain.host(goroot)
+    listed = goproxy.list_versions(versions.KUBERNETES_MODULE)
+    newest = versions.newest_patches(listed)
+    lines, ready = [], True
+    for minor in versions.supported_minors(listed):
+        required = gomod.parse(goproxy.fetch(versions.KUBERNETES_MODULE, newest[minor], "mod", cache_root)).go
+        line = toolchain.need_line(minor, required, local.version, toolchain.cached_versions(toolchain.parse(required)))
+        ready = ready and "not cached" not in line
+        lines.append(line)
+    return lines, ready
+
+
 def check_minors_go(config: Any) -> Check:
     """Which Go each served minor's go line needs, and whether it is the host's or cached (toolchain.py)."""
     try:
-        lines, ready = toolchain.served_minors_needs(settings.cache_dir(config), settings.get(config, "builder.goroot"))
+        lines, ready = served_minors_needs(settings.cache_dir(config), settings.get(config, "builder.goroot"))
     except UserError as exc:
         return Check("go per minor", False, exc.message, exc.hint or "", required=False)
     return Check("go per minor", True, "; ".join(lines) if ready else "; ".join(lines) + " (needs the Go module proxy once)",

@@ -71,27 +71,7 @@ def run(args: list[str], cwd: Path | str | None = None, timeout: float | None = 
         stream: bool = False, env: dict[str, str] | None = None, go: str = "") -> subprocess.CompletedProcess:
     """Run `go ARGS`; output is captured (and, with stream, echoed to stderr line by line).
     `env` adds variables for this run only (the process environment is never changed). `go` is
-    another toolchain's `go` (toolchain.py: one newer than the host's); its GOROOT is its own.
-    When the host's Go refuses a module whose go line is newer, the command runs again with the
-    toolchain toolchain.choose gives for that line (Go's GOTOOLCHAIN=auto, through our cache)."""
-    proc = _run_once(args, cwd, timeout, stream, env, go)
-    needed = None if go or proc.returncode == 0 else _NEEDS_GO.search(proc.stdout + proc.stderr)
-    if needed is None:
-        return proc
-    from scheduler_build import toolchain  # it builds on this module
-
-    newer = toolchain.choose(needed.group(1), what=f"a module `go {' '.join(args)}` needs")
-    if not newer.go:
-        return proc
-    stream_line(f"    go {needed.group(1)} needed: again with go{newer.version} ({newer.module})")
-    return _run_once(args, cwd, timeout, stream, env, newer.go)
-
-
-_NEEDS_GO = re.compile(r"requires go (?:>|\\u003e)= (\d+\.\d+(?:\.\d+)?)[^\n]*GOTOOLCHAIN=local")
-
-
-def _run_once(args: list[str], cwd: Path | str | None, timeout: float | None, stream: bool,
-              env: dict[str, str] | None, go: str) -> subprocess.CompletedProcess:
+    another toolchain's `go` (toolchain.py: one newer than the host's); its GOROOT is its own."""
     argv = [go or binary(), *args]
     own_root = {"GOROOT": str(Path(go).parent.parent)} if go else {}
     full_env = environment(**{**own_root, **(env or {})})
@@ -130,9 +110,19 @@ def env_value(name: str) -> str:
     return check(["env", name]).strip()
 
 
-def mod_download(module: str, version: str, timeout: float = 900) -> dict:
-    """`go mod download -json module@version`: the module cache entry (Dir, GoMod, Info, Sum)."""
-    proc = run(["mod", "download", "-json", f"{module}@{version}"], timeout=timeout)
+_NEEDS_GO = re.compile(r"requires go (?:>|\\u003e)= (\d+\.\d+(?:\.\d+)?)[^\n]*GOTOOLCHAIN=local")
+
+
+def needs_go(output: str) -> str:
+    """The Go a refusal names (`requires go >= 1.27.0 (running go 1.26.8; GOTOOLCHAIN=local)`), else ""."""
+    found = _NEEDS_GO.search(output)
+    return found.group(1) if found else ""
+
+
+def mod_download(module: str, version: str, timeout: float = 900, go: str = "") -> dict:
+    """`go mod download -json module@version`: the module cache entry (Dir, GoMod, Info, Sum).
+    A module whose go line is newer than this Go is refused (toolchain.mod_download then retries)."""
+    proc = run(["mod", "download", "-json", f"{module}@{version}"], timeout=timeout, go=go)
     try:
         info = json.loads(proc.stdout or "{}")
     except json.JSONDecodeError:

@@ -23,7 +23,6 @@ from pathlib import Path
 
 from scheduler_build import gotool, platforms
 from scheduler_build.errors import UserError
-from scheduler_build.resolve import gomod, goproxy, versions
 
 MODULE = "golang.org/toolchain"
 EXACT = re.compile(r"^(?:go)?(\d+)\.(\d+)\.(\d+)$")
@@ -163,9 +162,9 @@ def choose(required: str, exact: str = "", goroot: str = "", what: str = "this K
     minor = parse(required)
     candidates = [v for v in listed_versions(minor) or cached_versions(minor) if satisfies(v, required)]
     if not candidates:
-        wanted = required if len(required.split(".")) > 2 else f"{required}.x"
-        raise UserError(f"the host's Go {local.version} is older than the go {required} {what} requires, and "
-                        f"no Go {wanted} is cached or served by GOPROXY={gotool.proxy_setting()}", offline_hint(required))
+        raise UserError(f"the host's Go {local.version} is older than the go {required} {what} requires, and no Go "
+                        f"{minor[0]}.{minor[1]}.x at or above it is cached or served by GOPROXY={gotool.proxy_setting()}",
+                        offline_hint(required))
     return fetch(candidates[-1])
 
 
@@ -180,17 +179,20 @@ def need_line(minor: str, required: str, host_version: str, cached_list: list[st
     return f"{minor}: go {required} (not cached: the first build fetches it from {MODULE})"
 
 
-def served_minors_needs(cache_root: Path, goroot: str = "") -> tuple[list[str], bool]:
-    """For each served Kubernetes minor (the proxy's listing), its go line and whether its Go is at
-    hand: ([lines], every one at hand). Nothing is downloaded but each newest patch's go.mod."""
-    local = host(goroot)
-    listed = goproxy.list_versions(versions.KUBERNETES_MODULE)
-    newest = versions.newest_patches(listed)
-    lines, ready = [], True
-    for minor in versions.supported_minors(listed):
-        mod_text = goproxy.fetch(versions.KUBERNETES_MODULE, newest[minor], "mod", cache_root)
-        required = gomod.parse(mod_text).go
-        line = need_line(minor, required, local.version, cached_versions(parse(required)))
-        ready = ready and "not cached" not in line
-        lines.append(line)
-    return lines, ready
+
+def mod_download(module: str, version: str, timeout: float = 900) -> dict:
+    """gotool.mod_download; a module whose go line the host's Go is too old for is downloaded again by
+    the Go that line needs (choose), as `go` itself would switch with GOTOOLCHAIN=auto."""
+    try:
+        return gotool.mod_download(module, version, timeout)
+    except UserError as exc:
+        needed = gotool.needs_go(exc.message)
+        if not needed:
+            raise
+    newer = choose(needed, what=f"{module}@{version}")
+    return gotool.mod_download(module, version, timeout, go=newer.go)
+
+
+def module_dir(module: str, version: str) -> Path:
+    """The module's source in the Go module cache (downloaded through the proxy if missing)."""
+    return Path(mod_download(module, version)["Dir"])

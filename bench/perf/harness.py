@@ -122,7 +122,7 @@ def source_dir(version: str, local_replaces: dict[str, str], cache_dir: Path) ->
     relative = local_replaces.get(KUBERNETES_MODULE)
     if relative:  # relative to <cache>/<stage>/<digest>/ (plugins.py)
         return (Path(cache_dir) / "x" / "y" / relative).resolve()
-    return gotool.module_dir(KUBERNETES_MODULE, version)
+    return toolchain.module_dir(KUBERNETES_MODULE, version)
 
 
 def executable(path: Path) -> bool:

@@ -192,7 +192,7 @@ def _module_sum(vendored: vendor.Vendored, resolution: versions.Resolution) -> s
     build replaces the module with a local copy) from the module cache the patches were read from."""
     go_sum = (vendored.workspace_dir / "go.sum").read_text()
     found = gomod.go_sum_hash(go_sum, versions.KUBERNETES_MODULE, resolution.version)
-    return found or gotool.mod_download(versions.KUBERNETES_MODULE, resolution.version).get("Sum", "")
+    return found or toolchain.mod_download(versions.KUBERNETES_MODULE, resolution.version).get("Sum", "")
 
 
 def _workspace_image(engine: Engine, request: BuildRequest, chosen: builder.Builder,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from scheduler_build import gotool
+from scheduler_build import toolchain
 from scheduler_build.build import k8s_agreement as agreement
 from scheduler_build.build import patches as patches_mod
 from scheduler_build.build import snapshot
@@ -117,7 +117,7 @@ def module_source(plugin: PluginSource) -> Path:
     """The plugin module's root: its local directory, or its copy in the Go module cache (via the proxy)."""
     if plugin.path is not None:
         return Path(plugin.path)
-    return Path(gotool.mod_download(plugin.module, plugin.version)["Dir"])
+    return Path(toolchain.mod_download(plugin.module, plugin.version)["Dir"])
 
 
 def _wire_plugin(plugin: PluginSource, resolution: Resolution, cache_root: Path, custom: Customization,

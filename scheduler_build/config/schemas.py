@@ -23,7 +23,7 @@ from typing import Any, Iterable
 
 import yaml
 
-from scheduler_build import gotool
+from scheduler_build import gotool, toolchain
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 
@@ -95,7 +95,7 @@ def convert(swagger: dict) -> dict[str, dict]:
 
 def swagger_file(k8s_version: str) -> Path:
     """The release's swagger.json in the Go module cache (downloaded through the proxy when missing)."""
-    path = gotool.module_dir("k8s.io/kubernetes", k8s_version) / "api" / "openapi-spec" / "swagger.json"
+    path = toolchain.module_dir("k8s.io/kubernetes", k8s_version) / "api" / "openapi-spec" / "swagger.json"
     if not path.is_file():
         raise UserError(f"k8s.io/kubernetes@{k8s_version} has no api/openapi-spec/swagger.json",
                         "target a Kubernetes release that ships its OpenAPI document")

@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from scheduler_build import gotool
+from scheduler_build import gotool, toolchain
 from scheduler_build.errors import UserError
 from scheduler_build.gotool import NETWORK_HINT
 from scheduler_build.atomic import write_atomic
@@ -100,7 +100,7 @@ def fetch(module: str, version: str, kind: str, cache_root: Path) -> str:
 
 def _fetch_with_go(module: str, version: str, kind: str, cached: Path) -> str:
     # GOPROXY=direct (or a file:// proxy): let the go command fetch it.
-    info = gotool.mod_download(module, version)
+    info = toolchain.mod_download(module, version)
     text = Path(info["GoMod"] if kind == "mod" else info["Info"]).read_text()
     write_atomic(cached, text)
     return text

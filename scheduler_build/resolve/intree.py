@@ -10,7 +10,7 @@ import json
 import re
 from pathlib import Path
 
-from scheduler_build import gotool
+from scheduler_build import toolchain
 from scheduler_build.atomic import write_atomic
 from scheduler_build.errors import UserError
 from scheduler_build.resolve import patchfile
@@ -26,7 +26,7 @@ def parse_names_go(text: str) -> set[str]:
 
 def kubernetes_source(version: str) -> Path:
     """The k8s.io/kubernetes source of `version` in the Go module cache (downloaded if absent)."""
-    return gotool.module_dir("k8s.io/kubernetes", version)
+    return toolchain.module_dir("k8s.io/kubernetes", version)
 
 
 def cached_in_tree_plugins(version: str, cache_root: Path) -> frozenset[str] | None:

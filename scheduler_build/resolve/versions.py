@@ -222,9 +222,17 @@ def _unlisted(text: str, exact: str, versions: list[str], cache_root: Path) -> N
 
 
 def resolve(text: str, cache_root: Path) -> Resolution:
-    """Resolve a version request through the Go module proxy."""
+    """Resolve a version request through the Go module proxy (offline: an exact version already cached)."""
     request = parse_request(text)
-    versions = goproxy.list_versions(KUBERNETES_MODULE)
+    try:
+        versions = goproxy.list_versions(KUBERNETES_MODULE)
+    except UserError:
+        if not (request.exact and all(goproxy.cached(KUBERNETES_MODULE, request.exact, kind, cache_root) for kind in ("mod", "info"))):
+            raise
+        # Offline, an exact version resolved before needs no listing: its go.mod and .info are cached.
+        log(f"warning: the Go module proxy cannot be listed; {request.exact} from the cache")
+        mod_text, info_text = (goproxy.fetch(KUBERNETES_MODULE, request.exact, kind, cache_root) for kind in ("mod", "info"))
+        return resolution_from(text, request.exact, mod_text, info_text, [])
     if request.exact and request.exact not in versions:
         _unlisted(text, request.exact, versions, cache_root)
         versions = [*versions, request.exact]  # served though unlisted

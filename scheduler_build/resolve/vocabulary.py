@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scheduler_build import gotool
+from scheduler_build import toolchain
 from scheduler_build.atomic import write_atomic
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
@@ -136,7 +136,7 @@ def config_api(version: str, cache_root: Path) -> ConfigAPI:
     if known is not None:
         return known
     staging = gomod.staging_version(version)
-    source = Path(gotool.mod_download(SCHEDULER_MODULE, staging, timeout=300)["Dir"]) / TYPES_GO
+    source = Path(toolchain.mod_download(SCHEDULER_MODULE, staging, timeout=300)["Dir"]) / TYPES_GO
     if not source.is_file():
         raise UserError(f"{SCHEDULER_MODULE}@{staging} has no {TYPES_GO}",
                         "kubescheduler.config.k8s.io/v1 moved: report this")
@@ -153,7 +153,7 @@ def feature_gates(version: str, cache_root: Path) -> dict[str, str]:
     path = _cache_file(cache_root, "feature-gates", version)
     if path.is_file():
         return json.loads(path.read_text())
-    source = gotool.module_dir(versions.KUBERNETES_MODULE, version) / FEATURES_GO
+    source = toolchain.module_dir(versions.KUBERNETES_MODULE, version) / FEATURES_GO
     gates = parse_feature_gates(source.read_text()) if source.is_file() else {}
     if not gates:
         raise UserError(f"found no feature gates in k8s.io/kubernetes@{version} {FEATURES_GO}",

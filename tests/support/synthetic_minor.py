@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
+import shutil
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,10 +54,11 @@ def staging_version(version: str) -> str:
     return "v0." + version.lstrip("v").split(".", 1)[1]
 
 
-def newer_go() -> tuple[str, str] | None:
-    """(go line, toolchain release) one minor above the host's Go, from the real proxy; None if it serves none."""
+def newer_go(source_go: str) -> tuple[str, str] | None:
+    """(go line, toolchain release) one minor above the host's Go (or the release's own go line, when
+    newer), from the real proxy; None if it serves none."""
     host = toolchain.parse(toolchain.host().version)
-    wanted = (host[0], host[1] + 1)
+    wanted = max((host[0], host[1] + 1), toolchain.parse(source_go)[:2])
     listed = toolchain.listed_versions(wanted)
     return (f"{wanted[0]}.{wanted[1]}.0", listed[-1]) if listed else None
 
@@ -114,13 +115,13 @@ def serve_toolchain(proxy: Path, release: str) -> None:
 
 def build(root: Path, source: str, listed: list[str]) -> Synthetic | None:
     """The synthetic next minor of the real release `source` under `root`; None if no newer Go is served."""
-    go = newer_go()
+    k8s_mod = gomod.parse(Path(gotool.mod_download(versions.KUBERNETES_MODULE, source)["GoMod"]).read_text())
+    go = newer_go(k8s_mod.go)
     if go is None:
         return None
     go_line, release = go
     new = next_version(source)
     proxy = root / "proxy"
-    k8s_mod = gomod.parse(Path(gotool.mod_download(versions.KUBERNETES_MODULE, source)["GoMod"]).read_text())
     staging = tuple(sorted(m for m, (path, _) in k8s_mod.replaces.items() if path.startswith(STAGING_PREFIX)))
     renumber = {m: (staging_version(source), staging_version(new)) for m in staging}
     publish(proxy, versions.KUBERNETES_MODULE, source, new, go_line, renumber, listed)
@@ -142,8 +143,8 @@ def build(root: Path, source: str, listed: list[str]) -> Synthetic | None:
 
 
 def clean(root: Path) -> None:
-    """Remove the test's module cache (read-only files, as Go leaves them)."""
+    """Remove the test's module cache (read-only directories, as Go leaves them; faster than `go clean -modcache`)."""
     cache = root / "gomodcache"
-    if cache.exists():
-        subprocess.run([gotool.binary(), "clean", "-modcache"], env=dict(os.environ, GOMODCACHE=str(cache), GOFLAGS=""),
-                       capture_output=True, timeout=600)
+    for directory, _, _ in os.walk(cache):
+        os.chmod(directory, 0o755)
+    shutil.rmtree(cache, ignore_errors=True)

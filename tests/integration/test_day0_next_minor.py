@@ -1,0 +1,147 @@
+"""Day-0 (issue 27): the next Kubernetes minor, needing a Go newer than the host's, works with no code change.
+
+A synthetic next minor (tests/support/synthetic_minor.py: the newest served release and its staging
+modules renumbered, e.g. v1.37.2 -> v1.38.0, their go.mod requiring the Go one minor above the host's)
+is served from a local file-based Go module proxy, with Go's own toolchain module of that minor beside
+it. Through the real CLI and the real `go`:
+- it resolves, and the served-minor list grows by itself (newest first, the oldest drops out);
+- the builder for it is bootstrapped from the toolchain the proxy serves (fetched into the test's own
+  module cache), and with no proxy and nothing cached the error is one line naming the Go and the fixes;
+- it scaffolds (`go mod tidy` by that toolchain) and the spec validates field by field against the
+  vocabulary and in-tree plugins derived from it (a misspelt plugin is refused: the negative control);
+- `plugin.retarget`'s rewrite to it changes only the numbers: no note, the same replaced modules.
+
+Not in `.ci/run`: the compile against it (a cold kube-scheduler-sized compile with the newer Go).
+`SB_DAY0_COMPILE=1` runs `inv plugin.retarget` to it for real (its compile and vet in the
+bootstrapped builder); `inv build --go` covers the compile path with the newer Go in CI's stead.
+
+Cost (this machine, 2 cores shared): see the module docstring's figures in the report / BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scheduler_build import toolchain
+from scheduler_build.resolve import gomod, goproxy, versions
+from scheduler_build.retarget import gomod_edit
+from scheduler_build.retarget import run as retarget_run
+from support import minors, synthetic_minor
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def day0(tmp_path_factory):
+    served = minors.served()
+    root = tmp_path_factory.mktemp("day0")
+    synthetic = synthetic_minor.build(root, list(served.values())[-1], goproxy.list_versions(versions.KUBERNETES_MODULE))
+    if synthetic is None:
+        pytest.skip("the Go module proxy serves no Go release one minor newer than the host's")
+    yield synthetic, served
+    synthetic_minor.clean(root)
+
+
+def inv(synthetic, *args: str, **extra: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, **synthetic.env, **extra}
+    return subprocess.run([sys.executable, "-m", "invoke", *args], cwd=REPO, env=env, capture_output=True, text=True)
+
+
+def test_the_next_minor_resolves_and_its_builder_is_bootstrapped_from_the_proxy(day0, tmp_path):
+    synthetic, served = day0
+    listed = inv(synthetic, "k8s.versions", "--json")
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    table = json.loads(listed.stdout)
+    assert table[synthetic.minor] == synthetic.version
+    newest_first = list(reversed(served))
+    assert list(table) == [synthetic.minor, *newest_first[:-1]]  # grew by itself, the oldest dropped out
+    resolved = json.loads(inv(synthetic, "k8s.resolve", synthetic.minor, "--json").stdout)
+    assert resolved["version"] == synthetic.version and resolved["go_version"] == synthetic.go
+    shown = inv(synthetic, "builder.show", "--k8s-version", synthetic.minor, "--no-pull")
+    assert shown.returncode == 0, shown.stderr[-3000:]
+    image, go, source = shown.stdout.split()
+    assert (image, go) == (f"scheduler-build/golang:{synthetic.toolchain}", f"go{synthetic.toolchain}")
+    assert source in ("bootstrapped", "bootstrap-cached")
+    # Fetched through the test's GOPROXY into the test's own module cache, not found on the host.
+    fetched = Path(synthetic.env["GOMODCACHE"]) / f"golang.org/toolchain@{toolchain.module_version(synthetic.toolchain)}"
+    assert (fetched / "bin" / "go").is_file()
+    # No proxy and nothing cached: one line naming the Go and the two fixes, no traceback.
+    offline = inv(synthetic, "builder.show", "--k8s-version", synthetic.version, "--no-pull",
+                  GOPROXY="off", GOMODCACHE=str(tmp_path / "empty-modcache"))
+    assert offline.returncode != 0
+    [line] = [entry for entry in offline.stderr.splitlines() if entry.startswith("error:")]
+    assert f"go {synthetic.go}" in line and "GOPROXY=off" in line and "install Go" in line, line
+    assert "Traceback" not in offline.stderr
+
+
+def test_the_next_minor_scaffolds_and_validates_field_by_field(day0, tmp_path):
+    synthetic, _ = day0
+    made = inv(synthetic, "scaffold.plugin", "--name", "DayZero", "--points", "filter,score",
+               "--module", "example.com/dayzero", "--k8s-version", synthetic.minor, "--out", str(tmp_path / "plugin"), "--json")
+    assert made.returncode == 0, made.stderr[-3000:]
+    result = json.loads(made.stdout)
+    assert result["k8s_version"] == synthetic.version
+    written = gomod.parse((tmp_path / "plugin" / "go.mod").read_text())
+    assert written.go == synthetic.go and written.requires["k8s.io/kubernetes"] == synthetic.version
+    assert (tmp_path / "plugin" / "go.sum").is_file()  # tidied, by the toolchain the go line needs
+    spec = {"name": "dayzero-scheduler", "version": "0.1.0", "kubernetes": {"version": synthetic.minor},
+            "plugins": [{"path": "./plugin", "package": result["package"], "names": ["DayZero"]}],
+            "profiles": [{"schedulerName": "dayzero-scheduler",
+                          "plugins": {"filter": {"enabled": [{"name": "DayZero"}]},
+                                      "score": {"enabled": [{"name": "DayZero", "weight": 2}, {"name": "PodTopologySpread"}]}},
+                          "pluginConfig": [{"name": "DayZero", "args": {"limit": 3}}]}]}
+    path = tmp_path / "scheduler.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    ok = inv(synthetic, "config.validate", "--spec", str(path), "--fields-only", "--json")
+    assert ok.returncode == 0, ok.stderr[-3000:]
+    assert json.loads(ok.stdout)["kubernetes_version"] == synthetic.version
+    spec["profiles"][0]["plugins"]["score"]["enabled"][1]["name"] = "PodTopologySpreed"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    refused = inv(synthetic, "config.validate", "--spec", str(path), "--fields-only", "--json")
+    assert refused.returncode != 0
+    errors = json.loads(refused.stdout)["errors"]
+    assert any("PodTopologySpreed" in e["message"] and "score" in e["path"] for e in errors), errors
+
+
+def test_retarget_to_the_next_minor_changes_only_the_numbers(day0, tmp_path, monkeypatch):
+    synthetic, served = day0
+    made = inv(synthetic, "scaffold.plugin", "--name", "DayZero", "--points", "filter,score", "--module",
+               "example.com/dayzero", "--k8s-version", served[list(served)[-1]], "--out", str(tmp_path / "plugin"), "--no-tidy")
+    assert made.returncode == 0, made.stderr[-3000:]
+    for name, value in synthetic.env.items():
+        monkeypatch.setenv(name, value)
+    cache = Path(synthetic.env["SCHEDULER_BUILD_PATHS_CACHE_DIR"])
+    text = (tmp_path / "plugin" / "go.mod").read_text()
+    mod = gomod.parse(text)
+    target = versions.resolve(synthetic.minor, cache)
+    old = retarget_run.old_resolution(gomod_edit.kubernetes_version_of(mod), cache)
+    rewrite = gomod_edit.plan(mod, tmp_path / "plugin", target, set(old.replaces))
+    new = gomod.parse(retarget_run.edited(text, rewrite.flags))
+    assert rewrite.notes == []
+    assert new.go == synthetic.go
+    renumber = {synthetic.source: synthetic.version,
+                synthetic_minor.staging_version(synthetic.source): synthetic_minor.staging_version(synthetic.version)}
+    assert new.requires == {m: renumber.get(v, v) for m, v in mod.requires.items()}
+    assert new.replaces == {m: (p, renumber.get(v, v)) for m, (p, v) in mod.replaces.items()}
+
+
+@pytest.mark.skipif(os.environ.get("SB_DAY0_COMPILE") != "1", reason="the compile against the next minor: SB_DAY0_COMPILE=1")
+def test_retarget_to_the_next_minor_compiles_in_the_bootstrapped_builder(day0, tmp_path):
+    synthetic, served = day0
+    source = served[list(served)[-1]]
+    made = inv(synthetic, "scaffold.plugin", "--name", "DayZero", "--points", "filter,score", "--module",
+               "example.com/dayzero", "--k8s-version", source, "--out", str(tmp_path / "plugin"), "--no-tidy")
+    assert made.returncode == 0, made.stderr[-3000:]
+    got = inv(synthetic, "plugin.retarget", "--path", str(tmp_path / "plugin"), "--k8s-version", synthetic.minor, "--json")
+    assert got.returncode == 0, got.stderr[-5000:]
+    result = json.loads(got.stdout)
+    assert result["compiles"] is True and (result["from"], result["to"]) == (source, synthetic.version)
+    assert result["notes"] == [] and result["changes"] == []
