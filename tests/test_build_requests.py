@@ -19,7 +19,7 @@ from scheduler_build.commands import image as image_tasks
 from scheduler_build.resolve import versions
 
 SETTINGS = {
-    "builder": {"image": "registry.example/golang:custom", "pull": False, "goroot": "/opt/go"},
+    "builder": {"image": "registry.example/golang:custom", "pull": False, "goroot": "/opt/go", "go": "1.27.3"},
     "build": {"gocache_volume": "acme-gocache", "reuse_builder": False, "cgo_static": True,
               "source_date_epoch": "1700000000", "version_suffix": "acme.9"},
 }
@@ -51,6 +51,7 @@ def context(tmp_path: Path, **overrides) -> Context:
 
 def _settings_seen(request: pipeline.BuildRequest) -> dict:
     return {"builder.image": request.builder_image, "builder.pull": request.pull, "builder.goroot": request.goroot,
+            "builder.go": request.go,
             "build.gocache_volume": request.gocache_volume, "build.reuse_builder": request.reuse_builder,
             "build.cgo_static": request.cgo_static, "build.source_date_epoch": request.source_date_epoch,
             "dist": Path(request.dist_dir)}
@@ -65,7 +66,7 @@ def test_inv_build_and_image_build_read_the_same_settings(tmp_path, recorded):
     built, missing = recorded
     assert _settings_seen(built) == _settings_seen(missing) == {
         "builder.image": "registry.example/golang:custom", "builder.pull": False, "builder.goroot": "/opt/go",
-        "build.gocache_volume": "acme-gocache", "build.reuse_builder": False, "build.cgo_static": True,
+        "builder.go": "1.27.3", "build.gocache_volume": "acme-gocache", "build.reuse_builder": False, "build.cgo_static": True,
         "build.source_date_epoch": "1700000000", "dist": tmp_path / "dist"}
     assert (missing.k8s_version, missing.arch, missing.name, missing.version_suffix) == ("1.36", "amd64", "kube-scheduler", "acme.9")
 
@@ -79,6 +80,7 @@ def test_a_changed_setting_reaches_both_paths(tmp_path, recorded):
         image_tasks.build(c, no_spec=True, k8s_version="1.36", platforms="linux/amd64")
     for request in recorded:
         assert request.builder_image == settings.default("builder.image")
+        assert request.go == settings.default("builder.go") == ""
         assert request.gocache_volume == settings.default("build.gocache_volume") != "acme-gocache"
 
 
@@ -100,3 +102,11 @@ def test_cluster_component_builds_keep_their_own_identity(tmp_path, recorded):
     assert (request.builder_image, request.gocache_volume) == ("registry.example/golang:custom", "acme-gocache")
     assert (request.component, request.name, request.version_suffix) == ("kube-apiserver", "kube-apiserver", "")
     assert request.arch != "riscv64"  # the host's: it runs here
+
+
+def test_the_go_flag_wins_over_builder_go(tmp_path, recorded):
+    c = context(tmp_path, **SETTINGS)
+    with pytest.raises(Stop):
+        build_tasks.build(c, no_spec=True, k8s_version="1.37", go="1.27.4")
+    (request,) = recorded
+    assert request.go == "1.27.4"
