@@ -1,6 +1,6 @@
 """Day-0 (issue 27): the next Kubernetes minor, needing a Go newer than the host's, works with no code change.
 
-A synthetic next minor (tests/support/synthetic_minor.py: the newest served release and its staging
+A synthetic next minor (testkit/synthetic_minor.py: the newest served release and its staging
 modules renumbered, e.g. v1.37.2 -> v1.38.0, their go.mod requiring the Go one minor above the host's)
 is served from a local file-based Go module proxy, with Go's own toolchain module of that minor beside
 it. Through the real CLI and the real `go`:
@@ -33,9 +33,9 @@ from scheduler_build import toolchain
 from scheduler_build.resolve import gomod, goproxy, versions
 from scheduler_build.retarget import gomod_edit
 from scheduler_build.retarget import run as retarget_run
-from support import minors, synthetic_minor
+from testkit import minors, synthetic_minor
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.integration  # also given by the directory
 REPO = Path(__file__).resolve().parents[2]
 
 
