@@ -9,15 +9,19 @@ module cache after one download through the real proxy (verified against the che
 GOPROXY is then `file://<synthetic>,file://<real module cache>/cache/download,<the real proxy>`:
 the synthetic modules come first, everything else from what the machine already downloaded. A
 module cache (GOMODCACHE) and a toolkit cache (paths.cache_dir) of the test's own keep the synthetic
-v1.38.0 out of the real ones, where it would collide with the real release.
+v1.38.0 out of the real ones, where it would collide with the real release. They are kept under
+<cache>/test-day0/<key> (a second run neither rewrites the zips nor unpacks the modules again),
+except the newer Go's toolchain, which every run fetches through the proxy afresh.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
+import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +31,8 @@ from scheduler_build.errors import UserError
 from scheduler_build.resolve import gomod, versions
 
 STAGING_PREFIX = "./staging/src/"
+FORMAT = "1"  # bump when the synthetic proxy's layout changes
+COMPLETE = ".complete"
 
 
 @dataclass(frozen=True)
@@ -113,28 +119,25 @@ def serve_toolchain(proxy: Path, release: str) -> None:
     (at / "list").write_text(name + "\n")
 
 
-def build(root: Path, source: str, listed: list[str]) -> Synthetic | None:
-    """The synthetic next minor of the real release `source` under `root`; None if no newer Go is served."""
+def build(cache_root: Path, source: str, listed: list[str]) -> Synthetic | None:
+    """The synthetic next minor of the real release `source`, kept under <cache>/test-day0/<key> (the
+    proxy and the test's module cache: made once per key); None if no newer Go is served. The newer Go's
+    toolchain is removed from the test's module cache each time, so every run fetches it through the proxy."""
     k8s_mod = gomod.parse(Path(gotool.mod_download(versions.KUBERNETES_MODULE, source)["GoMod"]).read_text())
     go = newer_go(k8s_mod.go)
     if go is None:
         return None
     go_line, release = go
     new = next_version(source)
-    proxy = root / "proxy"
     staging = tuple(sorted(m for m, (path, _) in k8s_mod.replaces.items() if path.startswith(STAGING_PREFIX)))
-    renumber = {m: (staging_version(source), staging_version(new)) for m in staging}
-    publish(proxy, versions.KUBERNETES_MODULE, source, new, go_line, renumber, listed)
-    for module in staging:
-        try:
-            publish(proxy, module, staging_version(source), staging_version(new), go_line, renumber)
-        except UserError:  # refused by the proxy (sample-cli-plugin, ...): no build needs it, as for the real release
-            continue
-    serve_toolchain(proxy, release)
+    key = hashlib.sha256(repr((FORMAT, source, go_line, release, sorted(listed))).encode()).hexdigest()[:16]
+    root = Path(cache_root) / "test-day0" / key
+    if not (root / "proxy" / COMPLETE).is_file():
+        _make_proxy(root, source, new, go_line, release, staging, listed)
+    forget(root / "gomodcache", f"{toolchain.MODULE}@{toolchain.module_version(release)}")
     real_cache = gotool.env_value("GOMODCACHE")
-    upstream = gotool.proxy_setting()
     env = {
-        "GOPROXY": f"file://{proxy},file://{real_cache}/cache/download,{upstream}",
+        "GOPROXY": f"file://{root / 'proxy'},file://{real_cache}/cache/download,{gotool.proxy_setting()}",
         "GONOSUMDB": ",".join((versions.KUBERNETES_MODULE, *staging)),  # the checksum database does not know them
         "GOMODCACHE": str(root / "gomodcache"),
         "SCHEDULER_BUILD_PATHS_CACHE_DIR": str(root / "cache"),
@@ -142,9 +145,33 @@ def build(root: Path, source: str, listed: list[str]) -> Synthetic | None:
     return Synthetic(source, new, go_line, release, staging, env)
 
 
-def clean(root: Path) -> None:
-    """Remove the test's module cache (read-only directories, as Go leaves them; faster than `go clean -modcache`)."""
-    cache = root / "gomodcache"
-    for directory, _, _ in os.walk(cache):
+def _make_proxy(root: Path, source: str, new: str, go_line: str, release: str, staging: tuple[str, ...],
+                listed: list[str]) -> None:
+    """The file proxy, built beside its place and renamed into it (a concurrent run keeps the first)."""
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".proxy-", dir=root))
+    try:
+        renumber = {m: (staging_version(source), staging_version(new)) for m in staging}
+        publish(tmp, versions.KUBERNETES_MODULE, source, new, go_line, renumber, listed)
+        for module in staging:
+            try:
+                publish(tmp, module, staging_version(source), staging_version(new), go_line, renumber)
+            except UserError:  # refused by the proxy (sample-cli-plugin, ...): no build needs it, as for the real release
+                continue
+        serve_toolchain(tmp, release)
+        (tmp / COMPLETE).write_text("")
+        shutil.rmtree(root / "proxy", ignore_errors=True)  # an interrupted earlier attempt
+        os.rename(tmp, root / "proxy")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def forget(modcache: Path, module_at_version: str) -> None:
+    """Remove one module version from a module cache (read-only directories, as Go leaves them)."""
+    module, version = module_at_version.split("@", 1)
+    tree = modcache / module_at_version
+    for directory, _, _ in os.walk(tree):
         os.chmod(directory, 0o755)
-    shutil.rmtree(cache, ignore_errors=True)
+    shutil.rmtree(tree, ignore_errors=True)
+    for item in (modcache / "cache" / "download" / module / "@v").glob(f"{version}.*"):
+        item.unlink()

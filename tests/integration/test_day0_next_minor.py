@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduler_build import toolchain
+from scheduler_build import settings, toolchain
 from scheduler_build.resolve import gomod, goproxy, versions
 from scheduler_build.retarget import gomod_edit
 from scheduler_build.retarget import run as retarget_run
@@ -40,14 +40,13 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def day0(tmp_path_factory):
+def day0():
     served = minors.served()
-    root = tmp_path_factory.mktemp("day0")
-    synthetic = synthetic_minor.build(root, list(served.values())[-1], goproxy.list_versions(versions.KUBERNETES_MODULE))
+    synthetic = synthetic_minor.build(settings.cache_dir(), list(served.values())[-1],
+                                      goproxy.list_versions(versions.KUBERNETES_MODULE))
     if synthetic is None:
         pytest.skip("the Go module proxy serves no Go release one minor newer than the host's")
-    yield synthetic, served
-    synthetic_minor.clean(root)
+    return synthetic, served
 
 
 def inv(synthetic, *args: str, **extra: str) -> subprocess.CompletedProcess:
