@@ -15,7 +15,9 @@ Not in `.ci/run`: the compile against it (a cold kube-scheduler-sized compile wi
 `SB_DAY0_COMPILE=1` runs `inv plugin.retarget` to it for real (its compile and vet in the
 bootstrapped builder); `inv build --go` covers the compile path with the newer Go in CI's stead.
 
-Cost (this machine, 2 cores shared): see the module docstring's figures in the report / BENCHMARKS.md.
+Cost (2 cores shared, load about 40; bench/results/day0-i27.json): 56 s with this key's proxy and module
+cache to make, 42 s once they are kept (<cache>/test-day0/<key>); a machine without the newer Go's
+bootstrapped builder image adds its bootstrap (45 to 90 s here).
 """
 
 from __future__ import annotations
