@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from scheduler_build import gotool, platforms
@@ -35,6 +35,7 @@ class Toolchain:
     source: str  # host | proxy
     module: str = ""  # golang.org/toolchain@v0.0.1-go1.27.3.linux-amd64 (source proxy)
     sum: str = ""  # that module's h1: hash, as the checksum database has it
+    pinned: bool = False  # asked for by `--go` (builder.go): a builder must have exactly this version
 
     @property
     def go(self) -> str:
@@ -156,7 +157,7 @@ def choose(required: str, exact: str = "", goroot: str = "", what: str = "this K
         if required and not satisfies(exact, required):
             raise UserError(f"--go {exact} is older than the go {required} {what} requires",
                             f"give --go {'.'.join(map(str, parse(required)[:2]))}.N or newer")
-        return local if local.version == exact else fetch(exact)
+        return replace(local if local.version == exact else fetch(exact), pinned=True)
     if not required or satisfies(local.version, required):
         return local
     minor = parse(required)

@@ -76,7 +76,7 @@ def select(engine: Engine, go_required: str, configured: str = "", pull: bool = 
     chosen for this build (toolchain.choose: the host's, or one from the Go module proxy); when it
     came from `--go`, only an image with exactly its version will do."""
     go = go or toolchain.choose(go_required, goroot=goroot)
-    exact = go.version if go.source == "proxy" else ""
+    exact = go.version if go.pinned else ""
     if configured:
         return _configured(engine, configured, go_required, pull, exact)
     official = official_ref(go_required)
