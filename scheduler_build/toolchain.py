@@ -137,7 +137,7 @@ def fetch(version: str, arch: str = "") -> Toolchain:
     if proc.returncode != 0 or f"go{version} " not in said + " " or ready is None:
         lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
         detail = lines[-1] if lines else "no output"
-        raise UserError(f"cannot fetch Go {version} ({MODULE}@{name}) from the Go module proxy: {detail}",
+        raise UserError(f"cannot fetch Go {version} ({MODULE}@{name}) through GOPROXY={gotool.proxy_setting()}: {detail}",
                         offline_hint(version))
     return ready
 
