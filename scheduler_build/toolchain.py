@@ -138,13 +138,13 @@ def fetch(version: str, arch: str = "") -> Toolchain:
         lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
         detail = lines[-1] if lines else "no output"
         raise UserError(f"cannot fetch Go {version} ({MODULE}@{name}) through GOPROXY={gotool.proxy_setting()}: {detail}",
-                        offline_hint(version))
+                        offline_hint(version, exact=True))
     return ready
 
 
-def offline_hint(version: str) -> str:
+def offline_hint(version: str, exact: bool = False) -> str:
     release = ".".join(map(str, parse(version))) or version
-    return (f"install Go {version} or newer on the host (https://go.dev/dl), or set GOPROXY to a Go module proxy "
+    return (f"install Go {version}{'' if exact else ' or newer'} on the host (https://go.dev/dl), or set GOPROXY to a Go module proxy "
             f"that serves {MODULE} (once online, `GOTOOLCHAIN=go{release} go version` caches it)")
 
 
