@@ -144,6 +144,26 @@ def check_home() -> Check:
     return Check("HOME/GOPATH", True, f"{'GOPATH' if gopath else 'HOME'}={where}")
 
 
+def check_version_skew(kubeconfig: str, spec_path: str, cache_dir: Path) -> Check:
+    """`doctor --kubeconfig`: the API server's version beside the spec's scheduler, under the skew policy."""
+    from scheduler_build import kubeclient
+    from scheduler_build.deploy import apply, skew
+
+    try:
+        server = apply.server_version(kubeclient.from_kubeconfig(kubeconfig))
+    except UserError as exc:
+        return Check("version skew", False, exc.message, exc.hint or "")
+    pair = apply.skew_pair(spec_path, server, cache_dir)
+    shown = f"scheduler {pair['scheduler'] or '?'}, API server {server}"
+    if pair["ok"] is None:
+        return Check("version skew", False, f"{shown}: {pair['reason']}", required=False,
+                     fix=f"this API server takes a scheduler of {' or '.join(pair['allowed_scheduler_minors'])}")
+    if not pair["ok"]:
+        verdict = skew.verdict(pair["scheduler"], server)
+        return Check("version skew", False, pair["reason"], skew.hint(verdict))
+    return Check("version skew", True, f"{shown}: within the policy ({skew.POLICY})")
+
+
 def run_all(config: Any, registry: str = "") -> list[Check]:
     go = check_go(config)
     checks = [check_docker(), go, check_go_proxy(), check_home(), check_cache(config), check_disk(config),
