@@ -22,6 +22,7 @@ from scheduler_build import settings
 from scheduler_build.atomic import write_atomic
 from scheduler_build.cli import add_suggestions
 from scheduler_build.progress import log
+from scheduler_build.resolve import version_table
 from scheduler_build.commands import namespace
 from scheduler_build.commands._common import user_errors
 from tests.support import pythons as supported_pythons
@@ -94,7 +95,7 @@ def _canary(k=None, verbose=False) -> None:
 
 @task
 def bump_test_versions(c):
-    """Rewrite tests/versions.yaml from the Go module proxy (commit it on its own) and say what changed."""
+    """Rewrite tests/versions.yaml (and docs/build.md's version table) from the Go module proxy and say what changed."""
     pinned = test_versions.load()
     try:
         now = test_versions.live(pinned.default_minor)
@@ -102,6 +103,9 @@ def bump_test_versions(c):
         raise Exit(f"error: {exc}", code=2) from None
     new = test_versions.changes(pinned, now)
     write_atomic(test_versions.PINNED, test_versions.dump(now))
+    # docs/build.md's table of served minors is checked against the pinned listings: it moves with them
+    table = REPO / "docs" / "build.md"
+    version_table.update(table, version_table.markdown(version_table.rows(settings.cache_dir())))
     print("\n".join(new) if new else "nothing new: tests/versions.yaml already pins what the proxy serves")
 
 

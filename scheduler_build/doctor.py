@@ -18,6 +18,8 @@ from scheduler_build.build import builder_image as builder
 from scheduler_build import settings
 from scheduler_build import engine
 from scheduler_build import gotool
+from scheduler_build import kubeclient
+from scheduler_build.deploy import apply, skew
 from scheduler_build.cluster import containerd, network
 from scheduler_build.resolve import goproxy
 from scheduler_build.errors import UserError
@@ -146,9 +148,6 @@ def check_home() -> Check:
 
 def check_version_skew(kubeconfig: str, spec_path: str, cache_dir: Path) -> Check:
     """`doctor --kubeconfig`: the API server's version beside the spec's scheduler, under the skew policy."""
-    from scheduler_build import kubeclient
-    from scheduler_build.deploy import apply, skew
-
     try:
         server = apply.server_version(kubeclient.from_kubeconfig(kubeconfig))
     except UserError as exc:

@@ -112,8 +112,9 @@ def down(c, state_dir=None):
 })
 @user_errors
 def status(c, state_dir=None, spec=None):
-    """Print whether the cluster's processes run and the API server is ready, as JSON, with the version
-    skew pair: the spec's scheduler beside the API server, judged by Kubernetes' policy."""
+    """Print whether the cluster's processes run and the API server is ready, as JSON.
+
+    With the version skew pair: the spec's scheduler beside the API server, judged by Kubernetes' policy."""
     directory = resolve_state_dir(c, state_dir)
     report = cluster_mod.status(directory)
     if report.get("running") is not False or report.get("version"):

@@ -20,7 +20,8 @@ from typing import Any, Callable
 import yaml
 
 from scheduler_build import kubeclient
-from scheduler_build.config import schemas
+from scheduler_build import spec as spec_mod
+from scheduler_build.config import schemas, target
 from scheduler_build.deploy import rollout, skew, tls
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
@@ -229,9 +230,6 @@ def skew_pair(spec_path: str | Path, server: str, cache_dir: Path) -> dict:
     """The scheduler a spec targets beside the API server `server`, judged by the skew policy
     (deploy/skew.py), for `doctor --kubeconfig` and `cluster.status`. Without a readable spec, or when its
     version cannot be resolved, the scheduler side is None with the reason, and the allowed minors are still said."""
-    from scheduler_build import spec as spec_mod
-    from scheduler_build.config import target
-
     pair = {"scheduler": None, "apiserver": server, "ok": None, "reason": "",
             "allowed_scheduler_minors": list(skew.allowed_minors(server)) if server else []}
     if not server:
