@@ -12,7 +12,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,7 +115,10 @@ def serve_listings(found: Versions, directory: Path | None = None) -> str:
     children). The real proxy stays behind it for everything else. Returns the new GOPROXY."""
     from scheduler_build import gotool
 
-    root = Path(directory or tempfile.mkdtemp(prefix="sb-pinned-proxy-"))
+    if directory is None:
+        directory = Path(tempfile.mkdtemp(prefix="sb-pinned-proxy-"))
+        atexit.register(shutil.rmtree, directory, True)  # made here: removed when this process ends
+    root = Path(directory)
     for module, listed in found.listings.items():
         target = root / goproxy._escape(module) / "@v"
         target.mkdir(parents=True, exist_ok=True)
