@@ -213,11 +213,15 @@ def check_skew(client: Any, scheduler: str, allow: bool) -> dict | None:
         log(f"    warning: version skew not checked: the scheduler's Kubernetes version is unknown (its image tag "
             f"names none); the API server is {server}; deploy --spec S checks it")
         return None
-    found = skew.verdict(scheduler, server)
+    try:
+        found = skew.verdict(scheduler, server)
+    except ValueError as exc:  # a server reporting no usable version: say so, do not guess
+        log(f"    warning: version skew not checked: the API server's {exc}")
+        return None
     if not found.ok and not allow:
         raise UserError(found.reason, skew.hint(found))
     log(f"    version skew: scheduler {scheduler}, API server {server}: "
-        + ("within the policy" if found.ok else f"outside the policy, allowed by --allow-version-skew"))
+        + ("within the policy" if found.ok else "outside the policy, allowed by --allow-version-skew"))
     return found.as_dict()
 
 
@@ -230,17 +234,20 @@ def skew_pair(spec_path: str | Path, server: str, cache_dir: Path) -> dict:
     """The scheduler a spec targets beside the API server `server`, judged by the skew policy
     (deploy/skew.py), for `doctor --kubeconfig` and `cluster.status`. Without a readable spec, or when its
     version cannot be resolved, the scheduler side is None with the reason, and the allowed minors are still said."""
-    pair = {"scheduler": None, "apiserver": server, "ok": None, "reason": "",
-            "allowed_scheduler_minors": list(skew.allowed_minors(server)) if server else []}
-    if not server:
-        return {**pair, "reason": "the API server's version is unknown"}
+    try:
+        allowed = list(skew.allowed_minors(server))
+    except ValueError:
+        allowed = []
+    pair = {"scheduler": None, "apiserver": server, "ok": None, "reason": "", "allowed_scheduler_minors": allowed}
+    if not allowed:
+        return {**pair, "reason": f"the API server's version is unknown ({server!r})"}
     if not Path(spec_path).is_file():
         return {**pair, "reason": f"no spec at {spec_path}: pass --spec or set spec.path to judge a scheduler"}
     try:
         release = target.kubernetes_release(spec_mod.load(spec_path), None, cache_dir)
+        return skew.verdict(release, server).as_dict()
     except UserError as exc:
         return {**pair, "reason": f"the spec's version is unknown: {exc.message}"}
-    return skew.verdict(release, server).as_dict()
 
 
 def deploy(objects: list[dict], kubeconfig: Path, context: str | None = None, dry_run: bool = False,

@@ -57,15 +57,20 @@ def verdict(scheduler: str, server: str) -> Verdict:
     if sched[0] != serv[0]:
         why = "a different major version"
     elif sched[1] > serv[1]:
-        why = f"the scheduler is {sched[1] - serv[1]} minor(s) newer"
+        why = f"the scheduler is {_minors(sched[1] - serv[1])} newer"
     elif serv[1] - sched[1] > 1:
-        why = f"the scheduler is {serv[1] - sched[1]} minors older"
+        why = f"the scheduler is {_minors(serv[1] - sched[1])} older"
     else:
         return Verdict(scheduler, server, True, "", allowed)
     return Verdict(scheduler, server, False, f"version skew refused: {shown} ({why}); {POLICY}", allowed)
 
 
+def _minors(count: int) -> str:
+    return f"{count} minor" + ("s" if count != 1 else "")
+
+
 def hint(found: Verdict) -> str:
     """The fixes for a refused pair, naming the scheduler minors this server accepts."""
-    return (f"build the scheduler for {' or '.join(found.allowed)} (kubernetes.version in the spec), deploy to an "
-            f"API server of its own minor, or pass --allow-version-skew to deploy anyway")
+    major, sched = minor(found.scheduler)
+    return (f"build the scheduler for {' or '.join(found.allowed)} (kubernetes.version in the spec), deploy it to an "
+            f"API server of {major}.{sched} or {major}.{sched + 1}, or pass --allow-version-skew to deploy anyway")

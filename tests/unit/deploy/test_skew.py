@@ -35,9 +35,9 @@ def test_a_newer_scheduler_is_refused_in_one_line_naming_both_versions_and_the_p
     found = skew.verdict("v1.37.2", "v1.36.3")
     assert not found.ok
     assert "v1.37.2" in found.reason and "v1.36.3" in found.reason and skew.POLICY in found.reason
-    assert "1 minor(s) newer" in found.reason and "\n" not in found.reason
+    assert "1 minor newer" in found.reason and "\n" not in found.reason
     hint = skew.hint(found)
-    assert "1.36 or 1.35" in hint and "--allow-version-skew" in hint
+    assert "1.36 or 1.35" in hint and "1.37 or 1.38" in hint and "--allow-version-skew" in hint
 
 
 def test_two_minors_older_is_refused_and_one_older_is_not():
@@ -82,3 +82,19 @@ def test_a_rendered_directory_names_its_schedulers_version_through_the_image_tag
                          ("registry.example.com/a/s:latest", "")]:
         objects = apply.load_files(render.render_files(loaded, ref))
         assert apply.scheduler_version_of(objects) == version, ref
+
+
+def test_the_pair_doctor_and_cluster_status_show(tmp_path):
+    """apply.skew_pair: the spec's release beside a server version; without a spec or a server version, the
+    scheduler side is None with the reason (the allowed minors still said when the server's is known)."""
+    missing = apply.skew_pair(tmp_path / "none.yaml", "v1.36.3", tmp_path)
+    assert missing["scheduler"] is None and missing["ok"] is None and "no spec at" in missing["reason"]
+    assert missing["allowed_scheduler_minors"] == ["1.36", "1.35"]
+    assert "unknown" in apply.skew_pair(tmp_path / "none.yaml", "", tmp_path)["reason"]
+    spec = tmp_path / "scheduler.yaml"
+    spec.write_text("name: s\nversion: 0.1.0\nkubernetes: {version: v1.37.2}\nnamespace: default\n")
+    from scheduler_build import settings
+
+    refused = apply.skew_pair(spec, "v1.36.3", settings.cache_dir())
+    assert (refused["scheduler"], refused["apiserver"], refused["ok"]) == ("v1.37.2", "v1.36.3", False)
+    assert apply.skew_pair(spec, "v1.37.2+k3s1", settings.cache_dir())["ok"] is True
