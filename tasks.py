@@ -25,9 +25,9 @@ from scheduler_build.progress import log
 from scheduler_build.resolve import version_table
 from scheduler_build.commands import namespace
 from scheduler_build.commands._common import user_errors
-from tests.support import pythons as supported_pythons
-from tests.support import versions as test_versions
-from tests.support.harness import pytest_argv
+from testkit import pythons as supported_pythons
+from testkit import versions as test_versions
+from testkit.e2e import pytest_argv
 
 REPO = Path(__file__).resolve().parent
 UNIT = "not integration and not e2e and not node"
@@ -66,7 +66,7 @@ def test(c, fast=False, k=None, marker=None, verbose=False, pythons=False, canar
         _unit_tests_on_each_end()
 
 
-CANARY_TESTS = ["tests/test_served_minors.py", "tests/test_retarget_minors.py"]
+CANARY_TESTS = ["tests/integration/test_served_minors.py", "tests/integration/test_retarget_minors.py"]
 
 
 def _canary(k=None, verbose=False) -> None:
@@ -90,7 +90,7 @@ def _canary(k=None, verbose=False) -> None:
     if failed:
         raise Exit(f"canary: {', '.join(failed)} failed on the proxy's versions; new: {'; '.join(new) or 'nothing'}",
                    code=1)
-    log("canary: the newest served versions build" + (f"; bump when ready: inv bump-test-versions" if new else ""))
+    log("canary: the newest served versions build" + ("; bump when ready: inv bump-test-versions" if new else ""))
 
 
 @task
@@ -110,7 +110,7 @@ def bump_test_versions(c):
 
 
 def _unit_tests_on_each_end() -> None:
-    """The unit tests again on the oldest and the newest supported Python (tests/support/pythons.py)."""
+    """The unit tests again on the oldest and the newest supported Python (testkit/pythons.py)."""
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
     for minor in [m for m in supported_pythons.ends() if m != running]:  # the running one has just run them
         try:

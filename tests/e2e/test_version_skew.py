@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from support import versions as pinned
+from testkit import versions as pinned
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 

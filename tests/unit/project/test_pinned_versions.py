@@ -1,4 +1,4 @@
-"""The suite pins what it tests (tests/versions.yaml, tests/support/versions.py): its versions come from the
+"""The suite pins what it tests (tests/versions.yaml, testkit/versions.py): its versions come from the
 file, the resolve stage sees the pinned listings during the suite, and a proxy that serves more (a new patch,
 a new minor) changes nothing the suite builds, while the canary's comparison reports it."""
 
@@ -10,8 +10,8 @@ import sys
 
 from conftest import REPO, TEST_K8S_MINOR, TEST_K8S_VERSION, VERSIONS
 from scheduler_build.resolve import goproxy, versions
-from support import minors
-from support import versions as pinned
+from testkit import minors
+from testkit import versions as pinned
 
 NEWER = ["v1.36.6", "v1.38.0", "v1.38.0-rc.1"]  # what a release day adds: a patch, a minor, a pre-release
 
@@ -56,7 +56,7 @@ def test_a_proxy_serving_more_changes_nothing_the_suite_builds_and_the_canary_sa
 def choose_in_a_fresh_process(proxy: str, front) -> str:
     """The release the resolve stage chooses for the default minor from the listing GOPROXY gives a new process,
     with the pinned front put in place first when `front` is a directory."""
-    code = ("import pathlib, sys; from support import versions as v; from scheduler_build.resolve import goproxy, versions as r\n"
+    code = ("import pathlib, sys; from testkit import versions as v; from scheduler_build.resolve import goproxy, versions as r\n"
             "if sys.argv[1]: v.serve_listings(v.load(), pathlib.Path(sys.argv[1]))\n"
             f"print(r.choose(r.parse_request({TEST_K8S_MINOR!r}), goproxy.list_versions(r.KUBERNETES_MODULE)))")
     # GONOSUMDB: the synthetic release is in no checksum database
