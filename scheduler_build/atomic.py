@@ -10,8 +10,24 @@ from pathlib import Path
 from scheduler_build.errors import UserError, WriteError
 
 
+def umask_mode(base: int = 0o666) -> int:
+    """`base` as the process's umask leaves it: what open(2) or mkdir(2) would have given. Temporary files
+    are made 0600 and directories 0700 (mkstemp, mkdtemp), so a published output is set to this."""
+    try:
+        with open("/proc/self/status") as status:  # read without changing it (os.umask sets as it reads)
+            found = next((line.split()[1] for line in status if line.startswith("Umask:")), None)
+        mask = int(found, 8) if found else None
+    except OSError:
+        mask = None
+    if mask is None:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return base & ~mask
+
+
 def write_atomic(path: Path, data: bytes | str, mode: int | None = None) -> None:
-    """Write via a temporary file in the same directory, fsync, then rename.
+    """Write via a temporary file in the same directory, fsync, then rename. The file gets `mode`
+    (keys and secrets pass 0o600), else what the umask gives a new file.
 
     A path that cannot be written (a directory, a missing or read-only parent, a full
     disk) is one UserError naming it; nothing is left behind."""
@@ -29,8 +45,7 @@ def write_atomic(path: Path, data: bytes | str, mode: int | None = None) -> None
             handle.write(raw)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, umask_mode() if mode is None else mode)
         os.replace(tmp, path)
     except OSError as exc:
         _unlink_quietly(tmp)

@@ -20,6 +20,7 @@ import io
 import json
 import os
 import re
+import socket
 import tarfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -62,6 +63,15 @@ class Volume:
     target: str
     name: str
     read_only: bool = False
+
+
+# Every container a run creates for itself carries these: `clean` finds one whose run is gone (a
+# SIGKILL leaves it behind) and removes it, and never a container that is not ours.
+RUN_LABEL = "io.scheduler-build.run"  # "<host>/<pid>" of the run that created it
+
+
+def run_labels() -> dict[str, str]:
+    return {RUN_LABEL: f"{socket.gethostname()}/{os.getpid()}"}
 
 
 # What a connection to an engine that went away raises (the SDK's own errors aside).
@@ -145,7 +155,7 @@ class Engine:
             created = self._client.containers.create(
                 image, command=command, mounts=_mounts(volumes),
                 environment=environment, working_dir=workdir,
-                network_mode=network, user=user, detach=True,
+                network_mode=network, user=user, detach=True, labels=run_labels(),
             )
         try:
             yield Container(self._client, created.id)
@@ -284,6 +294,13 @@ class Container:
     def __init__(self, client: docker.DockerClient, container_id: str):
         self._client = client
         self.id = container_id
+
+    def remove(self) -> None:
+        """Stop and remove this container (best effort: the engine may be gone)."""
+        try:
+            self._client.api.remove_container(self.id, force=True)
+        except (docker.errors.DockerException, *LOST):
+            pass
 
     def put(self, path: str, archive: bytes | IO[bytes]) -> None:
         """Unpack a tar archive at `path` (it must exist in the container or one of its volumes)."""

@@ -42,9 +42,10 @@ def phase(name: str, detail: str = "") -> Iterator[dict]:
     start = time.monotonic()
     try:
         yield record
-    except BaseException:
+    except BaseException as exc:
         record["seconds"] = round(time.monotonic() - start, 3)
-        _phase_line(f"<== {name} FAILED after {record['seconds']:.1f}s")
+        ended = "stopped" if isinstance(exc, KeyboardInterrupt) else "FAILED"  # Ctrl-C, SIGTERM, SIGHUP
+        _phase_line(f"<== {name} {ended} after {record['seconds']:.1f}s")
         raise
     record["seconds"] = round(time.monotonic() - start, 3)
     _phase_line(f"<== {name} ok ({record['seconds']:.1f}s)")

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import os
 import shlex
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +27,7 @@ from typing import Callable, Iterator
 from scheduler_build.build import elf, uptodate
 from scheduler_build.build.workspace_image import inputs_tar
 from scheduler_build.engine import Container, Engine, Volume
-from scheduler_build.progress import stream_line
+from scheduler_build.progress import log, stream_line
 
 VERSION_PACKAGES = ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
 BUILD_TAGS = ("selinux", "notest")
@@ -124,11 +126,24 @@ def out_volume(gocache_volume: str) -> str:
 
 @contextmanager
 def output_lock(job: Job, key: str) -> Iterator[None]:
-    """Concurrent builds of the same inputs take turns (they share one output directory)."""
+    """Concurrent builds of the same inputs take turns (they share one output directory): a second
+    one says whose turn it is (the holder's pid and command, written in the lock file) and waits.
+    The lock is the kernel's (flock), so a holder that died, however, never blocks the next build."""
     Path(job.state_dir).mkdir(parents=True, exist_ok=True)
-    with open(Path(job.state_dir) / f"{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    path = Path(job.state_dir) / f"{key}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # not truncated: the holder's line stays readable
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 512, 0).decode(errors="replace").strip() or "another build"
+            log(f"    waiting for {holder}: it is building the same output (lock {path})")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} ({shlex.join(sys.argv)[:200]})\n".encode(), 0)
         yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def collect(box: Container, path: str, dest: Path) -> bool:

@@ -22,8 +22,8 @@ from scheduler_build import settings
 from scheduler_build import __version__
 from scheduler_build.engine import Engine, connect
 from scheduler_build import epoch as epoch_mod
-from scheduler_build import gotool, platforms
-from scheduler_build.atomic import publish_dir
+from scheduler_build import gotool, owned, platforms
+from scheduler_build.atomic import publish_dir, umask_mode
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.build import k8s_agreement
@@ -149,6 +149,7 @@ def _plan(request: BuildRequest) -> _Plan:
     check_suffix(request.version_suffix)
     registry_cache.check_repo(request.cache_from, "--cache-from")
     registry_cache.check_repo(request.cache_to, "--cache-to")
+    owned.check_writable(Path(request.dist_dir), "--dist")  # before resolve, vendor and the workspace image
     phases: dict[str, float] = {}
     with _timed(phases, "resolve", request.k8s_version):
         resolution = versions.resolve(request.k8s_version, request.cache_dir)
@@ -306,7 +307,7 @@ def run(request: BuildRequest) -> BuildResult:
                 registry_cache.push_gocache(plan.engine, request.cache_to, plan.workspace_image.key, request.gocache_volume)
         info = _record(plan, argv, binary, checked, started)
         info.write(staging)
-        os.chmod(staging, 0o755)
+        os.chmod(staging, umask_mode(0o777))
         publish_dir(staging, final_dir, info.binary.sha256[:16])
     finally:
         if staging.exists():

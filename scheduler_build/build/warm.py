@@ -63,7 +63,13 @@ def run(engine: Engine, image: str, job: Job, *, image_id: str,
             return code, argv
         box.put("/", inputs_tar(job.workspace, job.overlays, dirs=["out", f"out/{key}"]))
         stream_line(f"+ (exec in {box.id[:12]}) " + shlex.join(argv))
-        code = box.exec(argv, environment=job.environment, workdir=SRC, on_line=on_line)
+        try:
+            code = box.exec(argv, environment=job.environment, workdir=SRC, on_line=on_line)
+        except KeyboardInterrupt:
+            # An exec'd process outlives its client: only removing the builder stops the compile (and
+            # frees the output for the next build, which starts a new builder).
+            box.remove()
+            raise
         if code == 0:
             collect(box, output, Path(job.out_dir) / job.binary_name)
     return code, argv

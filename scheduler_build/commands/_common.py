@@ -24,7 +24,7 @@ from typing import Any, Callable
 from invoke import Argument, Context, Task
 from invoke.exceptions import Exit
 
-from scheduler_build import options, settings
+from scheduler_build import options, settings, signals
 from scheduler_build.build import from_spec
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.publish import cosign as cosign_tool
@@ -128,9 +128,8 @@ def user_errors(func: Callable) -> Callable:
         except UserError as exc:
             print(f"error: {exc}", file=sys.stderr, flush=True)
             raise Exit(code=exc.exit_code) from None
-        except KeyboardInterrupt:
-            print("interrupted: the previous good state is kept", file=sys.stderr, flush=True)
-            raise Exit(code=130) from None
+        except KeyboardInterrupt as exc:  # Ctrl-C, and SIGTERM/SIGHUP (signals.py): the same clean-up ran
+            raise Exit(code=signals.report(exc)) from None
 
     return wrapper
 
