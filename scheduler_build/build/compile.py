@@ -27,7 +27,7 @@ from typing import Callable, Iterator
 from scheduler_build.build import elf, uptodate
 from scheduler_build.build.workspace_image import inputs_tar
 from scheduler_build.engine import Container, Engine, Volume
-from scheduler_build.progress import log, stream_line
+from scheduler_build.progress import TOTAL_MARK, log, stream_line
 
 VERSION_PACKAGES = ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
 BUILD_TAGS = ("selinux", "notest")
@@ -78,6 +78,17 @@ def go_build_command(package: str, output: str, flags: str, test: bool = False) 
         "-o", output,
         package,
     ]
+
+
+def with_progress(argv: list[str], package: str) -> list[str]:
+    """The command a container runs for `argv`: `go build -v` (each package named as it is compiled) and,
+    beside it, the count of packages the build has in all (`go list -deps`, a line `TOTAL_MARK N`), so
+    the progress reads packages done out of total. The recorded command (build-info, the action key) is
+    `argv`: -v changes no byte of the binary. A test binary (`go test -c`) keeps its command."""
+    if argv[:2] != ["go", "build"]:
+        return argv
+    count = f"go list -deps {shlex.quote(package)} 2>/dev/null | wc -l | sed 's/^ */{TOTAL_MARK} /'"
+    return ["sh", "-c", f"({count}) & exec {shlex.join(['go', 'build', '-v', *argv[2:]])}"]
 
 
 def build_environment(goos: str, goarch: str, cgo_static: bool, source_date_epoch: int) -> dict[str, str]:
@@ -182,8 +193,8 @@ def run(engine: Engine, image: str, job: Job, network: str = "none",
         if action and uptodate.up_to_date(record, action, dest):
             stream_line("    up to date: the last compile of these inputs made this binary (no container)")
             return 0, argv
-        with engine.container(image, argv, volumes=volumes, environment=job.environment, workdir=SRC,
-                              network=network) as box:
+        with engine.container(image, with_progress(argv, job.package), volumes=volumes, environment=job.environment,
+                              workdir=SRC, network=network) as box:
             box.put("/", inputs)
             code = box.run(on_line)
             if code == 0:

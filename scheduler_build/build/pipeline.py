@@ -38,7 +38,7 @@ from scheduler_build.build.info import (
 )
 from scheduler_build.build.workspace import compile_errors, render_wrapper
 from scheduler_build.errors import BuildFailed, UserError
-from scheduler_build.progress import log, phase, stream_line
+from scheduler_build.progress import alive, log, phase, stream_line
 from scheduler_build.resolve import gomod, versions
 
 COMPONENTS_HINT = "components are the commands under k8s.io/kubernetes/cmd, e.g. kube-scheduler, kube-apiserver, kube-controller-manager"
@@ -221,13 +221,14 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
     """go build in the builder, network none, into out_dir; returns the command it ran."""
     request = plan.request
     output: list[str] = []
-
-    def capture(line: str) -> None:  # streamed as usual, kept to map errors back to spec fields
-        output.append(line)
-        stream_line(line)
-
     detail = f"{plan.package} for {request.goos}/{plan.arch} in {plan.workspace_image.tag}, network none"
-    with _timed(plan.phases, "compile", detail):
+    with _timed(plan.phases, "compile", detail), alive("compile") as progress:
+        def capture(line: str) -> None:  # packages counted; the rest streamed and kept to map errors to spec fields
+            if progress.take(line):
+                return
+            output.append(line)
+            stream_line(line)
+
         job = compile_stage.Job(
             workspace=plan.vendored.workspace_dir, vendor=plan.vendored.vendor_dir, out_dir=out_dir,
             gocache_volume=request.gocache_volume, package=plan.package, binary_name=request.component,

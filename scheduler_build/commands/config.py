@@ -68,7 +68,7 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=Fals
         files = manifests.render_files(loaded, ref, tls_fingerprint=fingerprint)
         changes = output.write(files, out_dir, manifests.RENDERED_NAMES, plain=bool(plain), force=bool(force))
     for line in changes.lines() or ["no file changed"]:
-        log(f"    {line}")
+        log(f"    {line}", always="(--force" in line)  # a replaced file of someone else's is named even under -q
     if json:
         emit_json({"spec": str(loaded.path), "out": str(out_dir), "image": ref,
                    "files": [str(out_dir / name) for name in sorted(files)], "changes": changes.as_dict(),
@@ -106,7 +106,7 @@ def chart(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False
         files = chart_mod.chart_files(loaded, ref)
         changes = output.write(files, out_dir, chart_mod.CHART_NAMES, plain=True, force=bool(force))
     for line in changes.lines() or ["no file changed"]:
-        log(f"    {line}")
+        log(f"    {line}", always="(--force" in line)  # a replaced file of someone else's is named even under -q
     meta = yaml.safe_load(files["Chart.yaml"])
     pushed = _push_chart(c, files, push, ca_cert, insecure, sign, key) if push else None
     if json:

@@ -107,7 +107,7 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
             archive_stage.write(result.layout, Path(oci_archive), request.source_date_epoch)
             owned.remember_file(Path(oci_archive), opts.cache_dir)
             if forced:
-                log(f"    replaced {oci_archive} (--force: it was not an archive scheduler-build wrote)")
+                log(f"    replaced {oci_archive} (--force: it was not an archive scheduler-build wrote)", always=True)
     if json:
         emit_json(result.as_dict())
     else:

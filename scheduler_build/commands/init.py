@@ -38,7 +38,7 @@ def init(c, dir=".", name="my-scheduler", plugin="", module="", k8s_version=None
         ref = starter.PluginRef(name=plugin, path=f"./plugins/{kebab}", package=result.package)
     written = starter.write(target, starter.spec_text(name, minor, ref))
     if replacing:
-        log(f"replaced {written} (--force)")
+        log(f"replaced {written} (--force)", always=True)
     emit(str(written))
     log("next:")
     for step in (f"`inv config.validate {written} --fields-only`   check every field",

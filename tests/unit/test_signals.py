@@ -107,3 +107,28 @@ def test_a_second_build_of_the_same_output_names_the_holder_and_waits(tmp_path):
         first.kill() if first.poll() is None else first.wait()
     assert f"waiting for pid {first.pid} " in second.stderr and "lock " in second.stderr
     assert second.stdout.strip() == "holding" and waited > 1.0  # it took its turn, not ran beside the first
+
+
+def test_a_silent_step_says_it_is_alive_and_counts_packages(capsys):
+    from scheduler_build import progress
+
+    with progress.alive("compile", every=0.3) as state:
+        for line in ("scheduler-build-packages-total 40", "internal/abi", "k8s.io/api/core/v1", "runtime"):
+            assert state.take(line)
+        assert not state.take("./main.go:3:1: undefined: x")  # a compiler message is printed, not counted
+        progress._LAST[0] = 0.0  # long silent
+        import time
+
+        time.sleep(1.2)
+    err = capsys.readouterr().err
+    assert "    compile: 3/40 packages compiled, " in err and " elapsed" in err
+
+
+def test_the_compile_command_counts_packages_and_keeps_the_recorded_argv():
+    from scheduler_build.build import compile as compile_stage
+
+    argv = compile_stage.go_build_command(".", "/out/x", "-s -w")
+    command = compile_stage.with_progress(argv, ".")
+    assert command[:2] == ["sh", "-c"] and "exec go build -v -trimpath" in command[2] and "go list -deps ." in command[2]
+    test_argv = compile_stage.go_build_command("./x", "/out/x.test", "", test=True)
+    assert compile_stage.with_progress(test_argv, "./x") == test_argv
