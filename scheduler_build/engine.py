@@ -65,9 +65,9 @@ class Volume:
     read_only: bool = False
 
 
-# Every container a run creates for itself carries these: `clean` finds one whose run is gone (a
-# SIGKILL leaves it behind) and removes it, and never a container that is not ours.
-RUN_LABEL = "io.scheduler-build.run"  # "<host>/<pid>" of the run that created it
+# On every container a run creates for itself: "<host>/<pid>" of that run. `clean` removes one whose run
+# is gone (a SIGKILL leaves it behind), and never a container that is not ours.
+RUN_LABEL = "io.scheduler-build.run"
 
 
 def run_labels() -> dict[str, str]:
@@ -251,6 +251,11 @@ class Engine:
             container.remove(force=True)
         return len(found)
 
+    def containers_labelled(self, key: str) -> list[tuple[str, str]]:
+        """(name, value of label `key`) of every container carrying that label."""
+        found = self._client.containers.list(all=True, filters={"label": [key]})
+        return [(c.name, (c.labels or {}).get(key, "")) for c in found]
+
     def remove_volume(self, name: str) -> bool:
         """Remove a named volume; False when there is none."""
         try:
@@ -295,8 +300,7 @@ class Container:
         self._client = client
         self.id = container_id
 
-    def remove(self) -> None:
-        """Stop and remove this container (best effort: the engine may be gone)."""
+    def remove(self) -> None:  # best effort: the engine may be gone
         try:
             self._client.api.remove_container(self.id, force=True)
         except (docker.errors.DockerException, *LOST):

@@ -290,7 +290,8 @@ def run(request: BuildRequest) -> BuildResult:
     plan = _plan(request)
     final_dir, component = plan.final_dir, request.component
     final_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".tmp-{final_dir.name}-", dir=final_dir.parent))
+    # The pid in the name: `clean` removes a staging directory whose build is gone, never a running one's.
+    staging = Path(tempfile.mkdtemp(prefix=f".tmp-{final_dir.name}-p{os.getpid()}-", dir=final_dir.parent))
     try:
         if (final_dir / component).is_file():
             # Seed the output with the last good binary (a copy: the published one stays
