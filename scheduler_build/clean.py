@@ -26,6 +26,7 @@ Planning is pure file-system and engine reads; removal takes the planned items.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -119,9 +120,10 @@ def plan_dist(dist_dir: Path) -> list[Item]:
                     items.append(_dist_item(entry, target))
             elif entry.is_dir() and _LEFTOVER.match(entry.name) and not _alive_pid(entry.name):
                 items.append(Item("dist", str(entry), tree_size(entry), "staging of a stopped build", (str(entry),)))
-            elif entry.is_dir() and not entry.name.startswith(".") and _recorded(entry):
-                items.append(Item("dist", str(entry), tree_size(entry), "written by scheduler-build "
-                                  f"(every file as {owned.RECORD} records)", (str(entry),)))
+            elif entry.is_dir() and not entry.name.startswith(".") and (what := _ours(entry)):
+                staging = sorted(p for p in entry.parent.glob(f".tmp-{entry.name}-*") if p.is_dir())
+                items.append(Item("dist", str(entry), sum(tree_size(p) for p in (entry, *staging)), what,
+                                  tuple(str(p) for p in (entry, *staging))))
             elif entry.is_dir() and not entry.name.startswith(".") and depth < MAX_DEPTH:
                 pending.append((entry, depth + 1))
     unique = {item.name: item for item in items}  # a staging directory beside a link is also in its item
@@ -129,14 +131,30 @@ def plan_dist(dist_dir: Path) -> list[Item]:
     return sorted((item for name, item in unique.items() if name not in inside), key=lambda item: item.name)
 
 
-# pipeline.run's staging directory: `.tmp-<os>-<arch>-p<pid>-<random>` (older builds: no pid).
-_LEFTOVER = re.compile(r"^\.tmp-[a-z0-9]+-[a-z0-9]+-(?:p(\d+)-)?[A-Za-z0-9_]{8}$")
+# A build's or an image's staging directory: `.tmp-<name>-p<pid>-<mkdtemp's 8>` (older ones: no pid).
+_STAGING = re.compile(r"^\.tmp-[a-z0-9]+(?:-[a-z0-9]+)*-p(\d+)-[A-Za-z0-9_]{8}$")
+_LEFTOVER = re.compile(r"^\.tmp-[a-z0-9]+(?:-[a-z0-9]+)*-[A-Za-z0-9_]{8}$")
 
 
 def _alive_pid(name: str) -> bool:
-    """Whether the build that made staging directory `name` still runs (a pid of this host)."""
-    match = _LEFTOVER.match(name)
-    return bool(match and match.group(1)) and _alive(int(match.group(1)))
+    """Whether the run that made staging directory `name` still runs (a pid of this host)."""
+    match = _STAGING.match(name)
+    return bool(match) and _alive(int(match.group(1)))
+
+
+def _ours(directory: Path) -> str:
+    """Why a real directory is an output of ours ("" when it is not): its files are as our record says, or
+    it holds a build's or an image layout's record that we wrote (they name what they describe)."""
+    if _recorded(directory):
+        return f"written by scheduler-build (every file as {owned.RECORD} records)"
+    for marker, field in (("build-info.json", "scheduler_build"), ("image-info.json", "inputs_key")):
+        try:
+            data = json.loads((directory / marker).read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get(field):
+            return f"published output ({marker})"
+    return ""
 
 
 def _recorded(directory: Path) -> bool:

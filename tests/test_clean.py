@@ -12,17 +12,26 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_build import clean
+from scheduler_build import clean, owned
 from scheduler_build.atomic import publish_dir, write_atomic
 
 REPO = Path(__file__).resolve().parents[1]
 
 
+RECORDS = {"build-info.json": '{"scheduler_build": "0.1.0"}', "image-info.json": '{"inputs_key": "k1"}',
+           "kustomization.yaml": "resources: [payload]\n"}
+
+
 def publish(parent: Path, name: str, marker: str, key: str = "k1") -> Path:
+    """An output as the publish step leaves it: a real directory holding our record (a rendering: the
+    digests of its files, owned.py)."""
     staging = parent / f".tmp-{name}-x"
     staging.mkdir(parents=True)
-    write_atomic(staging / marker, "{}")
-    write_atomic(staging / "payload", "x" * 1000)
+    files = {marker: RECORDS[marker], "payload": "x" * 1000}
+    for file, text in files.items():
+        write_atomic(staging / file, text)
+    if marker == "kustomization.yaml":
+        write_atomic(staging / owned.RECORD, owned.record_text(files))
     return publish_dir(staging, parent / name, key)
 
 

@@ -78,21 +78,24 @@ def test_plain_refuses_foreign_files_and_an_earlier_symlink_and_changes_nothing(
     with pytest.raises(UserError, match="did not write"):
         write(full(replicas=1), out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
-    linked = tmp_path / "linked"
-    write(full(), linked, plain=False)
+    linked = tmp_path / "linked"  # the earlier layout: a symlink to a hidden tree
+    (tmp_path / ".linked.r1").mkdir()
+    linked.symlink_to(".linked.r1")
     with pytest.raises(UserError, match="symlink"):
         write(full(), linked)
 
 
-def test_linked_output_also_restores_a_hand_edit(tmp_path):
+def test_the_default_layout_keeps_a_hand_edit_too_unless_forced(tmp_path):
     out = tmp_path / "out"
     write(full(), out, plain=False)
-    target = out.resolve()
+    assert out.is_dir() and not out.is_symlink()
     (out / "configmap.yaml").write_text("edited\n")
-    changes = write(full(), out, plain=False)
+    with pytest.raises(UserError, match="configmap.yaml is not as"):
+        write(full(), out, plain=False)
+    changes = output.write(manifests.render_files(full(), "r/x:1"), out, manifests.RENDERED_NAMES, force=True)
     assert changes.changed == ["configmap.yaml"] and "edited" not in (out / "configmap.yaml").read_text()
-    assert out.is_symlink() and not target.exists()  # the edited tree is gone
     assert not write(full(), out, plain=False).any()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
 def test_tls_secrets_are_made_once_kept_and_named_as_the_deployments_mount(tmp_path):

@@ -1,8 +1,8 @@
 """Writing a rendering: what changed, and how it reaches the directory.
 
-Two layouts. The default publishes `out` as a symlink to a sibling directory named
-after the content, swapped in one rename (readers see the old tree or the new one).
-`plain` writes `out` as an ordinary directory, for a repository that Argo CD or
+Two layouts. The default writes the whole tree beside `out` and swaps it in
+(atomic.publish_dir: a real directory, readers see the old tree or the new one).
+`plain` writes into `out` file by file, for a repository that Argo CD or
 Flux apply: every file written atomically, only files whose bytes change are
 touched, files an earlier rendering listed and this one does not are removed.
 `Changes` names what differed, so `git diff --exit-code` after a re-render is a
@@ -13,14 +13,12 @@ the files written there (`.scheduler-build.sha256`). A file that is not as recor
 (the user wrote it, or edited ours since) is never replaced without `force`; with it
 the file is replaced atomically and `Changes.forced` names it. A directory holding a
 file this task does not write is refused (nothing changed), so `--out .` can never
-touch a checkout. The published tree of the default layout is ours as a whole.
+touch a checkout. Both layouts keep the record; an output of the earlier layout (a
+symlink to a hidden tree) was ours as a whole.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +27,7 @@ from typing import Iterable
 import yaml
 
 from scheduler_build import owned
-from scheduler_build.atomic import publish_dir, staging_dir, umask_mode, write_atomic
+from scheduler_build.atomic import publish_dir, staging_dir, write_atomic
 from scheduler_build.errors import UserError
 
 
@@ -100,36 +98,39 @@ def write(files: dict[str, str], out: Path, names: set[str], plain: bool = False
     check_target(out, names, plain)
     current = _current(out)
     changes = diff(files, current, _listed(current.get("kustomization.yaml")) | (set(current) & names))
-    if plain:
-        record = owned.read_record(out)
+    record = owned.read_record(out)
+    if not out.is_symlink():  # an output of the earlier layout (a link to a hidden tree) was ours as a whole
         changes.forced = owned.theirs(out, files, record)
         if changes.forced and not force:
             raise owned.refuse(flag, out, changes.forced)
-        # A stale file is removed only while it is as we wrote it: an edited one stays, named.
-        kept = [n for n in changes.removed if owned.file_digest(out / n) != record.get(n)]
-        changes.removed = [n for n in changes.removed if n not in kept]
-        out.mkdir(parents=True, exist_ok=True)
-        for name in changes.added + changes.changed:
-            write_atomic(out / name, files[name])
-        write_atomic(out / owned.RECORD, owned.record_text(files))
-        for name in changes.removed:
-            (out / name).unlink()
-            if (out / name).parent != out and not any((out / name).parent.iterdir()):
-                (out / name).parent.rmdir()  # a sub-directory it emptied (it made it)
-        return changes
-    if not changes.any() and out.is_symlink():
-        return changes
-    digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16]
-    version = f"r{digest}"
-    if out.is_symlink() and os.readlink(out) == f".{out.name}.{version}":
-        version += "-restored"  # the published tree was edited by hand: publish a fresh copy
+        # A stale file is removed only while it is as we wrote it: an edited one stays.
+        changes.removed = [n for n in changes.removed if owned.file_digest(out / n) == record.get(n)]
+    if plain:
+        _write_in_place(files, out, changes)
+    elif changes.any() or not out.is_dir() or not record:
+        _publish(files, out)
+    return changes
+
+
+def _write_in_place(files: dict[str, str], out: Path, changes: Changes) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for name in changes.added + changes.changed:
+        write_atomic(out / name, files[name])
+    write_atomic(out / owned.RECORD, owned.record_text(files))
+    for name in changes.removed:
+        (out / name).unlink()
+        if (out / name).parent != out and not any((out / name).parent.iterdir()):
+            (out / name).parent.rmdir()  # a sub-directory it emptied (it made it)
+
+
+def _publish(files: dict[str, str], out: Path) -> None:
+    """The whole tree written beside `out` and swapped in (atomic.publish_dir)."""
     staging = staging_dir(out, f".{out.name}.tmp-")
     try:
         for name, text in files.items():
             write_atomic(staging / name, text)
-        os.chmod(staging, umask_mode(0o777))
-        publish_dir(staging, out, version)
+        write_atomic(staging / owned.RECORD, owned.record_text(files))
+        publish_dir(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return changes
