@@ -75,7 +75,11 @@ def reader(root: str, stop_at: float) -> dict:
                     short = True
                 versions.add(data.split(b" v", 1)[1].split(b" ", 1)[0] if b" v" in data else b"?")
             short = short or not set(NAMES) <= names
-            swapped = os.fstat(fd).st_ino != os.stat(final).st_ino
+            try:
+                swapped = os.fstat(fd).st_ino != os.stat(final).st_ino
+            except FileNotFoundError:  # the path named nothing for a moment: never with publish_dir
+                seen["absent"] += 1
+                continue
             if short:
                 seen["previous_removed_under_reader" if swapped else "half_written"] += 1
             elif len(versions) > 1:
