@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import shutil
@@ -116,8 +117,6 @@ _AT_FDCWD = -100
 def exchange(a: Path, b: Path) -> None:
     """Swap two paths atomically (renameat2 RENAME_EXCHANGE, Linux 3.15+). Where the kernel or the file
     system has no exchange, two renames: for a moment `b` is absent, never half-written."""
-    import ctypes  # noqa: PLC0415 - only publishing needs it
-
     libc = ctypes.CDLL(None, use_errno=True)
     renameat2 = getattr(libc, "renameat2", None)
     if renameat2 is not None:

@@ -183,15 +183,8 @@ def _built_once(targets: list[Path], what: str, args: list[str], cwd: Path | Non
     staging = Path(tempfile.mkdtemp(prefix=".gobin-", dir=directory))
     started = time.monotonic()
     try:
-        argv = [args[0], "-v", *(a.replace(_OUT, str(staging / targets[0].name)) for a in args[1:])]
-        with alive(f"building {what}") as progress:
-            proc = run(argv, cwd=cwd, env={"GOBIN": str(staging), "CGO_ENABLED": "0"}, stream=True,
-                       on_line=lambda line: progress.take(line) or stream_line(line))
-        if proc.returncode != 0:
-            lines = [line for line in proc.stdout.splitlines() if line.strip() and not progress.take(line)]
-            detail = lines[-1] if lines else "no output"
-            raise UserError(f"building {what} failed: {detail}",
-                            NETWORK_HINT if looks_like_network(detail) else "Go's own error is above")
+        compile_shown([a.replace(_OUT, str(staging / targets[0].name)) for a in args], cwd, f"building {what}",
+                      env={"GOBIN": str(staging), "CGO_ENABLED": "0"})
         for target in targets:
             os.replace(staging / target.name, target)
         # How long it took here: `doctor` tells the next user of this cache what a first use costs.
@@ -199,6 +192,18 @@ def _built_once(targets: list[Path], what: str, args: list[str], cwd: Path | Non
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return targets
+
+
+def compile_shown(args: list[str], cwd: Path | None, what: str, env: dict[str, str]) -> None:
+    """`go build|install ARGS` with `-v`, shown alive: packages compiled and the elapsed time whenever
+    stderr has been silent for 10 s (progress.alive); a failure is one UserError with Go's last line."""
+    with alive(what) as progress:
+        proc = run([args[0], "-v", *args[1:]], cwd=cwd, env=env, stream=True,
+                   on_line=lambda line: progress.take(line) or stream_line(line))
+    if proc.returncode != 0:
+        lines = [line for line in proc.stdout.splitlines() if line.strip() and not progress.take(line)]
+        detail = lines[-1] if lines else "no output"
+        raise UserError(f"{what} failed: {detail}", NETWORK_HINT if looks_like_network(detail) else "Go's own error is above")
 
 
 BUILD_SECONDS = ".build-seconds"  # beside a built tool: the seconds its first build took

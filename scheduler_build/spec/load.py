@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import yaml
@@ -43,8 +44,6 @@ _STDIN_TEXT: list[str] = []
 def stdin_text() -> str:
     """Standard input's text, read (bounded) on first use and kept for the run."""
     if not _STDIN_TEXT:
-        import sys  # noqa: PLC0415 - only `--spec -` needs it
-
         text = sys.stdin.read(safeyaml.MAX_BYTES + 1)
         if len(text) > safeyaml.MAX_BYTES:
             raise SpecError(STDIN_NAME, [("", f"refused: more than the {safeyaml.MAX_BYTES:,}-byte limit")],

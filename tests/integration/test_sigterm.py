@@ -109,3 +109,30 @@ def test_a_stopped_build_leaves_nothing_and_the_next_one_succeeds(tmp_path, buil
                            capture_output=True, text=True, timeout=900, env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert again.returncode == 0, again.stderr[-3000:]
     assert Path(again.stdout.strip()).read_bytes() == built_scheduler.binary.read_bytes()
+
+
+def test_image_build_stopped_while_assembling_leaves_no_staging_and_the_next_one_succeeds(tmp_path, built_scheduler):
+    """One more long task: image.build, stopped once its staging directory exists (the layout half made)."""
+    import shutil
+
+    dist = tmp_path / "dist"
+    shutil.copytree(built_scheduler.binary.parents[3], dist, symlinks=True)
+    argv = [sys.executable, "-m", "scheduler_build", "image.build", "--no-spec", "--k8s-version", TEST_K8S_MINOR,
+            "--dist", str(dist)]
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGTERM, signal.SIGINT)])
+    deadline = time.monotonic() + 600
+    try:
+        while not list(dist.rglob(".tmp-image-*")):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-3000:]
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        stderr = proc.communicate(timeout=300)[1]
+    finally:
+        proc.kill() if proc.poll() is None else None
+    assert proc.returncode == 143 and stderr.splitlines()[-1].startswith("terminated (SIGTERM)"), stderr[-3000:]
+    assert list(dist.rglob(".tmp-*")) == [] and _containers_of(proc.pid) == []
+    again = subprocess.run([*argv, "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=900, env=env)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert list(dist.rglob(".tmp-*")) == []
