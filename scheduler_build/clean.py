@@ -199,7 +199,7 @@ def plan_containers(engine: Engine) -> list[Item]:
     """Containers our runs created on this host whose run is gone (SIGKILL, a lost machine...)."""
     host = socket.gethostname() + "/"
     items = []
-    for name, owner in engine.containers_labelled(RUN_LABEL):
+    for name, owner, _ in engine.containers_labelled(RUN_LABEL):
         pid = owner[len(host):] if owner.startswith(host) else ""
         if pid.isdigit() and not _alive(int(pid)):
             items.append(Item("volume", name, 0, f"container of a stopped run (pid {pid})", (owner,)))

@@ -149,14 +149,13 @@ class Engine:
 
     @contextmanager
     def container(self, image: str, command: list[str], *, volumes: list[Volume] = (), environment: dict[str, str],
-                  workdir: str, network: str = "none", user: str | None = None) -> Iterator["Container"]:
+                  workdir: str, network: str = "none", user: str | None = None, labels: dict[str, str] = {},
+                  ) -> Iterator["Container"]:  # noqa: B006 - never mutated
         """A created (not started) container of `image`, removed on exit: put inputs, run, fetch outputs."""
         with _talking(f"create a container from {image}"):
             created = self._client.containers.create(
-                image, command=command, mounts=_mounts(volumes),
-                environment=environment, working_dir=workdir,
-                network_mode=network, user=user, detach=True, labels=run_labels(),
-            )
+                image, command=command, mounts=_mounts(volumes), environment=environment, working_dir=workdir,
+                network_mode=network, user=user, detach=True, labels={**labels, **run_labels()})
         try:
             yield Container(self._client, created.id)
         finally:
@@ -251,10 +250,10 @@ class Engine:
             container.remove(force=True)
         return len(found)
 
-    def containers_labelled(self, key: str) -> list[tuple[str, str]]:
-        """(name, value of label `key`) of every container carrying that label."""
+    def containers_labelled(self, key: str) -> list[tuple[str, str, dict[str, str]]]:
+        """(name, value of label `key`, all its labels) of every container carrying that label."""
         found = self._client.containers.list(all=True, filters={"label": [key]})
-        return [(c.name, (c.labels or {}).get(key, "")) for c in found]
+        return [(c.name, (c.labels or {}).get(key, ""), dict(c.labels or {})) for c in found]
 
     def remove_volume(self, name: str) -> bool:
         """Remove a named volume; False when there is none."""

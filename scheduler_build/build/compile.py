@@ -18,6 +18,7 @@ import fcntl
 import hashlib
 import os
 import shlex
+import socket
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from typing import Callable, Iterator
 
 from scheduler_build.build import elf, uptodate
 from scheduler_build.build.workspace_image import inputs_tar
-from scheduler_build.engine import Container, Engine, Volume
+from scheduler_build.engine import RUN_LABEL, Container, Engine, Volume
 from scheduler_build.progress import TOTAL_MARK, log, stream_line
 
 VERSION_PACKAGES = ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
@@ -157,6 +158,30 @@ def output_lock(job: Job, key: str) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
+OUTPUT_LABEL = "io.scheduler-build.output"  # the output directory (out_key) a compile container writes
+
+
+def stop_orphans(engine: Engine, key: str) -> None:
+    """Remove a compile container of this output left by a run that is gone (a SIGKILL skips every clean-up):
+    under the output's lock, so the new compile never runs beside it."""
+    host = socket.gethostname() + "/"
+    for _name, _, labels in engine.containers_labelled(OUTPUT_LABEL):
+        owner = labels.get(RUN_LABEL, "")
+        if labels.get(OUTPUT_LABEL) == key and owner.startswith(host) and not _alive(owner[len(host):]):
+            log(f"    removing the compile container a stopped run ({owner}) left on this output")
+            engine.remove_containers({OUTPUT_LABEL: key, RUN_LABEL: owner})
+
+
+def _alive(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+        return True
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+
+
 def collect(box: Container, path: str, dest: Path) -> bool:
     """Copy the built `path` out to `dest` unless `dest` already is it; returns whether it was copied.
 
@@ -193,8 +218,9 @@ def run(engine: Engine, image: str, job: Job, network: str = "none",
         if action and uptodate.up_to_date(record, action, dest):
             stream_line("    up to date: the last compile of these inputs made this binary (no container)")
             return 0, argv
+        stop_orphans(engine, key)
         with engine.container(image, with_progress(argv, job.package), volumes=volumes, environment=job.environment,
-                              workdir=SRC, network=network) as box:
+                              workdir=SRC, network=network, labels={OUTPUT_LABEL: key}) as box:
             box.put("/", inputs)
             code = box.run(on_line)
             if code == 0:

@@ -136,3 +136,21 @@ def test_image_build_stopped_while_assembling_leaves_no_staging_and_the_next_one
     again = subprocess.run([*argv, "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=900, env=env)
     assert again.returncode == 0, again.stderr[-3000:]
     assert list(dist.rglob(".tmp-*")) == []
+
+
+def test_after_a_sigkill_the_next_build_removes_the_orphan_before_it_compiles(tmp_path, built_scheduler):
+    """SIGKILL skips every clean-up: the compile container is left running on the output. The next build
+    of the same output removes it (under the output's lock) before its own compile: never beside it."""
+    dist = tmp_path / "dist"
+    _previous_output(built_scheduler, dist)
+    proc = _start(dist, tmp_path)
+    try:
+        _stop_when(proc, "compile", signal.SIGKILL)
+    finally:
+        proc.kill() if proc.poll() is None else None
+    assert proc.returncode == -signal.SIGKILL and _containers_of(proc.pid), "the negative control: one is left"
+    again = subprocess.run([sys.executable, "-m", "scheduler_build", *BUILD, "--dist", str(dist)], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=900, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert f"removing the compile container a stopped run ({socket.gethostname()}/{proc.pid})" in again.stderr
+    assert _containers_of(proc.pid) == []
