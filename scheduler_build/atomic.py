@@ -91,11 +91,7 @@ def publish_dir(staging: Path, final: Path, version: str = "") -> Path:
     final.parent.mkdir(parents=True, exist_ok=True)
     os.chmod(staging, umask_mode(0o777))  # mkdtemp made it 0700
     legacy = final.is_symlink()
-    if final.exists() and not legacy:
-        # Never replace what the tool did not publish: only a directory holding one of our records, or an empty one.
-        if not final.is_dir() or (any(final.iterdir()) and not any((final / m).is_file() for m in MARKERS)):
-            raise UserError(f"{final} already exists and was not written by scheduler-build",
-                            "move it away or choose another output directory; nothing was deleted")
+    check_publishable(final)
     if not os.path.lexists(final):
         os.rename(staging, final)
         return final
@@ -108,6 +104,16 @@ def publish_dir(staging: Path, final: Path, version: str = "") -> Path:
     else:
         shutil.rmtree(staging, ignore_errors=True)
     return final
+
+
+def check_publishable(final: Path) -> None:
+    """Never replace what the tool did not publish: only a directory holding one of our records, an empty
+    one or a link of the earlier layout may be at `final` (checked before the work, and again at publish)."""
+    final = Path(final)
+    if final.exists() and not final.is_symlink():
+        if not final.is_dir() or (any(final.iterdir()) and not any((final / m).is_file() for m in MARKERS)):
+            raise UserError(f"{final} already exists and was not written by scheduler-build",
+                            "move it away or choose another output directory; nothing was deleted")
 
 
 _RENAME_EXCHANGE = 2  # linux/fs.h

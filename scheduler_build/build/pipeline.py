@@ -23,7 +23,7 @@ from scheduler_build import __version__
 from scheduler_build.engine import Engine, connect
 from scheduler_build import epoch as epoch_mod
 from scheduler_build import gotool, owned, platforms
-from scheduler_build.atomic import publish_dir, umask_mode
+from scheduler_build.atomic import check_publishable, publish_dir, umask_mode
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.build import k8s_agreement
@@ -154,6 +154,8 @@ def _plan(request: BuildRequest) -> _Plan:
     with _timed(phases, "resolve", request.k8s_version):
         resolution = versions.resolve(request.k8s_version, request.cache_dir)
         log(f"    k8s.io/kubernetes {resolution.version}, go {resolution.go_version}, {len(resolution.replaces)} staging replaces")
+    final_dir = platforms.dist_dir_for(Path(request.dist_dir).resolve(), request.name or request.component, resolution.version, arch, request.goos)
+    check_publishable(final_dir)  # before any build work: a directory of the user's there is refused now, not after
     custom = plugins_stage.Customization()
     if request.plugin_sources or request.patches:
         with _timed(phases, "customize", f"{len(request.plugin_sources)} plugin(s), {len(request.patches)} patch(es)"):
@@ -174,7 +176,6 @@ def _plan(request: BuildRequest) -> _Plan:
     git_version = stamped_version(resolution.version, request.version_suffix)
     major, minor = resolution.minor.split(".")
     stamp = compile_stage.VersionStamp(git_version=git_version, git_major=major, git_minor=minor, build_date=epoch_mod.utc_stamp(epoch))
-    final_dir = platforms.dist_dir_for(Path(request.dist_dir).resolve(), request.name or request.component, resolution.version, arch, request.goos)
     return _Plan(
         request=request, engine=engine, arch=arch, resolution=resolution, custom=custom, chosen=chosen, vendored=vendored,
         workspace_image=image, package=workspace.package, epoch=epoch, git_version=git_version,
