@@ -96,6 +96,7 @@ class Alive:
 
     def __init__(self, name: str):
         self.name, self.done, self.total, self.started = name, 0, 0, time.monotonic()
+        self.note = ""  # what it does while no package is compiled, e.g. waiting for a lock
 
     def take(self, line: str) -> bool:
         """Count a package line (or read the total); True when the line was one of those."""
@@ -110,7 +111,7 @@ class Alive:
 
     def status(self) -> str:
         packages = f"{self.done}/{self.total} packages compiled" if self.total else f"{self.done} packages compiled"
-        return f"    {self.name}: {packages if self.done or self.total else 'running'}, " \
+        return f"    {self.name}: {packages if self.done or self.total else self.note or 'running'}, " \
                f"{elapsed(time.monotonic() - self.started)} elapsed"
 
 
@@ -119,6 +120,7 @@ def alive(name: str, every: float = HEARTBEAT) -> Iterator[Alive]:
     """While the block runs, a status line whenever stderr has been silent for `every` seconds
     (not with -q): a cold compile prints nothing of its own for minutes."""
     state, stop = Alive(name), threading.Event()
+    _ALIVE.append(state)
 
     def beat() -> None:
         while not stop.wait(min(1.0, every / 4)):
@@ -132,3 +134,13 @@ def alive(name: str, every: float = HEARTBEAT) -> Iterator[Alive]:
     finally:
         stop.set()
         thread.join()
+        _ALIVE.remove(state)
+
+
+_ALIVE: list[Alive] = []
+
+
+def note(text: str) -> None:
+    """What the innermost long step is doing when it is not compiling (its heartbeat says it)."""
+    if _ALIVE:
+        _ALIVE[-1].note = text

@@ -28,7 +28,7 @@ from typing import Callable, Iterator
 from scheduler_build.build import elf, uptodate
 from scheduler_build.build.workspace_image import inputs_tar
 from scheduler_build.engine import RUN_LABEL, Container, Engine, Volume
-from scheduler_build.progress import TOTAL_MARK, log, stream_line
+from scheduler_build.progress import TOTAL_MARK, log, note, stream_line
 
 VERSION_PACKAGES = ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
 BUILD_TAGS = ("selinux", "notest")
@@ -150,7 +150,9 @@ def output_lock(job: Job, key: str) -> Iterator[None]:
         except BlockingIOError:
             holder = os.pread(fd, 512, 0).decode(errors="replace").strip() or "another build"
             log(f"    waiting for {holder}: it is building the same output (lock {path})")
+            note(f"waiting for {holder.split(' (')[0]}")
             fcntl.flock(fd, fcntl.LOCK_EX)
+            note("")
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} ({shlex.join(sys.argv)[:200]})\n".encode(), 0)
         yield
