@@ -16,8 +16,6 @@ from scheduler_build import clean
 from scheduler_build.build.workspace_image import KEY_LABEL, REPO as WORKSPACE_REPO, VENDOR_DIR_LABEL
 from scheduler_build.engine import RUN_LABEL, connect
 
-pytestmark = pytest.mark.integration
-
 
 def _dead_pid() -> int:
     return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,

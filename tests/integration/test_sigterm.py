@@ -18,8 +18,6 @@ import pytest
 from conftest import TEST_K8S_MINOR
 from scheduler_build.engine import RUN_LABEL, connect
 
-pytestmark = pytest.mark.integration
-
 REPO = Path(__file__).resolve().parents[2]
 BUILD = ["build", "--no-spec", "--no-pull", "--k8s-version", TEST_K8S_MINOR]
 
