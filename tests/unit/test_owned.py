@@ -107,6 +107,8 @@ READ_ONLY_CASES = {
     "config.chart --out": (["config.chart", "--spec", str(FULL), "--out", "{ro}/chart"], "--out"),
     "config.render --out": (["config.render", "--spec", str(FULL), "--out", "{ro}/config", "--plain"], "--out"),
     "init": (["init", "{ro}/project"], "init"),
+    "scaffold.plugin --out": (["scaffold.plugin", "--name", "NodeLimit", "--points", "filter", "--module",
+                               "example.com/a/b", "--no-tidy", "--out", "{ro}/plugin"], "--out"),
 }
 
 
