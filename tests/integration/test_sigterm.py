@@ -107,6 +107,7 @@ def test_a_stopped_build_leaves_nothing_and_the_next_one_succeeds(tmp_path, buil
                            capture_output=True, text=True, timeout=900, env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert again.returncode == 0, again.stderr[-3000:]
     assert Path(again.stdout.strip()).read_bytes() == built_scheduler.binary.read_bytes()
+    assert again.stderr == ""  # -q: errors and results only (the result is the path on stdout)
 
 
 def test_image_build_stopped_while_assembling_leaves_no_staging_and_the_next_one_succeeds(tmp_path, built_scheduler):
