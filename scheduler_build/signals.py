@@ -13,6 +13,7 @@ Standard library only: the console scripts install this before anything else is 
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -37,7 +38,36 @@ def _handler(signum: int, frame: FrameType | None) -> None:
     if _STOPPING[0]:
         return
     _STOPPING[0] = True
+    forward(signum)
     raise Terminated(signum)
+
+
+def forward(signum: int) -> None:
+    """Pass the signal on to every process this run started in its own session, at every depth, as a
+    terminal does for Ctrl-C: `subprocess` kills a child it waits for, but not that child's children
+    (`go` runs the compiler, git...), which would outlive the run. Processes started in a session of
+    their own (a control plane, a harness) are stopped by the code that started them."""
+    session, parents = os.getsid(0), {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+                parents.setdefault(int(fields[1]), []).append(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+    pending, seen = list(parents.get(os.getpid(), [])), set()
+    while pending:
+        pid = pending.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        pending += parents.get(pid, [])
+        try:
+            if os.getsid(pid) == session:
+                os.kill(pid, signum)
+        except OSError:
+            pass
 
 
 def install() -> None:

@@ -132,3 +132,47 @@ def test_the_compile_command_counts_packages_and_keeps_the_recorded_argv():
     assert command[:2] == ["sh", "-c"] and "exec go build -v -trimpath" in command[2] and "go list -deps ." in command[2]
     test_argv = compile_stage.go_build_command("./x", "/out/x.test", "", test=True)
     assert compile_stage.with_progress(test_argv, "./x") == test_argv
+
+
+GRANDCHILD = """
+import subprocess, sys, time
+from pathlib import Path
+from scheduler_build import signals
+from scheduler_build.commands._common import user_errors
+from invoke.exceptions import Exit
+signals.install()
+@user_errors
+def body():
+    # A child that starts a grandchild and waits for it, as `go` runs the compiler.
+    subprocess.run(["sh", "-c", "sleep 120 & echo $! > " + sys.argv[1] + "; wait"])
+try:
+    body()
+except Exit as exc:
+    sys.exit(exc.code)
+"""
+
+
+def test_a_signal_reaches_the_runs_grandchildren_too(tmp_path):
+    pid_file = tmp_path / "grandchild"
+    proc = subprocess.Popen([sys.executable, "-c", GRANDCHILD, str(pid_file)], stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(REPO)), preexec_fn=_default_signals)
+    deadline = time.monotonic() + 60
+    while not (pid_file.exists() and pid_file.read_text().strip()):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.05)
+    grandchild = int(pid_file.read_text())
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 143
+    deadline = time.monotonic() + 10
+    while _running(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(grandchild), "the grandchild outlived the run"
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
