@@ -48,19 +48,11 @@ def spec_arches(loaded: spec_mod.Spec, all_platforms: bool) -> list[str]:
     return [listed[0]]
 
 
-def apply_spec(request: BuildRequest, loaded: spec_mod.Spec, *, k8s_version: str | None, name: str | None,
-               version_suffix: str | None) -> BuildRequest:
-    """Fill the request from the spec; explicit flags keep precedence."""
+def apply_spec(request: BuildRequest, loaded: spec_mod.Spec) -> BuildRequest:
+    """The spec's plugins and patches on a request whose values are already decided (settings.decide)."""
     if request.component != "kube-scheduler":
         raise UserError(f"a build spec builds kube-scheduler, not {request.component}", "drop --component or pass --no-spec")
-    return dataclasses.replace(
-        request,
-        k8s_version=k8s_version or loaded.kubernetes_version,
-        name=name or loaded.name,
-        version_suffix=version_suffix if version_suffix is not None else loaded.version_suffix,
-        plugin_sources=tuple(loaded.plugins),
-        patches=tuple(loaded.patches),
-    )
+    return dataclasses.replace(request, plugin_sources=tuple(loaded.plugins), patches=tuple(loaded.patches))
 
 
 def check_patches(loaded: spec_mod.Spec, version: str, cache_dir: Path) -> dict:

@@ -13,11 +13,12 @@ from scheduler_build.commands._common import build_request, describe, emit, emit
     default=True,
     auto_shortflags=False,  # with many flags invoke's generated short ones collide (`--, --no-pull`)
     help={
-        "k8s-version": f"Kubernetes version: 1.36, v1.36.2, latest ({describe('k8s.version')})",
+        "k8s-version": "Kubernetes version: 1.36, v1.36.2, latest; a plain build unless --spec is given too "
+                       f"(default: the spec's, else {describe('k8s.version').removeprefix('default: ')})",
         "arch": f"target architecture, e.g. amd64 or arm64 ({describe('build.arch', 'the host architecture')})",
         "os": f"target OS ({describe('build.os')})",
         "component": f"command under k8s.io/kubernetes/cmd to build ({describe('build.component')})",
-        "name": f"dist/<name>/... directory name ({describe('build.name', 'the component')})",
+        "name": "dist/<name>/... directory name (default: the spec's name, else build.name, else the component)",
         "cgo-static": f"link with cgo, -linkmode external -extldflags -static, needs gcc in the builder "
                       f"({describe('build.cgo_static')})",
         "builder-image": f"compile in this image instead of the official or bootstrapped golang image "
@@ -26,7 +27,8 @@ from scheduler_build.commands._common import build_request, describe, emit, emit
         "dist": f"output root ({describe('paths.dist_dir')})",
         "source-date-epoch": "build date stamp in seconds "
                              f"({describe('build.source_date_epoch', '$SOURCE_DATE_EPOCH, else the release time')})",
-        "version-suffix": f"appended to the stamped version, e.g. acme.1 -> v1.36.3-acme.1 ({describe('build.version_suffix')})",
+        "version-suffix": "appended to the stamped version, e.g. acme.1 -> v1.36.3-acme.1 "
+                          f"(default: the spec's versionSuffix, else {describe('build.version_suffix').removeprefix('default: ')})",
         "gocache-volume": f"docker volume holding Go's build cache ({describe('build.gocache_volume')})",
         "json": "print build-info.json on stdout instead of the binary path",
         "spec": f"build spec with plugins, patches, version, suffix ({describe('spec.path')}, "

@@ -16,44 +16,16 @@ from scheduler_build.image import assemble as image_stage
 from scheduler_build.image import extender as extender_image
 from scheduler_build.image import provenance
 from scheduler_build.image import request as image_request
-from scheduler_build.platforms import check_dist_name, host_arch  # not `platforms`: the tasks' --platforms flag has that name
+from scheduler_build.platforms import host_arch  # not `platforms`: the tasks' --platforms flag has that name
 from scheduler_build.progress import phase
-from scheduler_build.spec.formats import IMAGE_REPO
 from scheduler_build.publish import archive as archive_stage
 from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish import sign as sign_stage
 from scheduler_build.publish import verify as verify_stage
+from scheduler_build.inputs.image import inputs
 from scheduler_build.commands._common import (build_request, cosign_password, cosign_runner, describe, emit, emit_json,
-                                              load_spec, option,
-                                              registry_client, user_errors)
-
-
-def _repository(repository: str) -> str:
-    """--repository / image.repository: checked before binaries are built for it."""
-    if repository and not IMAGE_REPO.match(repository):
-        raise UserError(f"--repository {repository!r}: not an image repository",
-                        "lower-case, e.g. scheduler-build/kube-scheduler or registry.example.com/acme/kube-scheduler (no tag)")
-    return repository
-
-
-def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force) -> image_request.Options:
-    # The same choice as `inv build`: --spec, else spec.path unless --no-spec/--k8s-version; loaded once.
-    return image_request.Options(
-        spec=load_spec(c, spec, no_spec, plain_flags=bool(k8s_version)),
-        k8s_version=k8s_version or "",
-        k8s_default=option(c, "k8s.version"),
-        platforms=option(c, "image.platforms", platforms) or "",
-        name=check_dist_name(name) if name else (option(c, "build.name") or ""),
-        spec_version=option(c, "image.version", version) or "",
-        repository=_repository(option(c, "image.repository", repository) or ""),
-        dist_dir=Path(option(c, "paths.dist_dir", dist)),
-        cache_dir=settings.cache_dir(c.config),
-        source_date_epoch=str(option(c, "build.source_date_epoch", source_date_epoch) or ""),
-        licenses=option(c, "image.licenses"),
-        source=option(c, "image.source"),
-        force=option(c, "image.force", force),
-    )
+                                              option, registry_client, user_errors)
 
 
 def _request_for(c, planned: image_request.Plan) -> image_flow.RequestFor:
@@ -96,7 +68,8 @@ COMMON_HELP = {
 def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None, repository=None,
           source_date_epoch=None, force=False, json=False, oci_archive=None):
     """Assemble reproducible FROM-scratch images (one per platform), their SBOMs, provenance and an OCI index."""
-    opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force)
+    opts = inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms, dist=dist, name=name,
+                  version=version, repository=repository, source_date_epoch=source_date_epoch, force=force)
     with phase("image.build"):
         planned = _plan(opts)
         request, result = image_flow.package(planned, _request_for(c, planned), host_arch())
@@ -137,7 +110,8 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
         with archive_stage.extracted(Path(from_archive)) as layout:
             pushed = image_flow.push_layout(layout, registry_client(c, target, ca_cert, insecure, retries), _signer(c, key_ref))
     else:
-        opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, False)
+        opts = inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms, dist=dist, name=name,
+                      version=version, repository=repository, source_date_epoch=source_date_epoch)
         planned = _plan(opts)  # one spec load, one resolve for the whole push
         if no_build:
             layout = image_stage.layout_dir(opts.dist_dir, planned.name, planned.version)
@@ -246,9 +220,10 @@ def _rebuild(c, report: verify_stage.Report, spec, no_spec, version) -> None:
         return
     recorded = provenance.Recorded.from_statement(next(iter(report.statements.values())))
     with tempfile.TemporaryDirectory(prefix="scheduler-build-rebuild-") as dist:
-        opts = _options(c, spec, no_spec, None if (spec or not no_spec) else recorded.kubernetes_version,
-                        ",".join(recorded.platforms), dist, recorded.name, version, None,
-                        str(recorded.binary_source_date_epoch), True)
+        opts = inputs(c, spec=spec, no_spec=no_spec,
+                      k8s_version=None if (spec or not no_spec) else recorded.kubernetes_version,
+                      platforms=",".join(recorded.platforms), dist=dist, name=recorded.name, version=version,
+                      source_date_epoch=str(recorded.binary_source_date_epoch), force=True)
         local = sha256_file(opts.spec.path) if opts.spec is not None else ""
         if recorded.spec_sha256 != local:
             raise UserError(f"--rebuild: the image was built from spec sha256 {recorded.spec_sha256 or '(none)'}, "
