@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 from invoke import Config
+from invoke.env import Environment
 from invoke.exceptions import Exit
 
 from scheduler_build import safeyaml
@@ -29,6 +30,11 @@ def find_project(start: Path) -> Path | None:
         if any((directory / name).is_file() for name in FILE_NAMES):
             return directory
     return None
+
+
+class _TextEnvironment(Environment):
+    def _cast(self, old: Any, new: Any) -> Any:
+        return new
 
 
 class SchedulerBuildConfig(Config):
@@ -59,6 +65,14 @@ class SchedulerBuildConfig(Config):
                       "(invoke.yaml is still read for a while)", file=sys.stderr, flush=True)
         if merge:
             self.merge()
+
+    def load_shell_env(self) -> None:
+        """SCHEDULER_BUILD_* variables as the text written (invoke casts one to the type of the value a file
+        set: `2m` over a file's `timeout: 100` was a traceback, `false` over a file's `true` was true);
+        options.convert reads the text strictly, like every other value."""
+        self.merge()
+        self._set(_env=_TextEnvironment(config=self._config, prefix=self._env_prefix).load())
+        self.merge()
 
     def _load_py(self, path: str) -> Any:
         """invoke also tries scheduler-build.py: settings are data, never code; as if absent."""

@@ -187,9 +187,8 @@ def schema_check(client: Any, cache_dir: Path) -> Callable[[list[dict]], list[st
     return lambda objects: schemas.check(objects, server_version(client), cache_dir)
 
 
-def deploy(objects: list[dict], kubeconfig: Path, context: str | None = None, dry_run: bool = False,
-           wait: bool = True, timeout: float = 300.0, rotate_certs: bool = False,
-           cache_dir: Path | None = None) -> DeployReport:
+def deploy(objects: list[dict], kubeconfig: Path, context: str | None, *, dry_run: bool, wait: bool, timeout: float,
+           rotate_certs: bool, cache_dir: Path | None) -> DeployReport:
     client = kubeclient.from_kubeconfig(kubeconfig, context)
     report = DeployReport()
     report.deployments = [f"{o['metadata'].get('namespace', 'default')}/{o['metadata']['name']}"

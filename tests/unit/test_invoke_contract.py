@@ -15,6 +15,7 @@ from pathlib import Path
 
 import invoke
 from invoke import Config, Program
+from invoke.env import Environment
 from invoke.exceptions import ParseError
 from packaging.requirements import Requirement
 
@@ -31,6 +32,8 @@ RELIED_ON = [
     (Config, "load_runtime", ("merge",)),
     (Config, "load_shell_env", ()),
     (Config, "merge", ()),
+    (Environment, "_cast", ("old", "new")),
+    (Environment, "load", ()),
     (Program, "parse_tasks", ()),
     (Program, "parse_cleanup", ()),
     (Program, "parse_collection", ()),

@@ -130,3 +130,54 @@ def test_a_plain_build_flag_inside_a_project_says_the_spec_is_not_read(tmp_path,
     assert f"leave the spec {spec} unread (pass --spec {spec} to build it" in capsys.readouterr().err
     _built(c, recorded, k8s_version="latest", no_spec=True)  # negative control: asked for, no note
     assert "note:" not in capsys.readouterr().err
+
+
+KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+users: [{name: u, user: {}}]
+current-context: c
+"""
+
+
+def test_deploy_decides_timeout_and_context_by_the_same_rule(tmp_path, monkeypatch, recorded):
+    from scheduler_build.inputs.deploy import deploy_inputs
+
+    c, spec = project(tmp_path, monkeypatch, "deploy: {timeout: 100, context: from-file}\n",
+                      env={"SCHEDULER_BUILD_DEPLOY_TIMEOUT": "2m"})
+    (tmp_path / "kubeconfig").write_text(KUBECONFIG)
+    decided = deploy_inputs(c, kubeconfig=str(tmp_path / "kubeconfig"))
+    assert (decided.timeout, decided.context, decided.spec.path) == (120.0, "from-file", spec)  # environment > file
+    assert deploy_inputs(c, kubeconfig=str(tmp_path / "kubeconfig"), timeout="7").timeout == 7.0  # flag > environment
+    monkeypatch.delenv("SCHEDULER_BUILD_DEPLOY_TIMEOUT")
+    config = cli.SchedulerBuildConfig()
+    config.load_shell_env()
+    assert deploy_inputs(Context(config=config), kubeconfig=str(tmp_path / "kubeconfig")).timeout == 100.0  # the file
+
+
+def test_config_render_and_image_build_agree_on_the_spec_over_the_settings(tmp_path, monkeypatch, recorded):
+    """image.repository in the settings file and the spec's image.repository: the spec wins for both, so the
+    Deployment config.render writes names the image image.build tags; config.out is flag > file > default."""
+    from scheduler_build.config import render
+    from scheduler_build.inputs.config import render_target
+
+    c, _ = project(tmp_path, monkeypatch, "image: {repository: acme/from-settings}\n")
+    decided = render_target(c)
+    planned = _planned(c)
+    assert render.image_ref(decided.spec, planned.version).split(":")[0] == planned.repository == \
+        "registry.example.com/acme/underlay-scheduler"
+    assert decided.out_dir == tmp_path / "dist" / "config" / SPEC_NAME  # the default, named after the spec
+    assert render_target(c, out="here").out_dir == Path("here")
+    plain = _planned(c, no_spec=True, k8s_version="1.36")  # negative control: without a spec the setting holds
+    assert plain.repository == "acme/from-settings"
+
+
+def test_a_variable_is_read_as_written_over_a_files_value(tmp_path, monkeypatch, recorded):
+    """invoke cast a variable to the type of the file's value: `false` over a file's `true` was true."""
+    from scheduler_build.inputs.common import option
+
+    c, _ = project(tmp_path, monkeypatch, "push: {insecure: true}\ndeploy: {timeout: 100}\n",
+                   env={"SCHEDULER_BUILD_PUSH_INSECURE": "false", "SCHEDULER_BUILD_DEPLOY_TIMEOUT": "2m"})
+    assert (option(c, "push.insecure"), option(c, "deploy.timeout")) == (False, 120.0)
+    assert option(c, "push.insecure", True) is True  # negative control: the flag still wins
