@@ -9,7 +9,6 @@ the pushed digest), and `inv image.verify` compares the two.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 import os
 from pathlib import Path
@@ -34,11 +33,6 @@ def version_suffix(info: BuildInfo) -> str:
     """What the build appended to the Kubernetes version (`v1.36.3-acme.1` -> `-acme.1`)."""
     stamped, version = info.kubernetes.stamped_version, info.kubernetes.version
     return stamped[len(version):] if stamped.startswith(version) else stamped
-
-
-def spec_digest(spec_path: str | Path | None) -> str:
-    """sha256 of the spec file's bytes, or "" for a build without a spec."""
-    return hashlib.sha256(Path(spec_path).read_bytes()).hexdigest() if spec_path else ""
 
 
 def relative_uri(path: str | Path, spec_dir: Path | None) -> str:
