@@ -8,6 +8,7 @@ platforms, and how the spec's fields fill a BuildRequest (flags still win).
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 
 from scheduler_build import platforms
@@ -55,8 +56,20 @@ def apply_spec(request: BuildRequest, loaded: spec_mod.Spec) -> BuildRequest:
     return dataclasses.replace(request, plugin_sources=tuple(loaded.plugins), patches=tuple(loaded.patches))
 
 
-def check_patches(loaded: spec_mod.Spec, version: str, cache_dir: Path) -> dict:
+@dataclass(frozen=True)
+class PatchCheck:
+    """`build.check-patches`: the spec's series against one release, applied in memory."""
+
+    spec: Path
+    kubernetes: str  # the exact release checked against
+    patches: tuple[patches.PatchReport, ...]
+
+    def to_dict(self) -> dict:
+        return {"spec": str(self.spec), "kubernetes": self.kubernetes, "patches": [p.to_dict() for p in self.patches]}
+
+
+def check_patches(loaded: spec_mod.Spec, version: str, cache_dir: Path) -> PatchCheck:
     """Resolve `version` and apply the spec's series in memory; raises PatchConflict on a rejected hunk."""
     resolution = versions.resolve(version, cache_dir)
     applied = patches.apply_series(list(loaded.patches), resolution)
-    return {"spec": str(loaded.path), "kubernetes": resolution.version, "patches": applied.report}
+    return PatchCheck(loaded.path, resolution.version, tuple(applied.report))

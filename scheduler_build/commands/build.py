@@ -82,12 +82,12 @@ def check_patches(c, spec=None, k8s_version=None, json=False):
     version = k8s_version or loaded.kubernetes_version
     report = from_spec.check_patches(loaded, version, settings.cache_dir(c.config))
     if json:
-        emit_json(report)
+        emit_json(report.to_dict())
     else:
-        lines = [f"kubernetes {report['kubernetes']}: {len(report['patches'])} patch(es) apply cleanly"]
-        for entry in report["patches"]:
-            moved = [o for o in entry["offsets"] if o]
-            lines.append(f"  ok  {entry['file']}  {entry['hunks']} hunk(s) in {len(entry['targets'])} file(s)"
+        lines = [f"kubernetes {report.kubernetes}: {len(report.patches)} patch(es) apply cleanly"]
+        for entry in report.patches:
+            moved = [o for o in entry.offsets if o]
+            lines.append(f"  ok  {entry.file}  {entry.hunks} hunk(s) in {len(entry.targets)} file(s)"
                          + (f", offsets {moved}" if moved else ""))
         emit("\n".join(lines))
 

@@ -112,11 +112,12 @@ def down(c, state_dir=None):
 def status(c, state_dir=None):
     """Print whether the cluster's processes run and the API server is ready, as JSON."""
     directory = resolve_state_dir(c, state_dir)
-    report = cluster_mod.status(directory)
+    control_plane = cluster_mod.status(directory)
+    report = control_plane.as_dict()
     node_report = node_mod.status(directory)
     if node_report:
         report["node"] = node_report
-        report["running"] = report.get("running", False) and node_report["running"]
+        report["running"] = control_plane.running and node_report["running"]
     emit_json(report)
 
 

@@ -138,8 +138,7 @@ def _image(c, loaded, image, k8s_version, pin_digest) -> str:
     layout = image_stage.layout_dir(Path(option(c, "paths.dist_dir")), loaded.name, version)
     recorded = image_info.ImageInfo.previous(layout)
     where = str(layout / image_info.FILE_NAME)
-    return manifests.pin(ref, {"repository": recorded.repository, "tags": recorded.tags,
-                               "index_digest": recorded.index_digest} if recorded else {}, where)
+    return manifests.pin(ref, recorded, where)
 
 
 @task(help={

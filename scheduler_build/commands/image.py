@@ -29,11 +29,13 @@ from scheduler_build.commands._common import (build_request, cosign_password, co
 
 
 def _request_for(c, planned: image_request.Plan) -> image_flow.RequestFor:
-    """A missing platform's build reads the same builder.* and build.* settings as `inv build` (one home)."""
+    """A missing platform's build reads the same builder.* and build.* settings as `inv build` (one home),
+    decided here, before the flow runs: the flow only sets the platform."""
     opts = planned.opts
-    return lambda arch: build_request(c, k8s_version=planned.requested, arch=arch, component="kube-scheduler",
-                                      name=planned.name, dist=opts.dist_dir, source_date_epoch=opts.source_date_epoch,
-                                      spec=planned.spec)
+    decided = build_request(c, k8s_version=planned.requested, arch=host_arch(), component="kube-scheduler",
+                            name=planned.name, dist=opts.dist_dir, source_date_epoch=opts.source_date_epoch,
+                            spec=planned.spec)
+    return lambda arch: dataclasses.replace(decided, arch=arch)
 
 
 def _plan(opts: image_request.Options) -> image_request.Plan:
@@ -104,23 +106,25 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
          repository=None, source_date_epoch=None, retries=None, insecure=False, ca_cert=None, no_build=False, json=False,
          sign=False, key=None, from_archive=None):
     """Push the image index, every platform image and both SBOMs; with --sign, sign and attest; print each by digest."""
-    key_ref = sign_stage.key_ref(option(c, "sign.key", key)) if sign else ""  # a bad key fails before any upload
+    # Everything decided before any work: a bad key, target or registry setting fails before a build or upload.
+    key_ref = sign_stage.key_ref(option(c, "sign.key", key)) if sign else ""
+    signer = _signer(c, key_ref)
     if from_archive:
         target = registry_stage.parse_target(option(c, "registry.url", registry))
+        client = registry_client(c, target, ca_cert, insecure, retries)
         with archive_stage.extracted(Path(from_archive)) as layout:
-            pushed = image_flow.push_layout(layout, registry_client(c, target, ca_cert, insecure, retries), _signer(c, key_ref))
+            pushed = image_flow.push(None, layout, None, host_arch(), client, signer)
     else:
         opts = inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms, dist=dist, name=name,
                       version=version, repository=repository, source_date_epoch=source_date_epoch)
         planned = _plan(opts)  # one spec load, one resolve for the whole push
-        if no_build:
-            layout = image_stage.layout_dir(opts.dist_dir, planned.name, planned.version)
-        else:
-            layout = image_flow.package(planned, _request_for(c, planned), host_arch())[1].layout
         # Where to: --registry, else registry.url, else the spec's image.repository.
         fallback_repo = planned.spec.image.repository if planned.spec else ""
-        target = registry_stage.parse_target(option(c, "registry.url", registry) or fallback_repo)
-        pushed = image_flow.push_layout(layout, registry_client(c, target, ca_cert, insecure, retries), _signer(c, key_ref))
+        client = registry_client(c, registry_stage.parse_target(option(c, "registry.url", registry) or fallback_repo),
+                                 ca_cert, insecure, retries)
+        layout = image_stage.layout_dir(opts.dist_dir, planned.name, planned.version) if no_build else None
+        pushed = image_flow.push(planned, layout, None if no_build else _request_for(c, planned), host_arch(), client,
+                                 signer)
     if json:
         emit_json(pushed.as_dict())
     else:
@@ -128,10 +132,13 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
 
 
 def _signer(c, key_ref: str) -> image_flow.Signer | None:
-    """With a key: sign the index and images and attest their provenance with the pinned cosign."""
+    """With a key: sign the index and images and attest their provenance with the pinned cosign (its cache
+    and the key's password decided now; cosign itself is built on first use, only if the push gets there)."""
     if not key_ref:
         return None
-    return lambda layout, client: sign_stage.sign_pushed(cosign_runner(c), key_ref, layout, client)
+    cache, password = settings.cache_dir(c.config), cosign_password(c)
+    return lambda layout, client: sign_stage.sign_pushed(
+        cosign_tool.Cosign(cosign_tool.binary(cache), password=password), key_ref, layout, client)
 
 
 @task(
@@ -196,7 +203,7 @@ def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False, rebuild=F
         if json:
             emit_json(report.as_dict())
         else:
-            emit("\n".join(f"{'ok' if x['ok'] else 'FAIL'} {x['check']} {x['subject']}" for x in report.checks))
+            emit("\n".join(f"{'ok' if x.ok else 'FAIL'} {x.check} {x.subject}" for x in report.checks))
         if not report.ok:
             raise UserError(f"{ref} failed verification: " + "; ".join(report.failures()), "the checks are listed on stdout")
 

@@ -60,6 +60,16 @@ def push_layout(layout: Path, client: registry_stage.Client, sign: Signer | None
     return pushed
 
 
+def push(planned: image_request.Plan | None, layout: Path | None, request_for: RequestFor | None, host: str,
+         client: registry_stage.Client, sign: Signer | None) -> registry_stage.PushResult:
+    """image.push's conductor: the given layout (an extracted archive, or dist/'s with --no-build), else
+    build what dist/ lacks and package it first; then push, and sign when a signer is given."""
+    if layout is None:
+        assert planned is not None and request_for is not None
+        layout = package(planned, request_for, host)[1].layout
+    return push_layout(layout, client, sign)
+
+
 def rebuild_and_compare(report: verify_stage.Report, planned: image_request.Plan, request_for: RequestFor,
                         image_epoch: int, host: str) -> None:
     """Rebuild every verified platform image from the recorded inputs and compare digests: the binaries with
