@@ -25,7 +25,7 @@ from scheduler_build.publish import sign as sign_stage
 from scheduler_build import epoch
 from scheduler_build.atomic import write_atomic
 from scheduler_build.progress import log, phase
-from scheduler_build.inputs.config import render_target
+from scheduler_build.inputs.config import render_target, spec_of
 from scheduler_build.commands._common import (cosign_runner, describe, emit, emit_json, option, registry_client,
                                               user_errors)
 
@@ -96,7 +96,7 @@ def chart(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False
           insecure=False, sign=False, key=None, json=False):
     """Write a Helm chart of the same objects config.render writes; values.yaml holds the per-cluster choices."""
     image = manifests.check_image_flag(image) if image else None
-    loaded = spec_mod.load(option(c, "spec.path", spec))
+    loaded = spec_of(c, spec, "config.chart")
     out_dir = Path(out or Path(option(c, "paths.dist_dir")) / "chart" / loaded.name)
     ref = _image(c, loaded, image, k8s_version, pin_digest)
     with phase("chart", str(out_dir)):

@@ -17,9 +17,15 @@ class RenderTarget:
     out_dir: Path  # --out, else config.out, else <paths.dist_dir>/config/<the spec's name>
 
 
-def render_target(c: Any, *, spec: str | None = None, out: str | None = None, what: str = "config.render") -> RenderTarget:
+def spec_of(c: Any, spec: str | None, what: str) -> Spec:
+    """The task's spec by the one spec load; none at all is one line."""
     loaded = load_spec(c, spec)
     if loaded is None:
         raise UserError(f"{what}: no build spec", "pass --spec PATH or set spec.path (`inv init` writes one)")
+    return loaded
+
+
+def render_target(c: Any, *, spec: str | None = None, out: str | None = None) -> RenderTarget:
+    loaded = spec_of(c, spec, "config.render")
     out_dir = Path(option(c, "config.out", out) or Path(option(c, "paths.dist_dir")) / "config" / loaded.name)
     return RenderTarget(loaded, out_dir)
