@@ -58,7 +58,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("paths.dist_dir", "dist", "output root: dist/<name>/<k8s-version>/<os>-<arch>/, dist/config/<name>/, "
             "image layouts", flag="--dist"),
     Setting("builder.image", "", "the golang image builds run in; empty: official golang:<go> if present or "
-            "pullable, else bootstrapped"),
+            "pullable, else bootstrapped", flag="--builder-image"),
     Setting("builder.pull", True, "try pulling the official golang image before falling back", flag="--no-pull"),
     Setting("builder.goroot", "", "the Go a bootstrapped builder copies; empty: `go env GOROOT` of the host"),
     Setting("build.name", "", "dist/<name>/... directory name; the spec's name wins; empty: the component name"),
