@@ -16,6 +16,7 @@ from scheduler_build import spec as spec_mod
 from scheduler_build.build import patches
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.errors import UserError
+from scheduler_build.spec.errors import SPEC_HINT
 from scheduler_build.resolve import versions
 
 
@@ -33,7 +34,7 @@ def load_spec(path: Path) -> spec_mod.Spec:
     if not Path(path).is_file():
         raise UserError(
             f"build spec {path} not found (relative to {Path.cwd()})",
-            "pass --spec PATH, `inv init` writes a starter one, or --no-spec builds a plain kube-scheduler",
+            f"pass --spec PATH to an existing build spec; {SPEC_HINT}; --no-spec builds a plain kube-scheduler",
         )
     return spec_mod.load(path)
 
