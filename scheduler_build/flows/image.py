@@ -63,10 +63,12 @@ def push_layout(layout: Path, client: registry_stage.Client, sign: Signer | None
 def push(planned: image_request.Plan | None, layout: Path | None, request_for: RequestFor | None, host: str,
          client: registry_stage.Client, sign: Signer | None) -> registry_stage.PushResult:
     """image.push's conductor: the given layout (an extracted archive, or dist/'s with --no-build), else
-    build what dist/ lacks and package it first; then push, and sign when a signer is given."""
+    build what dist/ lacks and assemble the layout first (no engine: nothing is loaded, and a current
+    layout is reused as it is); then push, and sign when a signer is given."""
     if layout is None:
         assert planned is not None and request_for is not None
-        layout = package(planned, request_for, host)[1].layout
+        build_missing(planned, request_for)
+        layout = image_stage.build(image_request.prepare(planned), host).layout
     return push_layout(layout, client, sign)
 
 
