@@ -66,7 +66,9 @@ def load_files(files: dict[str, str]) -> list[dict]:
 
 
 def kustomized(read: Callable[[str], str | None], where: str) -> list[dict]:
-    """The one kustomization reader: each resource it lists, read through `read(name)` (None: missing), in order."""
+    """A rendering's objects as deploy applies them: each resource its kustomization lists, read through
+    `read(name)` (None: missing), in order; a missing or broken one is an error. (config/output and
+    config/chart read the same list for their own purposes, leniently.)"""
     kust = f"{where}/{KUSTOMIZATION}"
     try:
         resources = (yaml.safe_load(read(KUSTOMIZATION) or "") or {}).get("resources") or []
