@@ -90,8 +90,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("cluster.registry_ca", "", "--node: CA bundle for the https ones (empty: the engine's certs.d, else "
             "the system's)"),
     Setting("image.platforms", "", "comma-separated platforms; the spec's platforms win; empty: the host's"),
-    Setting("image.version", "", "the spec version in the tag <k8s-version>-<version>; the spec's version wins; "
-            "empty: 0.1.0", Kind("version")),
+    Setting("image.version", "0.1.0", "the spec version in the tag <k8s-version>-<version>; the spec's version "
+            "wins", Kind("version")),
     Setting("image.repository", "", "local image repository; the spec's image.repository wins; empty: "
             "scheduler-build/<name>"),
     Setting("image.licenses", "Apache-2.0", "org.opencontainers.image.licenses (Kubernetes' licence)", flag=None),

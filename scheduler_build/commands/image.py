@@ -51,7 +51,8 @@ COMMON_HELP = {
     "platforms": "comma-separated, e.g. linux/amd64,linux/arm64 (default: the spec's, else image.platforms, else the host's)",
     "dist": f"output root holding dist/<name>/<k8s-version>/ ({describe('paths.dist_dir')})",
     "name": "dist/<name>/... and the image title (default: the spec's name, else build.name, else kube-scheduler)",
-    "version": "the spec version in the tag <k8s-version>-<version> (default: the spec's, else image.version = 0.1.0)",
+    "version": "the spec version in the tag <k8s-version>-<version> "
+               f"(default: the spec's, else {describe('image.version').removeprefix('default: ')})",
     "repository": "local image repository (default: the spec's image.repository, else scheduler-build/<name>)",
     "source-date-epoch": "image creation time in seconds (default: $SOURCE_DATE_EPOCH, else the binary's build date)",
 }

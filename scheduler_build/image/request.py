@@ -38,7 +38,7 @@ class Options:
     k8s_flag: bool  # given on the command line (the build command it suggests repeats it)
     platforms: str  # empty: the host's
     name: str
-    spec_version: str  # empty: 0.1.0
+    spec_version: str
     version_flag: bool  # given on the command line: the spec's image.tag no longer applies
     repository: str  # empty: scheduler-build/<name>
     dist_dir: Path
@@ -205,7 +205,7 @@ def plan(opts: Options, host_arch: str) -> Plan:
     if not opts.k8s_version:
         raise UserError("no Kubernetes version to package", "pass --k8s-version or set k8s.version")
     parsed = parse_platforms(opts.platforms or f"linux/{host_arch}")
-    spec_version = check_spec_version(opts.spec_version or "0.1.0")
+    spec_version = check_spec_version(opts.spec_version)
     repository = opts.repository or spec_mod.default_repository(opts.name)
     version = versions.resolve(opts.k8s_version, opts.cache_dir).version
     return Plan(opts, opts.spec, opts.k8s_version, version, opts.name, spec_version, repository, parsed)

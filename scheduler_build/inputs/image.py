@@ -37,7 +37,7 @@ def inputs(c, *, spec=None, no_spec=False, k8s_version=None, platforms=None, dis
         k8s_flag=bool(k8s_version),
         platforms=option(c, "image.platforms", platforms, spec_value(lambda s: ",".join(s.platforms)), "platforms") or "",
         name=chosen_name or "kube-scheduler",
-        spec_version=option(c, "image.version", version, spec_value(lambda s: s.version), "version") or "",
+        spec_version=option(c, "image.version", version, spec_value(lambda s: s.version), "version"),
         version_flag=bool(version),
         repository=_repository(option(c, "image.repository", repository,
                                       spec_value(lambda s: s.image.repository), "image.repository") or ""),
