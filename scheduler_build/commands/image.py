@@ -24,6 +24,7 @@ from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish import sign as sign_stage
 from scheduler_build.publish import verify as verify_stage
 from scheduler_build.inputs.image import inputs
+from scheduler_build.settings import flag_help
 from scheduler_build.commands._common import (build_request, cosign_password, cosign_runner, describe, emit, emit_json,
                                               option, registry_client, user_errors)
 
@@ -62,7 +63,7 @@ COMMON_HELP = {
     auto_shortflags=False,
     help={
         **COMMON_HELP,
-        "force": f"rebuild even when an identical image (same inputs) is already present ({describe('image.force')})",
+        "force": flag_help("image.force"),
         "json": "print the result as JSON instead of one tag per line",
         "oci-archive": "also write the whole layout (index, images, SBOMs, provenance) as one tar FILE, for air-gapped transfer",
     },
@@ -90,7 +91,7 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
     help={
         **COMMON_HELP,
         "registry": "HOST[:PORT]/REPO to push to (default: registry.url, else the spec's image.repository)",
-        "retries": f"retries per request on transient failures, with exponential backoff ({describe('push.retries')})",
+        "retries": flag_help("push.retries"),
         "insecure": "allow plain HTTP to a non-loopback registry, loopback registries may always use it "
                     f"({describe('push.insecure')})",
         "ca-cert": "CA bundle for the registry's TLS (default: /etc/docker/certs.d/<host:port>/ca.crt, else the system's)",
@@ -144,8 +145,8 @@ def _signer(c, key_ref: str) -> image_flow.Signer | None:
 
 @task(
     help={
-        "tag": f"image tag ({describe('image.extender_tag', f'{IMAGE_REPOSITORY}:<toolkit version>')})",
-        "mirror": f"Debian mirror for debootstrap ({describe('image.debian_mirror')})",
+        "tag": flag_help("image.extender_tag", otherwise=f"{IMAGE_REPOSITORY}:<toolkit version>"),
+        "mirror": flag_help("image.debian_mirror"),
         "force": "rebuild even when the tag exists on the same cached base",
     },
 )
