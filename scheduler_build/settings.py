@@ -126,6 +126,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("deploy.context", "", "kubeconfig context; empty: its current-context"),
     Setting("deploy.timeout", 300, "seconds to wait for the Deployment to become available", Kind("duration", lo=1)),
     Setting("deploy.no_wait", False, "do not wait for the Deployment to become available"),
+    Setting("deploy.allow_version_skew", False, "deploy a scheduler outside Kubernetes' skew policy with the API "
+            "server"),
     Setting("sign.key", "", "image.push --sign: the private key, DIR/cosign.key or env://VAR", flag="--key"),
     Setting("sign.public_key", "", "image.verify: the public key, DIR/cosign.pub or env://VAR", flag="--key"),
     Setting("sign.password", "", "the key's password when COSIGN_PASSWORD is unset (empty: image.keygen wants "

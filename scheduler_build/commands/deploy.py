@@ -23,16 +23,19 @@ from scheduler_build.commands._common import describe, emit, emit_json, user_err
     "timeout": f"seconds to wait for availability ({describe('deploy.timeout')})",
     "json": "print the report as JSON on stdout",
     "rotate-certs": "replace the scheduler <-> extender certificates (new CA and leaves) without downtime",
+    "allow-version-skew": "deploy a scheduler outside Kubernetes' skew policy (newer than the API server, or more "
+                          f"than one minor older) ({describe('deploy.allow_version_skew')})",
 })
 @user_errors
 def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None, image=None, no_wait=False,
-           timeout=None, json=False, rotate_certs=False):
+           timeout=None, json=False, rotate_certs=False, allow_version_skew=False):
     """Apply the scheduler's manifests with server-side apply (field manager scheduler-build) and wait."""
     inputs = deploy_inputs(c, kubeconfig=kubeconfig, context=context, dry_run=dry_run, dir=dir, spec=spec, image=image,
-                           no_wait=no_wait, timeout=timeout, rotate_certs=rotate_certs)
-    to_apply = deploy_flow.objects(inputs)
+                           no_wait=no_wait, timeout=timeout, rotate_certs=rotate_certs,
+                           allow_version_skew=allow_version_skew)
+    to_apply, scheduler_version = deploy_flow.objects(inputs)
     with phase("deploy", f"{len(to_apply)} objects{' (server dry run)' if dry_run else ''}"):
-        report = deploy_flow.deploy(inputs, to_apply)
+        report = deploy_flow.deploy(inputs, to_apply, scheduler_version)
     if json:
         emit_json(report.as_dict())
     else:

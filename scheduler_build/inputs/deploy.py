@@ -25,12 +25,13 @@ class DeployInputs:
     wait: bool
     timeout: float  # seconds
     rotate_certs: bool
+    allow_skew: bool  # deploy a scheduler outside Kubernetes' skew policy with the API server
     cache_dir: Path
 
 
 def deploy_inputs(c: Any, *, kubeconfig: str | None = None, context: str | None = None, dry_run: bool = False,
                   dir: str | None = None, spec: str | None = None, image: str | None = None, no_wait: Any = False,
-                  timeout: Any = None, rotate_certs: bool = False) -> DeployInputs:
+                  timeout: Any = None, rotate_certs: bool = False, allow_version_skew: Any = False) -> DeployInputs:
     """Every value by the one precedence rule; a missing kubeconfig or spec, or a bad image, is refused here."""
     chosen = option(c, "deploy.kubeconfig", kubeconfig) or os.environ.get("KUBECONFIG", "")
     if not chosen:
@@ -44,4 +45,5 @@ def deploy_inputs(c: Any, *, kubeconfig: str | None = None, context: str | None 
         kubeconfig=Path(chosen), context=option(c, "deploy.context", context), directory=Path(dir) if dir else None,
         spec=loaded, image=render.check_image_flag(image) if image else None, dry_run=bool(dry_run),
         wait=not option(c, "deploy.no_wait", no_wait), timeout=float(option(c, "deploy.timeout", timeout)),
-        rotate_certs=bool(rotate_certs), cache_dir=settings.cache_dir(config))
+        rotate_certs=bool(rotate_certs), allow_skew=option(c, "deploy.allow_version_skew", allow_version_skew),
+        cache_dir=settings.cache_dir(config))
