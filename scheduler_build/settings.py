@@ -47,6 +47,7 @@ DEFAULTS: dict[str, Any] = {
         "all_platforms": False,  # with a spec, build every platform it lists, not just the host's
         "cache_from": "",  # registry repository to pull the workspace image and Go build cache from (docs/remote-engine.md)
         "cache_to": "",  # registry repository to push the workspace image and Go build cache to (the engine pushes)
+        "debuggable": False,  # compile the recorder in: each pod's per-plugin results as annotations (docs/explain.md)
     },
     "cluster": {
         "state_dir": "",  # empty: <cache_dir>/cluster

@@ -60,6 +60,7 @@ def apply_spec(request: BuildRequest, loaded: spec_mod.Spec, *, k8s_version: str
         version_suffix=version_suffix if version_suffix is not None else loaded.version_suffix,
         plugin_sources=tuple(loaded.plugins),
         patches=tuple(loaded.patches),
+        debuggable=loaded.debuggable,
     )
 
 

@@ -7,6 +7,7 @@ atomically, with the binary's record (build/info.py) beside it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import platform
@@ -26,6 +27,7 @@ from scheduler_build import gotool, platforms
 from scheduler_build.atomic import publish_dir
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
+from scheduler_build.build import debuggable as debuggable_mod
 from scheduler_build.build import k8s_agreement
 from scheduler_build.build import plugins as plugins_stage
 from scheduler_build.build import registry_cache
@@ -68,6 +70,8 @@ class BuildRequest:
     # The registry as the shared cache (registry_cache.py): repositories, empty for none.
     cache_from: str = field(default_factory=lambda: settings.default("build.cache_from"))
     cache_to: str = field(default_factory=lambda: settings.default("build.cache_to"))
+    # A debuggable build (build/debuggable.py): the recorder patched in, `.debug` stamped, dist/<name>-debuggable.
+    debuggable: debuggable_mod.Debuggable = field(default_factory=debuggable_mod.Debuggable)
 
 
 @dataclass
@@ -138,9 +142,24 @@ class _Plan:
     module_sum: str
 
 
+def _debuggable(request: BuildRequest) -> BuildRequest:
+    """A debuggable request as the stages see it: the recorder last in the series, its suffix and dist name."""
+    if not request.debuggable.enabled:
+        return request
+    if request.component != "kube-scheduler":
+        raise UserError(f"--debuggable records kube-scheduler's plugins, not {request.component}",
+                        "drop --debuggable or build kube-scheduler")
+    check_suffix(request.version_suffix)
+    return dataclasses.replace(
+        request, patches=tuple(request.patches) + (debuggable_mod.recorder_patch(request.cache_dir),),
+        version_suffix=debuggable_mod.stamped_suffix(request.version_suffix),
+        name=debuggable_mod.dist_name(request.name or request.component))
+
+
 def _plan(request: BuildRequest) -> _Plan:
     """resolve -> customize -> builder -> vendor, and the stamp and flags of the compile."""
     validate_component(request.component)
+    request = _debuggable(request)
     arch = request.arch or platforms.host_arch()
     if request.goos != "linux":
         raise UserError(f"unsupported --os {request.goos!r}", "only linux binaries are built")
@@ -161,7 +180,7 @@ def _plan(request: BuildRequest) -> _Plan:
     with _timed(phases, "builder"):
         chosen = _select_builder(engine, request, resolution.go_version)
     workspace = render_wrapper(resolution, request.component, custom.imports, custom.requires, custom.local_replaces,
-                               custom.registrations)
+                               custom.registrations, request.debuggable)
     with _timed(phases, "vendor"):
         vendored = vendor.prepare(workspace, request.cache_dir)
         k8s_agreement.check_tidied((vendored.workspace_dir / "go.mod").read_text(), resolution)
@@ -280,6 +299,7 @@ def _record(plan: _Plan, argv: list[str], binary: Path, checked: verify.Verified
         host=HostInfo(machine=platform.machine(), python=platform.python_version()),
         phases_seconds=plan.phases,
         duration_seconds=round(time.monotonic() - started, 3),
+        debuggable=request.debuggable.to_dict() if request.debuggable.enabled else {},
     )
 
 

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import json
@@ -91,7 +92,7 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
                   builder_image: str | None = None, no_pull: bool = False, dist: Any = None,
                   source_date_epoch: str | None = None, version_suffix: str | None = None,
                   gocache_volume: str | None = None, cache_from: str | None = None, cache_to: str | None = None,
-                  spec: Spec | None = None) -> BuildRequest:
+                  spec: Spec | None = None, debuggable: bool = False) -> BuildRequest:
     """A BuildRequest from flags, then settings (`k8s.*`, `build.*`, `builder.*`, `paths.dist_dir`), then the
     spec's plugins, patches, version and suffix when one is given (flags keep precedence)."""
     request = BuildRequest(
@@ -115,6 +116,8 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
     )
     if spec is not None:
         request = from_spec.apply_spec(request, spec, k8s_version=k8s_version, name=name, version_suffix=version_suffix)
+    if option(c, "build.debuggable", debuggable):
+        request = dataclasses.replace(request, debuggable=dataclasses.replace(request.debuggable, enabled=True))
     return request
 
 

@@ -36,12 +36,16 @@ from scheduler_build.commands._common import build_request, describe, emit, emit
                          f"({describe('build.all_platforms')})",
         "cache-from": f"registry repository to take the workspace image and Go build cache from ({describe('build.cache_from')})",
         "cache-to": f"registry repository to push the workspace image and Go build cache to ({describe('build.cache_to')})",
+        "debuggable": "compile the recorder in: every pod's per-plugin results as annotations, read by `explain`; "
+                      f"stamped .debug, written to dist/<name>-debuggable ({describe('build.debuggable')}, "
+                      "or the spec's debuggable.enabled)",
     },
 )
 @user_errors
 def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cgo_static=False,
           builder_image=None, no_pull=False, dist=None, source_date_epoch=None, version_suffix=None,
-          gocache_volume=None, json=False, spec=None, no_spec=False, all_platforms=False, cache_from=None, cache_to=None):
+          gocache_volume=None, json=False, spec=None, no_spec=False, all_platforms=False, cache_from=None, cache_to=None,
+          debuggable=False):
     """Build a static, version-stamped kube-scheduler in a golang container with no network.
 
     With a build spec (the default: the bundled example), its out-of-tree plugins and
@@ -54,7 +58,7 @@ def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cg
     flags = dict(k8s_version=k8s_version, os=os, component=component, name=name, cgo_static=cgo_static,
                  builder_image=builder_image, no_pull=no_pull, dist=dist, source_date_epoch=source_date_epoch,
                  version_suffix=version_suffix, gocache_volume=gocache_volume, cache_from=cache_from, cache_to=cache_to,
-                 spec=loaded)
+                 spec=loaded, debuggable=debuggable)
     results = [build_stage.run(build_request(c, arch=target_arch, **flags)) for target_arch in arches]
     if json:
         infos = [r.info.to_dict() for r in results]

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scheduler_build.build.debuggable import Debuggable
 from scheduler_build.extender_config import PORT
 
 DEFAULT_NAMESPACE = "kube-system"
@@ -176,6 +177,7 @@ class Spec:
     deployment: Deployment = field(default_factory=Deployment)
     reference_extender: ReferenceExtender = field(default_factory=ReferenceExtender)
     sbom: SbomInfo = field(default_factory=SbomInfo)
+    debuggable: Debuggable = field(default_factory=Debuggable)  # the recorder (docs/explain.md)
 
     @property
     def plugin_names(self) -> tuple[str, ...]:
