@@ -92,7 +92,7 @@ def image_bench(c, k8s_version=None, repeats=3, json=False):
     "pods": "pods per variant (default 1000)",
     "nodes": "Nodes in the cluster (default 500)",
     "repeats": "round-robin rounds over the variants; medians are reported (default 1)",
-    "variants": "which of a (in-tree), b (example plugin), c (extender NodeNames), d (extender NodeList), e (c without OneWrite) (default abcd)",
+    "variants": "which of a (in-tree), b (example plugin), c (extender NodeNames), d (extender NodeList), e (c without OneWrite), f (b debuggable) (default abcd)",
     "k8s-version": f"{K8S_HELP} of the scheduler and API server",
     "chart": "write the PNG bar chart here (default docs/benchmarks/e2e-throughput.png)",
     "node": "instead: on a real node (inv cluster.up --node, root), the example spec deployed by inv deploy: "
@@ -115,9 +115,9 @@ def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants="abcd", k8s_version=N
         module = _bench_module("node_bench")
         _report(module, module.run(int(pods), int(nodes), int(repeats), int(qps)), json)
         return
-    bad = sorted(set(variants) - set("abcde"))
+    bad = sorted(set(variants) - set("abcdef"))
     if bad or not variants:
-        raise UserError(f"--variants {variants!r}: unknown {''.join(bad) or 'empty'}", "use letters of abcde, e.g. --variants ac")
+        raise UserError(f"--variants {variants!r}: unknown {''.join(bad) or 'empty'}", "use letters of abcdef, e.g. --variants ac")
     module = _bench_module("e2e_bench")
     results = module.run(int(pods), int(nodes), int(repeats), variants, option(c, "k8s.version", k8s_version),
                          trace=bool(trace))

@@ -37,7 +37,8 @@ def _repository(repository: str) -> str:
     return repository
 
 
-def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force) -> image_request.Options:
+def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force,
+             debuggable=False) -> image_request.Options:
     # The same choice as `inv build`: --spec, else spec.path unless --no-spec/--k8s-version; loaded once.
     return image_request.Options(
         spec=load_spec(c, spec, no_spec, plain_flags=bool(k8s_version)),
@@ -53,6 +54,7 @@ def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repo
         licenses=option(c, "image.licenses"),
         source=option(c, "image.source"),
         force=option(c, "image.force", force),
+        debuggable=option(c, "build.debuggable", debuggable),
     )
 
 
@@ -60,8 +62,9 @@ def _request_for(c, planned: image_request.Plan) -> image_flow.RequestFor:
     """A missing platform's build reads the same builder.* and build.* settings as `inv build` (one home)."""
     opts = planned.opts
     return lambda arch: build_request(c, k8s_version=planned.requested, arch=arch, component="kube-scheduler",
-                                      name=planned.name, dist=opts.dist_dir, source_date_epoch=opts.source_date_epoch,
-                                      spec=planned.spec)
+                                      name=None if opts.debuggable else planned.name, dist=opts.dist_dir,
+                                      source_date_epoch=opts.source_date_epoch, spec=planned.spec,
+                                      debuggable=opts.debuggable)
 
 
 def _plan(opts: image_request.Options) -> image_request.Plan:
@@ -90,13 +93,16 @@ COMMON_HELP = {
         "force": f"rebuild even when an identical image (same inputs) is already present ({describe('image.force')})",
         "json": "print the result as JSON instead of one tag per line",
         "oci-archive": "also write the whole layout (index, images, SBOMs, provenance) as one tar FILE, for air-gapped transfer",
+        "debuggable": "package the debuggable build (dist/<name>-debuggable, `build --debuggable`): tag <k8s>-<version>-debug, "
+                      f"label org.scheduler-build.debuggable ({describe('build.debuggable')})",
     },
 )
 @user_errors
 def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None, repository=None,
-          source_date_epoch=None, force=False, json=False, oci_archive=None):
+          source_date_epoch=None, force=False, json=False, oci_archive=None, debuggable=False):
     """Assemble reproducible FROM-scratch images (one per platform), their SBOMs, provenance and an OCI index."""
-    opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force)
+    opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force,
+                    debuggable)
     with phase("image.build"):
         planned = _plan(opts)
         request, result = image_flow.package(planned, _request_for(c, planned), host_arch())

@@ -17,6 +17,7 @@ from pathlib import Path
 from scheduler_build import epoch as epoch_mod
 from scheduler_build import platforms
 from scheduler_build import spec as spec_mod
+from scheduler_build.build import debuggable
 from scheduler_build.build.info import FILE_NAME, BuildInfo, sha256_file
 from scheduler_build.errors import UserError
 from scheduler_build.image import sbom
@@ -43,6 +44,7 @@ class Options:
     licenses: str = "Apache-2.0"
     source: str = ""
     force: bool = False
+    debuggable: bool = False  # package dist/<name>-debuggable (build --debuggable), tagged -debug
 
 
 @dataclass
@@ -154,6 +156,7 @@ def labels_for(req: ImageRequest, item: PlatformInput, go_version: str, sbom_sha
         f"{LABEL_PREFIX}.binary.sha256": item.build_info.binary.sha256,
         f"{LABEL_PREFIX}.sbom.sha256": sbom_sha,
         f"{LABEL_PREFIX}.sbom.media-type": sbom.MEDIA_TYPE,
+        **({f"{LABEL_PREFIX}.debuggable": "true"} if item.build_info.debuggable else {}),
     }
 
 
@@ -189,7 +192,9 @@ class Plan:
                 args += ["--k8s-version", self.opts.k8s_version]
         else:
             args += ["--no-spec", "--k8s-version", self.requested]
-        if self.name != (self.spec.name if self.spec is not None else "kube-scheduler"):
+        if self.opts.debuggable:
+            args += ["--debuggable"]
+        elif self.name != (self.spec.name if self.spec is not None else "kube-scheduler"):
             args += ["--name", self.name]
         if Path(self.opts.dist_dir) != Path("dist"):
             args += ["--dist", str(self.opts.dist_dir)]
@@ -206,6 +211,8 @@ def plan(opts: Options, host_arch: str) -> Plan:
     parsed = parse_platforms(platforms_text)
     name = opts.name or (spec.name if spec else "") or "kube-scheduler"
     spec_version = check_spec_version(opts.spec_version or (spec.version if spec else "") or "0.1.0")
+    if opts.debuggable:  # beside the release image, never mistaken for it (docs/explain.md)
+        name, spec_version = debuggable.dist_name(name), f"{spec_version}-{debuggable.SUFFIX}"
     repository = opts.repository or (spec.image.repository if spec and spec.image.repository else "") or spec_mod.default_repository(name)
     version = versions.resolve(requested, opts.cache_dir).version
     return Plan(opts, spec, requested, version, name, spec_version, repository, parsed)
@@ -235,6 +242,7 @@ def check_inputs_agree(inputs: list[PlatformInput]) -> None:
     for item in inputs[1:]:
         for what, get in (("Kubernetes version", lambda i: i.build_info.kubernetes.stamped_version),
                           ("patch series", lambda i: i.build_info.patch_series_digest),
+                          ("recorder", lambda i: i.build_info.debuggable),
                           ("plugins", lambda i: [p.to_dict() for p in i.build_info.plugins])):
             if get(item) != get(first):
                 raise UserError(f"{item.platform} was built with {what} {get(item)} but {first.platform} with {get(first)}",
