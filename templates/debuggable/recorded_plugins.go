@@ -8,7 +8,8 @@ signers: computeBatchablePlugins has already run on the plugins themselves.
 
 What a cycle records lives in its CycleState (one record per scheduling attempt). A bound pod's
 record rides on the Binding (the API server copies a Binding's annotations onto the pod, in the
-same call); an unschedulable pod's is one merge patch after PostFilter, skipped when unchanged.
+same call); an unschedulable pod's is one merge patch of pods/status after PostFilter (the
+scheduler's role allows it), skipped when unchanged.
 */
 
 package runtime
@@ -401,7 +402,9 @@ func (f *frameworkImpl) patchAsync(pod *v1.Pod, annotations map[string]string) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if _, err := client.CoreV1().Pods(namespace).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
+		// Through pods/status, which the scheduler's own role may patch (it writes the PodScheduled
+		// condition there); the status strategy resets spec, not annotations.
+		if _, err := client.CoreV1().Pods(namespace).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
 			klog.FromContext(ctx).V(2).Info("Debuggable build could not record its result", "pod", klog.KRef(namespace, name), "err", err)
 		}
 	}()
