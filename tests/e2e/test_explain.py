@@ -10,9 +10,12 @@ same pods, one at a time, on the same nodes, land where the release build puts t
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
+
+from pathlib import Path
 
 import pytest
 
@@ -59,6 +62,16 @@ def _pod_dict(kube, namespace: str, name: str) -> dict:
     return json.loads(resp.data)
 
 
+def _keep(kube, namespace: str, name: str, as_name: str) -> None:
+    """With SB_EXPLAIN_FIXTURES=DIR, the pod as recorded: the unit tests' fixtures come from this run."""
+    where = os.environ.get("SB_EXPLAIN_FIXTURES")
+    if where:
+        pod = _pod_dict(kube, namespace, name)
+        for key in ("managedFields", "resourceVersion", "creationTimestamp"):
+            pod["metadata"].pop(key, None)
+        (Path(where) / as_name).write_text(json.dumps(pod, indent=1, sort_keys=True) + "\n")
+
+
 def test_explain_bound_and_pending_pods(control_plane, kube, namespace, nodes, schedulers,
                                         built_debuggable_example, unique):
     from scheduler_build.explain import record
@@ -85,6 +98,7 @@ def test_explain_bound_and_pending_pods(control_plane, kube, namespace, nodes, s
     assert len(set(totals)) == len(totals), f"the test's nodes must score distinctly: {totals}"
     text = _explain(admin, namespace, "p1").stdout
     assert f"bound to {names['room']}" in text and "UnderlayIPLimit" in text, text
+    _keep(kube, namespace, "p1", "bound.json")
 
     _pod(kube, namespace, "p2", ours, cpu="16")
     pending = kobj.wait_until(lambda: (d := record.explain(_pod_dict(kube, namespace, "p2")))["recorded"] and d,
@@ -95,6 +109,7 @@ def test_explain_bound_and_pending_pods(control_plane, kube, namespace, nodes, s
                          names["nolabel"]: "NodeResourcesFit"}, pending
     text = _explain(admin, namespace, "p2").stdout
     assert "unschedulable" in text and "postfilter: DefaultPreemption" in text, text
+    _keep(kube, namespace, "p2", "pending.json")
 
     _pod(kube, namespace, "p3", ours, cpu="1", opt_in=False)  # negative control: not opted in, not recorded
     kobj.wait_bound(kube, namespace, 2, TIMEOUT)
