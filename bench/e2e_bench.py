@@ -171,7 +171,7 @@ def _variant(v: str, name: str, pods: int, api, state, bins: dict, serving, work
 
 def _annotation_bytes(api, namespace: str) -> dict:
     """Bytes of the recorder's annotations (keys and values) per pod: median and max, and how many pods carry them."""
-    from tests.support import kubeobjects as kobj
+    from testkit import kubeobjects as kobj
 
     sizes = []
     for pod in kobj.pods_by_name(api, namespace).values():

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import harness as e2e
-from tests.support import kubeobjects as kobj
+from testkit import e2e
+from testkit import kubeobjects as kobj
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
