@@ -22,14 +22,30 @@ def _score_lines(doc: dict) -> list[str]:
 
 
 def _rejection_lines(doc: dict) -> list[str]:
-    lines = []
+    """Per plugin, most nodes first: one line when its nodes share a reason, else one line per reason."""
+    by_plugin: dict[str, list[dict]] = {}
     for g in doc["rejections"]:
-        named = f" ({', '.join(g['nodes'])})" if g["nodes"] else ""
-        lines.append(f"  {g['count']} node{'s' if g['count'] != 1 else ''}: {g['plugin']}: {g['reason']}{named}")
+        by_plugin.setdefault(g["plugin"], []).append(g)
+    lines = []
+    for plugin, groups in sorted(by_plugin.items(), key=lambda kv: (-sum(g["count"] for g in kv[1]), kv[0])):
+        total = sum(g["count"] for g in groups)
+        if len(groups) == 1:
+            lines.append(f"  {_nodes(total)}: {plugin}: {groups[0]['reason']}{_named(groups[0])}")
+            continue
+        lines.append(f"  {_nodes(total)}: {plugin}:")
+        lines += [f"      {g['count']}: {g['reason']}{_named(g)}" for g in groups]
     unnamed = doc["rejectedNodes"] - len(doc["filteredNodes"])
     if unnamed > 0:
         lines.append(f"  ({unnamed} rejected node(s) not named: the recorder's rejectedNodes limit)")
     return lines
+
+
+def _nodes(count: int) -> str:
+    return f"{count} node{'s' if count != 1 else ''}"
+
+
+def _named(group: dict) -> str:
+    return f" ({', '.join(group['nodes'])})" if group["nodes"] else ""
 
 
 def render(doc: dict) -> str:
@@ -52,8 +68,9 @@ def render(doc: dict) -> str:
     else:
         lines.append(f"unschedulable: {doc['rejectedNodes']} node(s) rejected, {doc['feasibleNodes']} feasible")
         lines += _rejection_lines(doc)
-        if doc["preFilter"] and any(v != "success" for v in doc["preFilter"].values()):
-            lines.append("prefilter: " + ", ".join(f"{k}: {v}" for k, v in sorted(doc["preFilter"].items()) if v != "success"))
+        failed = {k: v for k, v in doc["preFilter"].items() if v not in ("success", "skip")}
+        if failed:
+            lines.append("prefilter: " + ", ".join(f"{k}: {v}" for k, v in sorted(failed.items())))
         if doc["postFilter"]:
             lines.append("postfilter: " + "; ".join(f"{k}: {v}" for k, v in sorted(doc["postFilter"].items())))
         if doc["nominatedNode"]:

@@ -65,9 +65,25 @@ def test_pending_pod_groups_rejections_by_plugin_and_reason():
     assert doc["outcome"] == "unschedulable" and doc["chosenNode"] is None and not doc["topNodes"]
     assert sum(g["count"] for g in doc["rejections"]) == doc["rejectedNodes"]
     out = text.render(doc)
-    for g in doc["rejections"]:
-        assert f"{g['count']} node{'s' if g['count'] != 1 else ''}: {g['plugin']}: {g['reason']}" in out
-    assert "postfilter:" in out
+    rejecting = {f["node"]: f["plugin"] for f in doc["filteredNodes"]}
+    assert sorted(rejecting.values()) == ["NodeResourcesFit", "UnderlayIPLimit", "UnderlayIPLimit"]
+    assert "2 nodes: UnderlayIPLimit:" in out and "1 node: NodeResourcesFit: Insufficient cpu" in out
+    for f in doc["filteredNodes"]:
+        assert f["node"] in out and f["reason"] in out
+    assert "postfilter: DefaultPreemption" in out
+
+
+def test_nodes_sharing_a_reason_read_as_one_line():
+    pod = load("pending.json")
+    ann = pod["metadata"]["annotations"]
+    ann[record.SIMULATOR + "filter-result"] = json.dumps({n: {"UnderlayIPLimit": "node full (10/10 IPs)"} for n in "abc"})
+    rec = json.loads(ann[record.RECORD])
+    rec["rejections"] = [{"plugin": "UnderlayIPLimit", "reason": "node full (10/10 IPs)", "nodes": 5}]
+    rec["rejectedNodes"] = 5
+    ann[record.RECORD] = json.dumps(rec)
+    out = text.render(valid(record.explain(pod)))
+    assert "5 nodes: UnderlayIPLimit: node full (10/10 IPs) (a, b, c)" in out
+    assert "(2 rejected node(s) not named" in out
 
 
 def test_a_pod_without_a_record_gets_one_line_saying_what_to_deploy():
