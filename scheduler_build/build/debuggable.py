@@ -13,11 +13,11 @@ with no list of names here. Both are applied as a patch after the spec's own ser
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from pathlib import Path
 
 from scheduler_build import resources
 from scheduler_build.atomic import write_atomic
+from scheduler_build.spec.model import Debuggable  # noqa: F401 - the spec declares it, the build reads it
 
 RUNTIME_DIR = "pkg/scheduler/framework/runtime"
 RECORDER_FILE = f"{RUNTIME_DIR}/zz_scheduler_build_recorder.go"
@@ -34,20 +34,6 @@ _HOOK = """\
 +	f.setRecordedPlugins()
  	return f, nil
 """
-
-
-@dataclass(frozen=True)
-class Debuggable:
-    """What the recorder records; `enabled` False is a normal build."""
-
-    enabled: bool = False
-    pod_label: str = ""  # record only pods with this label key; empty: every pod the scheduler schedules
-    top_nodes: int = 10  # nodes named with their scores
-    rejected_nodes: int = 50  # rejected nodes named with plugin and reason; the rest are counted only
-
-    def to_dict(self) -> dict:
-        return {"enabled": self.enabled, "podLabel": self.pod_label, "topNodes": self.top_nodes,
-                "rejectedNodes": self.rejected_nodes}
 
 
 def recorder_source() -> str:

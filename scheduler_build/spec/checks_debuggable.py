@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scheduler_build.build.debuggable import Debuggable
+from scheduler_build.spec.model import Debuggable
 from scheduler_build.spec.fields import Fields
 
 # A label key: an optional DNS-subdomain prefix and '/', then a name of at most 63 characters.

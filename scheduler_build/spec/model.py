@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scheduler_build.build.debuggable import Debuggable
 from scheduler_build.extender_config import PORT
 
 DEFAULT_NAMESPACE = "kube-system"
@@ -85,6 +84,21 @@ class PluginSource:
     @property
     def plugin_names(self) -> tuple[str, ...]:
         return tuple(self.names) + tuple(r.name for r in self.register)
+
+
+@dataclass(frozen=True)
+class Debuggable:
+    """`debuggable`: what the recorder of a debuggable build records (build/debuggable.py); `enabled` False is a
+    release build."""
+
+    enabled: bool = False
+    pod_label: str = ""  # record only pods with this label key; empty: every pod the scheduler schedules
+    top_nodes: int = 10  # nodes named with their scores
+    rejected_nodes: int = 50  # rejected nodes named with plugin and reason; the rest are counted only
+
+    def to_dict(self) -> dict:
+        return {"enabled": self.enabled, "podLabel": self.pod_label, "topNodes": self.top_nodes,
+                "rejectedNodes": self.rejected_nodes}
 
 
 @dataclass(frozen=True)

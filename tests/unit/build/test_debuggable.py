@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from scheduler_build.build import debuggable, patches
-from scheduler_build.build.pipeline import BuildRequest, _debuggable
+from scheduler_build.build.pipeline import _debuggable
+from scheduler_build.inputs.build import default_request as BuildRequest
 from scheduler_build.build.workspace import render_wrapper
 from scheduler_build.errors import UserError
 from scheduler_build.resolve.versions import Resolution
