@@ -207,4 +207,20 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,spec,extend
         emit(f"no regression beyond {threshold * 100:.0f}% against {compare}")
 
 
-ns = Collection("bench", build_bench, extender_bench, image_bench, e2e_bench, perf_bench, startup_bench)
+@task(name="report", help={
+    "check": "write nothing; fail when BENCHMARKS.md differs from what the raw files say",
+})
+@user_errors
+def report_bench(c, check=False):
+    """Render BENCHMARKS.md from the raw files bench/rows.json lists (bench/results/)."""
+    from bench import report
+
+    if check:
+        report.check()
+        emit("BENCHMARKS.md matches its raw files")
+        return
+    write_atomic(report.REPO / report.OUTPUT, report.render())
+    log("wrote BENCHMARKS.md")
+
+
+ns = Collection("bench", build_bench, extender_bench, image_bench, e2e_bench, perf_bench, startup_bench, report_bench)

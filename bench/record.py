@@ -63,6 +63,14 @@ def commit() -> str:
     return head + ("-dirty" if dirty else "")
 
 
+def command_line(argv: list[str]) -> str:
+    """The command as typed: `inv TASK ...` for invoke's entry points (sys.argv[0] is a path)."""
+    program = Path(argv[0]).name if argv else ""
+    if program in ("inv", "invoke", "__main__.py"):
+        return " ".join(["inv", *argv[1:]])
+    return " ".join(argv)
+
+
 def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
@@ -76,7 +84,7 @@ def measure(task: str, fn: Callable[[], Any], argv: list[str] | None = None) -> 
     _started = time.monotonic()
     results = fn()
     return results, {
-        "schema": SCHEMA, "task": task, "command": " ".join(argv if argv is not None else sys.argv),
+        "schema": SCHEMA, "task": task, "command": command_line(argv if argv is not None else sys.argv),
         "commit": commit(), "started": started.strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": machine(),
         "load_before": before, "load_after": _load(), "runs": list(_runs), "results": results,
     }
