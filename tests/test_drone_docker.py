@@ -30,7 +30,7 @@ from scheduler_build.image import ci_step
 from tests.support.drone_docker import run_pipeline
 from tests.support.registry_server import Registry
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.pipelines]
 
 REPO = Path(__file__).resolve().parent.parent
 UNIT_TESTS = "-m 'not integration and not e2e and not node' -k 'release_matrix'"

@@ -29,7 +29,7 @@ from scheduler_build import gotool, settings
 from tests.support.act_runner import Act, seed_warm_cache
 from tests.support.registry_server import Registry
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.pipelines]
 
 REPO = Path(__file__).resolve().parent.parent
 PASSWORD = "act-pipeline-pw-7e1d"

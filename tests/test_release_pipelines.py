@@ -29,7 +29,7 @@ import yaml
 
 from tests.support.registry_server import Registry
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.pipelines]
 
 REPO = Path(__file__).resolve().parent.parent
 PASSWORD = "pipeline-pw-2c9f41aa"
