@@ -31,8 +31,8 @@ Every row below is rendered from a raw file in [bench/results/](bench/results/),
 task shown: its command line, git commit, the machine it measured (CPU count, memory, kernel) and every
 individual run in the order the sides ran. Figures are medians of runs that alternated between the two
 sides in one process; "n=1"/"n=2" marks a side with fewer than three runs. "load" is the 1-minute load
-average before and after the bench (and its range over the runs): on a 2-core machine shared with
-other work, a load above 2 means both sides waited for a core. How each bench works:
+average before and after the bench (and its range over the runs): a load above the machine's CPU count
+means both sides waited for a core. How each bench works:
 [docs/benchmarks.md](docs/benchmarks.md); earlier runs and what was tried:
 [docs/benchmarks/history.md](docs/benchmarks/history.md).
 """
