@@ -36,7 +36,7 @@ def _report(task_name: str, module, fn, json: bool) -> dict:
 @task(name="build", help={
     "k8s-version": f"{K8S_HELP} to build",
     "repeats": "warm runs per side (default 5)",
-    "no-cold": "skip the two cold builds (about 3 minutes each on 2 cores)",
+    "no-cold": "skip the two cold builds (minutes each)",
     "plugin-edit": "instead: the example plugin edited (and not) vs its own native `go build ./cmd/scheduler`",
     "fresh-worker": "instead: a fresh worker (empty cache dir, second empty engine) building a key another worker "
                     "pushed with --cache-to, vs a local cold build (docs/remote-engine.md)",
@@ -47,7 +47,7 @@ def _report(task_name: str, module, fn, json: bool) -> dict:
 @user_errors
 def build_bench(c, k8s_version=None, repeats=5, no_cold=False, plugin_edit=False, fresh_worker=False, json=False,
                 baseline=None, runs=3):
-    """Warm `inv build` after touching one file vs a native `go build`, plus cold time and peak memory."""
+    """Warm `inv build` (main package relinked) vs a native `go build`, plus cold time and peak memory."""
     if fresh_worker:
         module = _bench_module("fresh_worker_bench")
         _report("bench.build.fresh-worker", module, lambda: module.run(option(c, "k8s.version", k8s_version)), json)
