@@ -31,7 +31,7 @@ from typing import Iterator
 
 from bench import record
 
-from tests.support import docker_sdk
+from testkit import docker_sdk
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.resolve import versions

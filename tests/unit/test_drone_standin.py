@@ -1,4 +1,4 @@
-"""The Drone docker stand-in's scheduling (tests/support/drone_docker.py), with no engine: step
+"""The Drone docker stand-in's scheduling (testkit/drone_docker.py), with no engine: step
 order, concurrency, `when`, `trigger`, failure, and reading a step's environment."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.support.drone_docker import Build, StepResult, matches, parse_env, schedule
+from testkit.drone_docker import Build, StepResult, matches, parse_env, schedule
 
 REPO = Path(__file__).resolve().parents[2]
 
