@@ -79,13 +79,14 @@ def measure(task: str, fn: Callable[[], Any], argv: list[str] | None = None) -> 
     """Call `fn` and return (its results, the raw record around it)."""
     _runs.clear()
     started = datetime.now(timezone.utc)
+    head = commit()  # before the run: the tree may move while a long bench runs
     before = _load()
     global _started
     _started = time.monotonic()
     results = fn()
     return results, {
         "schema": SCHEMA, "task": task, "command": command_line(argv if argv is not None else sys.argv),
-        "commit": commit(), "started": started.strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": machine(),
+        "commit": head, "started": started.strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": machine(),
         "load_before": before, "load_after": _load(), "runs": list(_runs), "results": results,
     }
 
