@@ -102,11 +102,25 @@ def row(root: Path, spec: dict) -> str:
             f"{raw['commit'][:10]}, {_machine(raw)} | {raw['started'][:10]} |")
 
 
+def phases(root: Path, spec: dict) -> str:
+    """The medians of the build phases the raw file logged with each run of the row's own side."""
+    raw = load_raw(root, spec["raw"])
+    logged = [r["phases"] for r in raw["runs"] if r["measure"] == spec["measure"]
+              and r["side"] == spec.get("ours", "ours") and r.get("phases")]
+    names = sorted({name for p in logged for name in p})
+    shown = ", ".join(f"{name} {statistics.median(p.get(name, 0.0) for p in logged):.2f}" for name in names)
+    return f"- {spec['label']}: {shown or 'no phases logged'}"
+
+
 def render(root: Path = REPO) -> str:
     manifest = json.loads((root / ROWS).read_text())
     lines = [HEADER, "| measure | figure | baseline | ratio | runs per side | load | command | raw file, commit, machine | date |",
              "|---|---|---|---|---|---|---|---|---|"]
     lines += [row(root, spec) for spec in manifest["rows"]]
+    phased = [phases(root, spec) for spec in manifest["rows"] if spec.get("phases")]
+    if phased:
+        lines += ["", "Where the time goes: medians of each build phase over the runs of the rows above (seconds;"
+                  " `compile.*` are the steps inside the compile phase):", ""] + phased
     pending = manifest.get("pending", [])
     if pending:
         lines += ["", "## Pending: to be re-measured", "",

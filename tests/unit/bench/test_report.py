@@ -88,3 +88,14 @@ def test_a_missing_raw_file_or_one_without_load_is_refused(tmp_path):
 def test_the_machine_is_measured_not_typed_in():
     m = record.machine()
     assert m["cpus"] >= 1 and m["memory_bytes"] > 2**28 and m["kernel"]
+
+
+def test_phase_medians_come_from_the_rows_own_side(tmp_path):
+    spec = _raw(tmp_path, ["ours", "native"] * 3)
+    path = tmp_path / "bench/results" / spec["raw"]
+    raw = json.loads(path.read_text())
+    for i, run in enumerate(raw["runs"]):
+        if run["side"] == "ours":
+            run["phases"] = {"compile.go": 1.0 + i, "verify": 0.1}
+    path.write_text(json.dumps(raw))
+    assert report.phases(tmp_path, spec) == "- x: compile.go 3.00, verify 0.10"
