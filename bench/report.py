@@ -108,7 +108,8 @@ def phases(root: Path, spec: dict) -> str:
     logged = [r["phases"] for r in raw["runs"] if r["measure"] == spec["measure"]
               and r["side"] == spec.get("ours", "ours") and r.get("phases")]
     names = sorted({name for p in logged for name in p})
-    shown = ", ".join(f"{name} {statistics.median(p.get(name, 0.0) for p in logged):.2f}" for name in names)
+    medians = {name: statistics.median(p.get(name, 0.0) for p in logged) for name in names}
+    shown = ", ".join(f"{name} {value:.2f}" for name, value in medians.items() if value >= 0.005)
     return f"- {spec['label']}: {shown or 'no phases logged'}"
 
 
@@ -121,6 +122,9 @@ def render(root: Path = REPO) -> str:
     if phased:
         lines += ["", "Where the time goes: medians of each build phase over the runs of the rows above (seconds;"
                   " `compile.*` are the steps inside the compile phase):", ""] + phased
+    notes = manifest.get("notes", [])
+    if notes:
+        lines += [""] + [f"Note: {note}" for note in notes]
     pending = manifest.get("pending", [])
     if pending:
         lines += ["", "## Pending: to be re-measured", "",
