@@ -18,6 +18,8 @@ from scheduler_build.build import builder_image as builder
 from scheduler_build import settings
 from scheduler_build import engine
 from scheduler_build import gotool
+from scheduler_build import kubeclient
+from scheduler_build.deploy import apply, skew
 from scheduler_build.cluster import containerd, network
 from scheduler_build.resolve import goproxy
 from scheduler_build.errors import UserError
@@ -144,10 +146,52 @@ def check_home() -> Check:
     return Check("HOME/GOPATH", True, f"{'GOPATH' if gopath else 'HOME'}={where}")
 
 
+def check_version_skew(kubeconfig: str, spec_path: str, cache_dir: Path) -> Check:
+    """`doctor --kubeconfig`: the API server's version beside the spec's scheduler, under the skew policy."""
+    try:
+        server = apply.server_version(kubeclient.from_kubeconfig(kubeconfig))
+    except UserError as exc:
+        return Check("version skew", False, exc.message, exc.hint or "")
+    pair = apply.skew_pair(spec_path, server, cache_dir)
+    shown = f"scheduler {pair['scheduler'] or '?'}, API server {server}"
+    if pair["ok"] is None:
+        return Check("version skew", False, f"{shown}: {pair['reason']}", required=False,
+                     fix=f"this API server takes a scheduler of {' or '.join(pair['allowed_scheduler_minors'])}")
+    if not pair["ok"]:
+        verdict = skew.verdict(pair["scheduler"], server)
+        return Check("version skew", False, pair["reason"], skew.hint(verdict))
+    return Check("version skew", True, f"{shown}: within the policy ({skew.POLICY})")
+
+
+# Tools compiled from the Go module proxy the first time a task needs them (gotool.installed_programs):
+# that first use waits for the compile (cosign took 5.7 minutes on a 2-core machine).
+FIRST_USE_TOOLS = (
+    ("cosign", "image.keygen/sign/verify"),
+    ("containerd", "cluster.up --node"),
+    ("coredns", "cluster.up --node"),
+)
+
+
+def check_tools(config: Any) -> Check:
+    """Which tools are compiled on first use, and, for those built here, how long that took."""
+    tools = settings.cache_dir(config) / "tools"
+    built, pending = [], []
+    for name, used_by in FIRST_USE_TOOLS:
+        found = sorted(tools.glob(f"{name}-*")) if tools.is_dir() else []
+        took = [(d / gotool.BUILD_SECONDS).read_text().strip() for d in found if (d / gotool.BUILD_SECONDS).is_file()]
+        if found:
+            built.append(f"{name}" + (f" (took {took[-1]} s here)" if took else ""))
+        else:
+            pending.append(f"{name} by {used_by}")
+    parts = ([f"built: {', '.join(built)}"] if built else []) + \
+        ([f"compiled on first use (minutes each on a small machine): {', '.join(pending)}"] if pending else [])
+    return Check("first-use tools", True, "; ".join(parts), required=False)
+
+
 def run_all(config: Any, registry: str = "") -> list[Check]:
     go = check_go(config)
     checks = [check_docker(), go, check_go_proxy(), check_home(), check_cache(config), check_disk(config),
-              check_builder(config, go.ok), check_git()]
+              check_builder(config, go.ok), check_git(), check_tools(config)]
     if registry:
         checks.append(check_registry(registry))
     return checks

@@ -98,6 +98,7 @@ DEFAULTS: dict[str, Any] = {
         "context": "",
         "timeout": 300,  # seconds to wait for the Deployment to become available
         "no_wait": False,
+        "allow_version_skew": False,  # deploy a scheduler outside Kubernetes' skew policy with the API server
     },
     "sign": {  # inv image.keygen / image.push --sign / image.verify (cosign, offline)
         "key": "",  # image.push --sign: the private key, DIR/cosign.key or env://VAR

@@ -30,10 +30,12 @@ from scheduler_build.commands._common import describe, emit, emit_json, option, 
     "timeout": f"seconds to wait for availability ({describe('deploy.timeout')})",
     "json": "print the report as JSON on stdout",
     "rotate-certs": "replace the scheduler <-> extender certificates (new CA and leaves) without downtime",
+    "allow-version-skew": "deploy a scheduler outside Kubernetes' skew policy (newer than the API server, or more "
+                          f"than one minor older) ({describe('deploy.allow_version_skew')})",
 })
 @user_errors
 def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None, image=None, no_wait=False,
-           timeout=None, json=False, rotate_certs=False):
+           timeout=None, json=False, rotate_certs=False, allow_version_skew=False):
     """Apply the scheduler's manifests with server-side apply (field manager scheduler-build) and wait."""
     kubeconfig = option(c, "deploy.kubeconfig", kubeconfig) or os.environ.get("KUBECONFIG", "")
     if not kubeconfig:
@@ -42,9 +44,11 @@ def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None,
     image = render.check_image_flag(image) if image else None
     if dir:
         objects = apply.load_dir(Path(dir))
+        scheduler_version = apply.scheduler_version_of(objects)
     else:
         loaded = spec_mod.load(option(c, "spec.path", spec))
-        ref = image or render.image_ref(loaded, target.kubernetes_release(loaded, None, settings.cache_dir(c.config)))
+        scheduler_version = target.kubernetes_release(loaded, None, settings.cache_dir(c.config))
+        ref = image or render.image_ref(loaded, scheduler_version)
         files = render.render_files(loaded, ref)
         objects = apply.load_files(files)
     wait = not option(c, "deploy.no_wait", no_wait)
@@ -52,7 +56,9 @@ def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None,
     with phase("deploy", f"{len(objects)} objects{' (server dry run)' if dry_run else ''}"):
         report = apply.deploy(objects, Path(kubeconfig), option(c, "deploy.context", context),
                                    dry_run=bool(dry_run), wait=wait, timeout=float(timeout_s),
-                                   rotate_certs=bool(rotate_certs), cache_dir=settings.cache_dir(c.config))
+                                   rotate_certs=bool(rotate_certs), cache_dir=settings.cache_dir(c.config),
+                                   scheduler_version=scheduler_version,
+                                   allow_skew=option(c, "deploy.allow_version_skew", allow_version_skew))
     if json:
         emit_json(report.as_dict())
     else:
