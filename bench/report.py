@@ -102,6 +102,19 @@ def row(root: Path, spec: dict) -> str:
             f"{raw['commit'][:10]}, {_machine(raw)} | {raw['started'][:10]} |")
 
 
+def record_row(root: Path, item: dict) -> str:
+    """A row another kind of bench wrote by hand, shown only while its raw file holds what a row needs."""
+    path = root / "bench" / "results" / item["raw"]
+    if not path.is_file():
+        raise ReportError(f"{ROWS}: raw file bench/results/{item['raw']} does not exist",
+                          "commit the raw file, or move the row to bench/historical.md")
+    raw = json.loads(path.read_text())
+    missing = [key for key in ("command", "commit", "machine", "load_before", "load_after", "runs") if key not in raw]
+    if missing:
+        raise ReportError(f"bench/results/{item['raw']}: no {', '.join(missing)}", "re-measure recording them")
+    return item["row"]
+
+
 def phases(root: Path, spec: dict) -> str:
     """The medians of the build phases the raw file logged with each run of the row's own side."""
     raw = load_raw(root, spec["raw"])
@@ -122,6 +135,12 @@ def render(root: Path = REPO) -> str:
     if phased:
         lines += ["", "Where the time goes: medians of each build phase over the runs of the rows above (seconds;"
                   " `compile.*` are the steps inside the compile phase):", ""] + phased
+    records = manifest.get("records", [])
+    if records:
+        lines += ["", "Other measurements, one raw file each (not side-by-side timings: the row is written from its raw "
+                  "file, which must exist and record the command, commit, machine and load):", "",
+                  "| measure | figure | baseline | ratio | command | date |", "|---|---|---|---|---|---|"]
+        lines += [record_row(root, item) for item in records]
     notes = manifest.get("notes", [])
     if notes:
         lines += [""] + [f"Note: {note}" for note in notes]

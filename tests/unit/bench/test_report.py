@@ -27,7 +27,7 @@ def _copy(tmp_path: Path) -> Path:
         shutil.copy2(REPO / rel, tmp_path / rel)
     manifest = json.loads((REPO / report.ROWS).read_text())
     (tmp_path / "bench/results").mkdir(parents=True, exist_ok=True)
-    for spec in manifest["rows"]:
+    for spec in manifest["rows"] + manifest.get("records", []):
         shutil.copy2(REPO / "bench/results" / spec["raw"], tmp_path / "bench/results" / spec["raw"])
     return tmp_path
 
@@ -99,3 +99,17 @@ def test_phase_medians_come_from_the_rows_own_side(tmp_path):
             run["phases"] = {"compile.go": 1.0 + i, "verify": 0.1}
     path.write_text(json.dumps(raw))
     assert report.phases(tmp_path, spec) == "- x: compile.go 3.00, verify 0.10"
+
+
+def test_a_hand_written_record_row_needs_its_raw_file_with_the_load(tmp_path):
+    spec = _raw(tmp_path, ["ours", "native"])
+    item = {"raw": spec["raw"], "row": "| r | 1 | 2 | 0.5 | `cmd` | 2026-11-27 |"}
+    assert report.record_row(tmp_path, item) == item["row"]
+    with pytest.raises(report.ReportError, match="does not exist"):
+        report.record_row(tmp_path, {"raw": "gone.json", "row": item["row"]})
+    path = tmp_path / "bench/results" / spec["raw"]
+    raw = json.loads(path.read_text())
+    del raw["load_after"]
+    path.write_text(json.dumps(raw))
+    with pytest.raises(report.ReportError, match="load_after"):
+        report.record_row(tmp_path, item)
