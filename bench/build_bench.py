@@ -32,6 +32,7 @@ from typing import Iterator
 from bench import record
 
 from testkit import docker_sdk
+from scheduler_build.inputs.build import default_request
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.resolve import versions
@@ -124,8 +125,8 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 5, co
     resolution = versions.resolve(k8s_version, cache)
     work = Path(tempfile.mkdtemp(prefix="sb-bench-build-"))
     # The one-shot container, not the long-lived builder: the compile path every engine takes.
-    request = build.BuildRequest(k8s_version=k8s_version, pull=False, cache_dir=cache, dist_dir=work / "dist",
-                                 reuse_builder=False)
+    request = default_request(k8s_version=k8s_version, pull=False, cache_dir=cache, dist_dir=work / "dist",
+                              reuse_builder=False)
     first = build.run(request)  # warms vendor, tidy and the default Go cache volume
     workspace = render_wrapper(resolution)
     vendored = vendor.prepare(workspace, cache)

@@ -56,12 +56,11 @@ def data_dir() -> Path:
 
 
 def build_request(dist: Path, **overrides):
-    from scheduler_build import settings
-    from scheduler_build.build.pipeline import BuildRequest
+    from scheduler_build.inputs.build import default_request
 
-    fields = dict(k8s_version=TEST_K8S_MINOR, dist_dir=dist, cache_dir=settings.cache_dir(), pull=False)
+    fields = dict(k8s_version=TEST_K8S_MINOR, dist_dir=dist, pull=False)
     fields.update(overrides)
-    return BuildRequest(**fields)
+    return default_request(**fields)
 
 
 @pytest.fixture(scope="session")

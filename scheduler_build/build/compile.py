@@ -22,7 +22,7 @@ import socket
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -122,9 +122,9 @@ class Job:
     environment: dict[str, str]
     # module path -> a local module's content snapshot, put in place of vendor/<module>
     # (snapshot.py), so the vendor tree (and the workspace image) need no refresh on an edit.
-    overlays: dict[str, Path] = field(default_factory=dict)
-    test: bool = False  # `go test -c` of job.package instead of `go build` (bench.perf's harness)
-    state_dir: Path = Path(".cache/builds")  # each output directory's lock and action record (uptodate.py)
+    overlays: dict[str, Path]
+    test: bool  # `go test -c` of job.package instead of `go build` (bench.perf's harness)
+    state_dir: Path  # each output directory's lock and action record (uptodate.py): <cache_dir>/builds
     # Seconds of each step of the compile (inputs, create, put, go, copy-out, remove), filled by
     # the runner: the build's phases show where a compile's time goes (bench.build --plugin-edit).
     timings: dict[str, float] = field(default_factory=dict, compare=False)

@@ -116,14 +116,15 @@ def status(c, state_dir=None, spec=None):
 
     With the version skew pair: the spec's scheduler beside the API server, judged by Kubernetes' policy."""
     directory = resolve_state_dir(c, state_dir)
-    report = cluster_mod.status(directory)
-    if report.get("running") is not False or report.get("version"):
-        report["version_skew"] = apply.skew_pair(option(c, "spec.path", spec), report.get("version", ""),
+    control_plane = cluster_mod.status(directory)
+    report = control_plane.as_dict()
+    if control_plane.running or control_plane.version:
+        report["version_skew"] = apply.skew_pair(option(c, "spec.path", spec), control_plane.version,
                                                   settings.cache_dir(c.config))
     node_report = node_mod.status(directory)
     if node_report:
         report["node"] = node_report
-        report["running"] = report.get("running", False) and node_report["running"]
+        report["running"] = control_plane.running and node_report["running"]
     emit_json(report)
 
 

@@ -68,7 +68,9 @@ def load_files(files: dict[str, str]) -> list[dict]:
 
 
 def kustomized(read: Callable[[str], str | None], where: str) -> list[dict]:
-    """The one kustomization reader: each resource it lists, read through `read(name)` (None: missing), in order."""
+    """A rendering's objects as deploy applies them: each resource its kustomization lists, read through
+    `read(name)` (None: missing), in order; a missing or broken one is an error. (config/output and
+    config/chart read the same list for their own purposes, leniently.)"""
     kust = f"{where}/{KUSTOMIZATION}"
     try:
         resources = (yaml.safe_load(read(KUSTOMIZATION) or "") or {}).get("resources") or []
@@ -250,9 +252,8 @@ def skew_pair(spec_path: str | Path, server: str, cache_dir: Path) -> dict:
         return {**pair, "reason": f"the spec's version is unknown: {exc.message}"}
 
 
-def deploy(objects: list[dict], kubeconfig: Path, context: str | None = None, dry_run: bool = False,
-           wait: bool = True, timeout: float = 300.0, rotate_certs: bool = False,
-           cache_dir: Path | None = None, scheduler_version: str = "", allow_skew: bool = False) -> DeployReport:
+def deploy(objects: list[dict], kubeconfig: Path, context: str | None, *, dry_run: bool, wait: bool, timeout: float,
+           rotate_certs: bool, cache_dir: Path | None, scheduler_version: str, allow_skew: bool) -> DeployReport:
     """Apply `objects` (dry run or not) and wait. The API server's version is read first: a scheduler
     (`scheduler_version`; "" when unknown) outside the skew policy is refused before anything is applied."""
     client = kubeclient.from_kubeconfig(kubeconfig, context)
