@@ -11,6 +11,8 @@ repeated round-robin so machine noise hits each alike:
   (d) + the Python extender, NodeList  (nodeCacheCapable: false)
   (e) as (c), the extender serving without OneWrite (head and body in two writes), to
       measure OneWrite side by side (a second extender process, started only for e)
+  (f) as (b), the debuggable build (`--debuggable`, docs/explain.md), every pod opted in:
+      the recorder's cost, and the annotation bytes it writes per pod
 Every pod opts in to the underlay policy and every node has room for 10, so the
 plugin and the extender do their real work and never run out of capacity.
 """
@@ -41,7 +43,9 @@ VARIANTS = {
     "c": "extender NodeNames",
     "d": "extender NodeList",
     "e": "extender NodeNames, OneWrite off",
+    "f": "example plugin, debuggable",
 }
+OPT_IN = {"scheduler-build.io/explain": "true"}  # examples/underlay/scheduler.yaml debuggable.podLabel
 _BOUND = re.compile(r'^I(\d{4}) (\d\d:\d\d:\d\d\.\d+) .*"Successfully bound pod to node" pod="([^"]+)"')
 
 
@@ -65,7 +69,15 @@ def throughput(times: list[float]) -> float:
     return (len(times) - 1) / span if span > 0 else float("inf")
 
 
-def _binaries(k8s_version: str, cache: Path, dist: Path, want_plugin: bool) -> dict:
+def _example(dist: Path, *extra: str) -> Path:
+    done = subprocess.run([sys.executable, "-m", "invoke", "build", "--spec", str(REPO / "examples/underlay/scheduler.yaml"),
+                           "--dist", str(dist), "--no-pull", "--json", *extra], cwd=REPO, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"inv build --spec {' '.join(extra)} failed: {done.stderr[-2000:]}")
+    return Path(json.loads(done.stdout)["binary"]["path"])
+
+
+def _binaries(k8s_version: str, cache: Path, dist: Path, want_plugin: bool, want_debuggable: bool = False) -> dict:
     from scheduler_build.build import pipeline as build
 
     common = dict(k8s_version=k8s_version, dist_dir=dist, cache_dir=cache, pull=False)
@@ -74,12 +86,9 @@ def _binaries(k8s_version: str, cache: Path, dist: Path, want_plugin: bool) -> d
         "plain": build.run(default_request(**common)).binary,
     }
     if want_plugin:
-        done = subprocess.run([sys.executable, "-m", "invoke", "build", "--spec",
-                               str(REPO / "examples/underlay/scheduler.yaml"), "--dist", str(dist), "--no-pull", "--json"],
-                              cwd=REPO, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise RuntimeError(f"inv build --spec failed: {done.stderr[-2000:]}")
-        out["plugin"] = Path(json.loads(done.stdout)["binary"]["path"])
+        out["plugin"] = _example(dist)
+    if want_debuggable:
+        out["debuggable"] = _example(dist, "--debuggable")
     return out
 
 
@@ -91,7 +100,7 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
     from scheduler_build.progress import log
 
     work = Path(tempfile.mkdtemp(prefix="sb-bench-e2e-"))
-    bins = _binaries(k8s_version, settings.cache_dir(), work / "dist", "b" in variants)
+    bins = _binaries(k8s_version, settings.cache_dir(), work / "dist", "b" in variants, "f" in variants)
     state_dir = work / "cluster"
     results: dict = {"pods": pods, "nodes": nodes, "repeats": repeats, "runs": {v: [] for v in variants}}
     state = cluster.up(bins["apiserver"], state_dir, timeout=300)
@@ -134,14 +143,15 @@ def _variant(v: str, name: str, pods: int, api, state, bins: dict, serving, work
     from scheduler_build.progress import log
 
     kobj.ensure_namespace(api, name)
-    kobj.create_pods(api, name, [kobj.pod_body(f"p{i}", name, labels=dict(POD_LABEL)) for i in range(pods)])
+    labels = {**POD_LABEL, **(OPT_IN if v == "f" else {})}
+    kobj.create_pods(api, name, [kobj.pod_body(f"p{i}", name, labels=dict(labels)) for i in range(pods)])
     extenders = []
     if serving is not None:
         extenders = [schedulerconfig.extender_entry(serving.url, node_cache_capable=(v != "d"))]
-    plugins = {"multiPoint": {"enabled": [{"name": "UnderlayIPLimit", "weight": 3}]}} if v == "b" else None
+    plugins = {"multiPoint": {"enabled": [{"name": "UnderlayIPLimit", "weight": 3}]}} if v in "bf" else None
     config = e2e.scheduler_config(name, state.scheduler_kubeconfig, extenders=extenders, plugins=plugins,
                                   qps=5000, burst=5000)
-    binary = bins["plugin"] if v == "b" else bins["plain"]
+    binary = {"b": bins.get("plugin"), "f": bins.get("debuggable")}.get(v) or bins["plain"]
     started = time.monotonic()
     sched = e2e.start_scheduler(binary, config, work, name, extra_args=e2e.EXTENDER_RETRY_ARGS if extenders else ())
     tracer = _Tracer(state, sched, serving, work / f"{name}.pyspy") if trace else None
@@ -154,9 +164,24 @@ def _variant(v: str, name: str, pods: int, api, state, bins: dict, serving, work
     times = bind_times(sched.log_text(), name)
     rate = throughput(times)
     log(f"        {rate:.1f} pods/s ({len(times)} binds over {times[-1] - times[0]:.2f}s)")
+    recorded = _annotation_bytes(api, name) if v == "f" else {}
     k.CoreV1Api(api).delete_collection_namespaced_pod(name, grace_period_seconds=0)
     return {"pods_per_second": round(rate, 1), "binds": len(times), "wall_seconds_from_start": round(wall, 2),
-            **({"trace": traced} if traced else {})}
+            **recorded, **({"trace": traced} if traced else {})}
+
+
+def _annotation_bytes(api, namespace: str) -> dict:
+    """Bytes of the recorder's annotations (keys and values) per pod: median and max, and how many pods carry them."""
+    from testkit import kubeobjects as kobj
+
+    sizes = []
+    for pod in kobj.pods_by_name(api, namespace).values():
+        ann = pod.metadata.annotations or {}
+        mine = {k: v for k, v in ann.items() if k.startswith(("kube-scheduler-simulator.sigs.k8s.io/", "scheduler-build.io/"))}
+        if mine:
+            sizes.append(sum(len(k.encode()) + len(v.encode()) for k, v in mine.items()))
+    return {"recorded_pods": len(sizes), "annotation_bytes_median": statistics.median(sizes) if sizes else 0,
+            "annotation_bytes_max": max(sizes, default=0)}
 
 
 class _Tracer:

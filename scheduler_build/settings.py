@@ -82,6 +82,8 @@ SETTINGS: tuple[Setting, ...] = (
             "(docs/remote-engine.md)"),
     Setting("build.cache_to", "", "registry repository to push the workspace image and Go build cache to "
             "(the engine pushes)"),
+    Setting("build.debuggable", False, "compile the recorder in: each pod's per-plugin results as annotations, "
+            "read by `explain` (docs/explain.md); the spec's debuggable.enabled turns it on too"),
     Setting("cluster.state_dir", "", "the local cluster's files; empty: <cache_dir>/cluster"),
     Setting("cluster.apiserver", "", "kube-apiserver binary; empty: build kube-apiserver of k8s.version with our "
             "own build"),

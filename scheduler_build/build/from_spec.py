@@ -54,7 +54,10 @@ def apply_spec(request: BuildRequest, loaded: spec_mod.Spec) -> BuildRequest:
     """The spec's plugins and patches on a request whose values are already decided (settings.decide)."""
     if request.component != "kube-scheduler":
         raise UserError(f"a build spec builds kube-scheduler, not {request.component}", "drop --component or pass --no-spec")
-    return dataclasses.replace(request, plugin_sources=tuple(loaded.plugins), patches=tuple(loaded.patches))
+    # The spec's recorder settings; --debuggable / build.debuggable (already on the request) or the spec enable it.
+    recorder = dataclasses.replace(loaded.debuggable, enabled=request.debuggable.enabled or loaded.debuggable.enabled)
+    return dataclasses.replace(request, plugin_sources=tuple(loaded.plugins), patches=tuple(loaded.patches),
+                               debuggable=recorder)
 
 
 @dataclass(frozen=True)

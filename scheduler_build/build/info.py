@@ -154,6 +154,7 @@ class BuildInfo(JsonRecord):
     patch_series_digest: str = ""  # empty: computed from `patches`
     phases_seconds: dict[str, float] = field(default_factory=dict)
     duration_seconds: float = 0.0
+    debuggable: dict[str, Any] = field(default_factory=dict)  # the recorder's settings; empty: a release build
     schema: int = SCHEMA
     FILE_NAME = FILE_NAME  # not a field: no annotation
 

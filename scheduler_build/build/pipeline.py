@@ -7,6 +7,7 @@ atomically, with the binary's record (build/info.py) beside it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import platform
@@ -25,6 +26,7 @@ from scheduler_build import gotool, owned, platforms, toolchain
 from scheduler_build.atomic import check_publishable, publish_dir, umask_mode
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
+from scheduler_build.build import debuggable as debuggable_mod
 from scheduler_build.build import k8s_agreement
 from scheduler_build.build import plugins as plugins_stage
 from scheduler_build.build import registry_cache
@@ -71,6 +73,8 @@ class BuildRequest:
     # The registry as the shared cache (registry_cache.py): repositories, empty for none.
     cache_from: str
     cache_to: str
+    # A debuggable build (build/debuggable.py): the recorder patched in, `.debug` stamped, dist/<name>-debuggable.
+    debuggable: debuggable_mod.Debuggable = debuggable_mod.Debuggable()
 
 
 @dataclass
@@ -141,9 +145,24 @@ class _Plan:
     module_sum: str
 
 
+def _debuggable(request: BuildRequest) -> BuildRequest:
+    """A debuggable request as the stages see it: the recorder last in the series, its suffix and dist name."""
+    if not request.debuggable.enabled:
+        return request
+    if request.component != "kube-scheduler":
+        raise UserError(f"--debuggable records kube-scheduler's plugins, not {request.component}",
+                        "drop --debuggable or build kube-scheduler")
+    check_suffix(request.version_suffix)
+    return dataclasses.replace(
+        request, patches=tuple(request.patches) + (debuggable_mod.recorder_patch(request.cache_dir),),
+        version_suffix=debuggable_mod.stamped_suffix(request.version_suffix),
+        name=debuggable_mod.dist_name(request.name or request.component))
+
+
 def _plan(request: BuildRequest) -> _Plan:
     """resolve -> customize -> builder -> vendor, and the stamp and flags of the compile."""
     validate_component(request.component)
+    request = _debuggable(request)
     arch = request.arch or platforms.host_arch()
     if request.goos != "linux":
         raise UserError(f"unsupported --os {request.goos!r}", "only linux binaries are built")
@@ -170,7 +189,7 @@ def _plan(request: BuildRequest) -> _Plan:
         go = toolchain.choose(resolution.go_version, request.go, request.goroot, f"Kubernetes {resolution.version}")
         chosen = _select_builder(engine, request, resolution.go_version, go)
     workspace = render_wrapper(resolution, request.component, custom.imports, custom.requires, custom.local_replaces,
-                               custom.registrations)
+                               custom.registrations, request.debuggable)
     with _timed(phases, "vendor"):
         vendored = vendor.prepare(workspace, request.cache_dir, go=go.go)
         k8s_agreement.check_tidied((vendored.workspace_dir / "go.mod").read_text(), resolution)
@@ -247,6 +266,7 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
             code, argv = warm.run(plan.engine, image.tag, job, image_id=image.image_id, on_line=capture)
         else:
             code, argv = compile_stage.run(plan.engine, image.tag, job, on_line=capture, image_id=image.image_id)
+        plan.phases.update({f"compile.{step}": seconds for step, seconds in job.timings.items()})
         if code != 0:
             _explain_compile_failure(plan, output)
             raise BuildFailed(f"go build of {request.component} {plan.git_version} failed (exit {code}); the compiler output is above")
@@ -290,6 +310,7 @@ def _record(plan: _Plan, argv: list[str], binary: Path, checked: verify.Verified
         host=HostInfo(machine=platform.machine(), python=platform.python_version()),
         phases_seconds=plan.phases,
         duration_seconds=round(time.monotonic() - started, 3),
+        debuggable=request.debuggable.to_dict() if request.debuggable.enabled else {},
     )
 
 

@@ -13,6 +13,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from scheduler_build.build.debuggable import Debuggable
 from scheduler_build.resolve.versions import Resolution
 from scheduler_build.templating import render
 
@@ -61,8 +62,10 @@ def render_wrapper(
     requires: dict[str, str] | None = None,
     local_replaces: dict[str, str] | None = None,
     registrations: tuple[WrapperRegistration, ...] = (),
+    debuggable: Debuggable | None = None,
 ) -> Workspace:
-    """requires: extra module -> version; local_replaces: module -> directory (plugins.py)."""
+    """requires: extra module -> version; local_replaces: module -> directory (plugins.py);
+    debuggable: the recorder's settings, compiled into main.go (build/debuggable.py)."""
     context = dict(
         requires=dict(requires or {}),
         local_replaces=dict(local_replaces or {}),
@@ -73,13 +76,14 @@ def render_wrapper(
         component=component,
         plugins=list(plugins),
         registrations=list(registrations),
+        debuggable=debuggable if debuggable is not None and debuggable.enabled else None,
     )
     files = {"go.mod": render("wrapper/go.mod.j2", **context)}
     if component == "kube-scheduler":
         files["main.go"] = render("wrapper/main.go.j2", **context)
         package = "."
     else:
-        if plugins or registrations:
+        if plugins or registrations or (debuggable is not None and debuggable.enabled):
             raise ValueError("plugins only apply to kube-scheduler")
         files["tools.go"] = render("wrapper/tools.go.j2", **context)
         package = f"k8s.io/kubernetes/cmd/{component}"

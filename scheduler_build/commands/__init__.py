@@ -9,7 +9,8 @@ from invoke import Collection
 from scheduler_build import settings
 from scheduler_build.commands._common import accept_spec_on_stdin, add_inverse_flags
 from scheduler_build.commands import (
-    build, builder, clean, cluster, config, deploy, dev, doctor, extender, image, init, k8s, plugin, release, scaffold)
+    build, builder, clean, cluster, config, deploy, dev, doctor, explain, extender, image, init, k8s, plugin, release,
+    scaffold)
 
 
 def namespace() -> Collection:
@@ -17,6 +18,7 @@ def namespace() -> Collection:
     ns.add_task(doctor.doctor)
     ns.add_task(clean.clean)
     ns.add_task(init.init)
+    ns.add_task(explain.explain)
     for collection in (k8s.ns, builder.ns, build.ns, cluster.ns, image.ns, scaffold.ns, plugin.ns, config.ns, deploy.ns, dev.ns,
                        extender.ns, release.ns):
         ns.add_collection(collection)

@@ -34,8 +34,8 @@ def _request_for(c, planned: image_request.Plan) -> image_flow.RequestFor:
     decided here, before the flow runs: the flow only sets the platform."""
     opts = planned.opts
     decided = build_request(c, k8s_version=planned.requested, arch=host_arch(), component="kube-scheduler",
-                            name=planned.name, dist=opts.dist_dir, source_date_epoch=opts.source_date_epoch,
-                            spec=planned.spec)
+                            name=None if opts.debuggable else planned.name, dist=opts.dist_dir,
+                            source_date_epoch=opts.source_date_epoch, spec=planned.spec, debuggable=opts.debuggable)
     return lambda arch: dataclasses.replace(decided, arch=arch)
 
 
@@ -66,14 +66,17 @@ COMMON_HELP = {
         "force": flag_help("image.force"),
         "json": "print the result as JSON instead of one tag per line",
         "oci-archive": "also write the whole layout (index, images, SBOMs, provenance) as one tar FILE, for air-gapped transfer",
+        "debuggable": "package the debuggable build (dist/<name>-debuggable, `build --debuggable`): tag <k8s>-<version>-debug, "
+                      f"label org.scheduler-build.debuggable ({flag_help('build.debuggable')})",
     },
 )
 @user_errors
 def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None, repository=None,
-          source_date_epoch=None, force=False, json=False, oci_archive=None):
+          source_date_epoch=None, force=False, json=False, oci_archive=None, debuggable=False):
     """Assemble reproducible FROM-scratch images (one per platform), their SBOMs, provenance and an OCI index."""
     opts = inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms, dist=dist, name=name,
-                  version=version, repository=repository, source_date_epoch=source_date_epoch, force=force)
+                  version=version, repository=repository, source_date_epoch=source_date_epoch, force=force,
+                  debuggable=debuggable)
     owned.check_writable(opts.dist_dir, "--dist")  # every output checked before any work starts
     forced = oci_archive and owned.check_file(Path(oci_archive), opts.cache_dir, bool(force), "--oci-archive")
     with phase("image.build"):

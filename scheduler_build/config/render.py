@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from scheduler_build.build import debuggable
 from scheduler_build import extender_tls
 from scheduler_build import spec as spec_mod
 from scheduler_build.config import output, schedulerconfig
@@ -123,6 +124,8 @@ def pin(ref: str, recorded: ImageInfo | None, where: str) -> str:
 def image_ref(spec: Spec, k8s_version: str) -> str:
     """The scheduler image: the spec's repository with its tag (default <k8s-version>-<version>)."""
     tag = spec.image.tag or spec_mod.default_image_tag(spec, k8s_version)
+    if spec.debuggable.enabled and not spec.image.tag:  # image.build --debuggable's tag (docs/explain.md)
+        tag = f"{tag}-{debuggable.SUFFIX}"
     return f"{spec.image.repository}:{tag}"
 
 
@@ -220,8 +223,9 @@ def tls_context(spec: Spec) -> dict:
 
 
 def labels_for(spec: Spec) -> dict[str, str]:
-    """The scheduler's objects' labels."""
-    return {**selector_for(spec), "app.kubernetes.io/managed-by": MANAGED_BY}
+    """The scheduler's objects' labels; a debuggable build's say so (docs/explain.md)."""
+    marked = {debuggable.LABEL: "true"} if spec.debuggable.enabled else {}
+    return {**selector_for(spec), "app.kubernetes.io/managed-by": MANAGED_BY, **marked}
 
 
 def selector_for(spec: Spec) -> dict[str, str]:

@@ -47,6 +47,7 @@ class Options:
     licenses: str
     source: str
     force: bool
+    debuggable: bool = False  # dist/<name>-debuggable (build --debuggable), tagged -debug (docs/explain.md)
 
 
 @dataclass
@@ -158,6 +159,7 @@ def labels_for(req: ImageRequest, item: PlatformInput, go_version: str, sbom_sha
         f"{LABEL_PREFIX}.binary.sha256": item.build_info.binary.sha256,
         f"{LABEL_PREFIX}.sbom.sha256": sbom_sha,
         f"{LABEL_PREFIX}.sbom.media-type": sbom.MEDIA_TYPE,
+        **({f"{LABEL_PREFIX}.debuggable": "true"} if item.build_info.debuggable else {}),
     }
 
 
@@ -193,7 +195,9 @@ class Plan:
                 args += ["--k8s-version", self.opts.k8s_version]
         else:
             args += ["--no-spec", "--k8s-version", self.requested]
-        if self.name != (self.spec.name if self.spec is not None else "kube-scheduler"):
+        if self.opts.debuggable:
+            args += ["--debuggable"]
+        elif self.name != (self.spec.name if self.spec is not None else "kube-scheduler"):
             args += ["--name", self.name]
         if Path(self.opts.dist_dir) != Path("dist"):
             args += ["--dist", str(self.opts.dist_dir)]
@@ -235,6 +239,7 @@ def check_inputs_agree(inputs: list[PlatformInput]) -> None:
     for item in inputs[1:]:
         for what, get in (("Kubernetes version", lambda i: i.build_info.kubernetes.stamped_version),
                           ("patch series", lambda i: i.build_info.patch_series_digest),
+                          ("recorder", lambda i: i.build_info.debuggable),
                           ("plugins", lambda i: [p.to_dict() for p in i.build_info.plugins])):
             if get(item) != get(first):
                 raise UserError(f"{item.platform} was built with {what} {get(item)} but {first.platform} with {get(first)}",

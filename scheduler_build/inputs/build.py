@@ -10,6 +10,7 @@ from invoke import Context
 
 from scheduler_build import settings
 from scheduler_build.build import from_spec
+from scheduler_build.build.debuggable import Debuggable
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.inputs.common import option
 from scheduler_build.spec.model import Spec
@@ -20,7 +21,7 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
                   builder_image: str | None = None, no_pull: bool = False, dist: Any = None,
                   source_date_epoch: str | None = None, version_suffix: str | None = None,
                   gocache_volume: str | None = None, cache_from: str | None = None, cache_to: str | None = None,
-                  spec: Spec | None = None, go: str | None = None) -> BuildRequest:
+                  spec: Spec | None = None, debuggable: bool = False, go: str | None = None) -> BuildRequest:
     """A BuildRequest by the one precedence rule (flag > spec > environment > settings file > default) over
     `k8s.*`, `build.*`, `builder.*`, `paths.dist_dir`, with the spec's plugins and patches when one is given."""
     def spec_value(field: str) -> Any:
@@ -46,6 +47,10 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
         cache_from=option(c, "build.cache_from", cache_from),
         cache_to=option(c, "build.cache_to", cache_to),
         plugin_sources=(), patches=(),
+        # docs/explain.md: --debuggable, a spec that enables it, build.debuggable; the spec says what is recorded.
+        debuggable=Debuggable(enabled=bool(option(c, "build.debuggable", debuggable,
+                                                  True if spec is not None and spec.debuggable.enabled else None,
+                                                  "debuggable.enabled"))),
     )
     return from_spec.apply_spec(request, spec) if spec is not None else request
 

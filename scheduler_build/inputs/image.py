@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from scheduler_build.build import debuggable as debuggable_mod
 from scheduler_build import settings
 from scheduler_build.errors import UserError
 from scheduler_build.image import request as image_request
@@ -21,7 +22,7 @@ def _repository(repository: str) -> str:
 
 
 def inputs(c, *, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None,
-           repository=None, source_date_epoch=None, force=False) -> image_request.Options:
+           repository=None, source_date_epoch=None, force=False, debuggable=False) -> image_request.Options:
     """Every value decided once, by the one precedence rule (flag > spec > environment > settings file >
     default), the same as `inv build`'s: image.build finds the binary `inv build` wrote."""
     # The same choice as `inv build`: --spec, else spec.path unless --no-spec/--k8s-version; loaded once.
@@ -31,13 +32,18 @@ def inputs(c, *, spec=None, no_spec=False, k8s_version=None, platforms=None, dis
         return (get(loaded) or None) if loaded is not None else None
 
     chosen_name = option(c, "build.name", check_dist_name(name) if name else None, spec_value(lambda s: s.name), "name")
+    recorder = bool(option(c, "build.debuggable", debuggable,
+                           True if loaded is not None and loaded.debuggable.enabled else None, "debuggable.enabled"))
+    spec_version = option(c, "image.version", version, spec_value(lambda s: s.version), "version")
+    if recorder:  # beside the release image, never mistaken for it (docs/explain.md)
+        chosen_name, spec_version = debuggable_mod.dist_name(chosen_name or "kube-scheduler"), f"{spec_version}-{debuggable_mod.SUFFIX}"
     return image_request.Options(
         spec=loaded,
         k8s_version=option(c, "k8s.version", k8s_version, spec_value(lambda s: s.kubernetes_version), "kubernetes.version"),
         k8s_flag=bool(k8s_version),
         platforms=option(c, "image.platforms", platforms, spec_value(lambda s: ",".join(s.platforms)), "platforms") or "",
         name=chosen_name or "kube-scheduler",
-        spec_version=option(c, "image.version", version, spec_value(lambda s: s.version), "version"),
+        spec_version=spec_version,
         version_flag=bool(version),
         repository=_repository(option(c, "image.repository", repository,
                                       spec_value(lambda s: s.image.repository), "image.repository") or ""),
@@ -47,4 +53,5 @@ def inputs(c, *, spec=None, no_spec=False, k8s_version=None, platforms=None, dis
         licenses=option(c, "image.licenses"),
         source=option(c, "image.source"),
         force=option(c, "image.force", force),
+        debuggable=recorder,
     )

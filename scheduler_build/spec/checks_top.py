@@ -8,6 +8,7 @@ from typing import Any
 from scheduler_build.spec.fields import Fields
 from scheduler_build.spec.formats import K8S_VERSION, SEMVERISH, SUFFIX
 from scheduler_build.spec.model import DEFAULT_NAMESPACE, Spec
+from scheduler_build.spec.checks_debuggable import check_debuggable
 from scheduler_build.spec.checks_deployment import check_deployment
 from scheduler_build.spec.checks_extenders import check_binding_extenders, check_extenders
 from scheduler_build.spec.checks_image import check_image
@@ -21,7 +22,7 @@ TOP_KEYS = (
     "name", "version", "versionSuffix", "kubernetes", "plugins", "patches", "platforms", "image",
     "namespace", "profiles", "extenders", "leaderElection", "clientConnection", "parallelism",
     "percentageOfNodesToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds", "deployment",
-    "referenceExtender", "sbom",
+    "referenceExtender", "sbom", "debuggable",
 )
 
 
@@ -45,6 +46,7 @@ def check_spec(f: Fields, data: Any, spec_path: Path, check_files: bool) -> Spec
     ref = check_reference_extender(f, top.get("referenceExtender"))
     check_binding_extenders(f, extenders, ref)
     sbom = check_sbom(f, top.get("sbom"))
+    debuggable = check_debuggable(f, top.get("debuggable"))
     if deployment.replicas > 1 and not leader.get("leaderElect", True):
         # Two active replicas of one scheduler would bind the same pods twice.
         f.err("deployment.replicas", f"{deployment.replicas} replicas need leaderElection.leaderElect: true")
@@ -54,7 +56,7 @@ def check_spec(f: Fields, data: Any, spec_path: Path, check_files: bool) -> Spec
         namespace=namespace, profiles=profiles, extenders=extenders, leader_election=leader,
         client_connection=client, parallelism=parallelism, percentage_of_nodes_to_score=pct,
         pod_initial_backoff_seconds=initial, pod_max_backoff_seconds=maximum, deployment=deployment,
-        reference_extender=ref, sbom=sbom,
+        reference_extender=ref, sbom=sbom, debuggable=debuggable,
     )
 
 

@@ -87,6 +87,21 @@ class PluginSource:
 
 
 @dataclass(frozen=True)
+class Debuggable:
+    """`debuggable`: what the recorder of a debuggable build records (build/debuggable.py); `enabled` False is a
+    release build."""
+
+    enabled: bool = False
+    pod_label: str = ""  # record only pods with this label key; empty: every pod the scheduler schedules
+    top_nodes: int = 10  # nodes named with their scores
+    rejected_nodes: int = 50  # rejected nodes named with plugin and reason; the rest are counted only
+
+    def to_dict(self) -> dict:
+        return {"enabled": self.enabled, "podLabel": self.pod_label, "topNodes": self.top_nodes,
+                "rejectedNodes": self.rejected_nodes}
+
+
+@dataclass(frozen=True)
 class Image:
     """Where the scheduler image lives. ``tag`` empty: `default_image_tag()`."""
 
@@ -176,6 +191,7 @@ class Spec:
     deployment: Deployment = field(default_factory=Deployment)
     reference_extender: ReferenceExtender = field(default_factory=ReferenceExtender)
     sbom: SbomInfo = field(default_factory=SbomInfo)
+    debuggable: Debuggable = field(default_factory=Debuggable)  # the recorder (docs/explain.md)
 
     @property
     def plugin_names(self) -> tuple[str, ...]:

@@ -106,3 +106,27 @@ def schedulers(built_scheduler, tmp_path):
         run.stop()
     for run in started:
         assert not run.alive(), f"scheduler {run.name} still running after stop"
+
+
+@pytest.fixture(scope="session")
+def built_debuggable_example(tmp_path_factory):
+    """`inv build --spec examples/underlay/scheduler.yaml --debuggable`: the example with the recorder
+    (docs/explain.md), through the CLI, once per session."""
+    import json
+    import subprocess
+    import sys
+
+    from scheduler_build.build.info import BuildInfo
+    from scheduler_build.build.pipeline import BuildResult
+
+    repo = Path(__file__).resolve().parents[2]
+    dist = tmp_path_factory.mktemp("debuggable-dist")
+    done = subprocess.run(
+        [sys.executable, "-m", "invoke", "build", "--spec", str(repo / "examples/underlay/scheduler.yaml"),
+         "--debuggable", "--dist", str(dist), "--no-pull", "--json"],
+        cwd=repo, capture_output=True, text=True,
+    )
+    assert done.returncode == 0, done.stderr[-5000:]
+    info = json.loads(done.stdout)
+    binary = Path(info["binary"]["path"])
+    return BuildResult(binary=binary, build_info=binary.parent / "build-info.json", info=BuildInfo.from_dict(info))

@@ -33,12 +33,13 @@ def _task_names(listing: str) -> set[str]:
     return {line.split()[0] for line in listing.splitlines() if line.startswith("  ") and not line.startswith("   ")}
 
 
-PRODUCT = {"doctor", "clean", "init", "build.build", "build.check-patches", "dev.run", "builder.bootstrap", "builder.show", "cluster.up",
+PRODUCT = {"doctor", "clean", "init", "explain", "build.build", "build.check-patches", "dev.run", "builder.bootstrap", "builder.show", "cluster.up",
            "cluster.down", "cluster.status", "cluster.load", "config.render", "config.chart", "config.validate", "config.migrate-policy",
            "deploy.deploy", "extender.serve", "image.build", "image.push", "image.extender", "image.keygen",
            "image.verify", "image.policy", "k8s.resolve", "release.matrix", "release.step-image",
            "k8s.versions", "scaffold.plugin", "plugin.retarget"}
-DEVELOPER = {"test", "bump-test-versions", "e2e.e2e", "bench.build", "bench.e2e", "bench.extender", "bench.image", "bench.perf", "bench.startup"}
+DEVELOPER = {"test", "bump-test-versions", "e2e.e2e", "bench.build", "bench.e2e", "bench.extender", "bench.image", "bench.perf",
+             "bench.report", "bench.startup"}
 
 
 def test_console_script_lists_the_products_tasks_only(capsys, tmp_path, monkeypatch):

@@ -1,0 +1,71 @@
+"""A debuggable build: the same scheduler with a recorder in its framework (docs/explain.md).
+
+Why the framework and not the registry: `app.WithPlugin` registers out-of-tree plugins only
+(the in-tree registry rejects a second factory under an existing name), and a factory wrapper
+would have to implement every interface its plugin does (QueueSort, EnqueueExtensions,
+SignPlugin...), which Go cannot compose at run time. The target's own framework already wraps
+each extension point's plugin list after building it (`setInstrumentedPlugins`, for metrics);
+the recorder adds one call beside that one and one new file in the same package, so every
+plugin the profiles enable (in-tree, out-of-tree, patched) is recorded under its own name,
+with no list of names here. Both are applied as a patch after the spec's own series.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from scheduler_build import resources
+from scheduler_build.atomic import write_atomic
+from scheduler_build.spec.model import Debuggable  # noqa: F401 - the spec declares it, the build reads it
+
+RUNTIME_DIR = "pkg/scheduler/framework/runtime"
+RECORDER_FILE = f"{RUNTIME_DIR}/zz_scheduler_build_recorder.go"
+SUFFIX = "debug"  # appended to the stamped version: v1.36.3-acme.1.debug
+LABEL = "scheduler-build.io/debuggable"  # on the image and the manifests
+
+# The hook: the line the framework ends NewFramework with, and the call added after it.
+_HOOK = """\
+--- a/{runtime}/framework.go
++++ b/{runtime}/framework.go
+@@ -500,3 +500,4 @@
+ 	logger.V(2).Info("the scheduler starts to work with those plugins", "Plugins", *f.ListPlugins())
+ 	f.setInstrumentedPlugins()
++	f.setRecordedPlugins()
+ 	return f, nil
+"""
+
+
+def recorder_source() -> str:
+    return resources.templates().joinpath("debuggable", "recorded_plugins.go").read_text(encoding="utf-8")
+
+
+def patch_text() -> str:
+    """The recorder as a unified diff against the kubernetes tree: the hook hunk, then the new file."""
+    source = recorder_source()
+    lines = source.splitlines(keepends=True)
+    added = "".join("+" + line for line in lines)
+    new_file = (f"--- /dev/null\n+++ b/{RECORDER_FILE}\n@@ -0,0 +1,{len(lines)} @@\n{added}")
+    return _HOOK.format(runtime=RUNTIME_DIR) + new_file
+
+
+def recorder_patch(cache_root: Path) -> Path:
+    """The patch file, content-addressed under the cache (the series key hashes its name and bytes)."""
+    text = patch_text()
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = Path(cache_root) / "debuggable" / digest / "zz-scheduler-build-recorder.patch"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text)
+    return path
+
+
+def stamped_suffix(suffix: str) -> str:
+    """The version suffix of a debuggable build: the spec's, then `debug`."""
+    suffix = suffix.strip().lstrip("-")
+    return f"{suffix}.{SUFFIX}" if suffix else SUFFIX
+
+
+def dist_name(name: str) -> str:
+    """dist/<name>-debuggable: beside the release build, never over it."""
+    return f"{name}-debuggable"

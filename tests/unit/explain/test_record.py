@@ -1,0 +1,124 @@
+"""explain's document from recorded annotations: fixtures a real debuggable scheduler wrote, and hostile ones."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from scheduler_build.explain import record, text
+
+HERE = Path(__file__).resolve().parent
+SCHEMA = json.loads((HERE.parents[2] / "docs" / "explain.schema.json").read_text())
+FIXTURES = sorted((HERE / "fixtures").glob("*.json"))
+
+
+def load(name: str) -> dict:
+    return json.loads((HERE / "fixtures" / name).read_text())
+
+
+def valid(doc: dict) -> dict:
+    jsonschema.validate(doc, SCHEMA)
+    return doc
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.stem)
+def test_every_fixture_validates_against_the_documented_schema(fixture):
+    for top in (0, 1, 3, 100):
+        valid(record.explain(json.loads(fixture.read_text()), top))
+
+
+def test_the_schema_rejects_a_document_it_does_not_describe():
+    doc = record.explain(load("bound.json"))
+    doc["topNodes"][0]["total"] = "high"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, SCHEMA)
+    doc = record.explain(load("bound.json"))
+    doc["surprise"] = 1
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, SCHEMA)
+
+
+def test_bound_pod_names_the_chosen_node_its_scores_and_every_filtered_node():
+    pod = load("bound.json")
+    doc = valid(record.explain(pod, top=3))
+    assert doc["outcome"] == "bound" and not doc["stale"]
+    assert doc["chosenNode"] == pod["spec"]["nodeName"]
+    best = doc["topNodes"][0]
+    assert best["chosen"] and best["node"] == doc["chosenNode"]
+    assert best["total"] == sum(p["weighted"] for p in best["plugins"])
+    for p in best["plugins"]:
+        assert p["weighted"] == p["normalized"] * p["weight"]
+    assert [n["total"] for n in doc["topNodes"]] == sorted((n["total"] for n in doc["topNodes"]), reverse=True)
+    assert {f["plugin"] for f in doc["filteredNodes"]} >= {"UnderlayIPLimit"}
+    out = text.render(doc)
+    assert f"bound to {doc['chosenNode']}" in out and "<- chosen" in out
+    for f in doc["filteredNodes"]:
+        assert f["node"] in out and f["reason"] in out
+
+
+def test_pending_pod_groups_rejections_by_plugin_and_reason():
+    doc = valid(record.explain(load("pending.json")))
+    assert doc["outcome"] == "unschedulable" and doc["chosenNode"] is None and not doc["topNodes"]
+    assert sum(g["count"] for g in doc["rejections"]) == doc["rejectedNodes"]
+    out = text.render(doc)
+    rejecting = {f["node"]: f["plugin"] for f in doc["filteredNodes"]}
+    assert sorted(rejecting.values()) == ["NodeResourcesFit", "UnderlayIPLimit", "UnderlayIPLimit"]
+    assert "2 nodes: UnderlayIPLimit:" in out and "1 node: NodeResourcesFit: Insufficient cpu" in out
+    for f in doc["filteredNodes"]:
+        assert f["node"] in out and f["reason"] in out
+    assert "postfilter: DefaultPreemption" in out
+
+
+def test_nodes_sharing_a_reason_read_as_one_line():
+    pod = load("pending.json")
+    ann = pod["metadata"]["annotations"]
+    ann[record.SIMULATOR + "filter-result"] = json.dumps({n: {"UnderlayIPLimit": "node full (10/10 IPs)"} for n in "abc"})
+    rec = json.loads(ann[record.RECORD])
+    rec["rejections"] = [{"plugin": "UnderlayIPLimit", "reason": "node full (10/10 IPs)", "nodes": 5}]
+    rec["rejectedNodes"] = 5
+    ann[record.RECORD] = json.dumps(rec)
+    out = text.render(valid(record.explain(pod)))
+    assert "5 nodes: UnderlayIPLimit: node full (10/10 IPs) (a, b, c)" in out
+    assert "(2 rejected node(s) not named" in out
+
+
+def test_a_pod_without_a_record_gets_one_line_saying_what_to_deploy():
+    pod = load("bound.json")
+    pod["metadata"]["annotations"] = {"unrelated": "x"}
+    doc = valid(record.explain(pod))
+    assert doc["recorded"] is False and set(doc) == {"format", "pod", "recorded", "hint"}
+    out = text.render(doc)
+    assert len(out.splitlines()) == 1 and "--debuggable" in out
+
+
+def test_stale_record_is_flagged_when_the_pod_is_bound_elsewhere():
+    pod = load("bound.json")
+    pod["spec"]["nodeName"] = "somewhere-else"
+    doc = valid(record.explain(pod))
+    assert doc["stale"] and "earlier attempt" in text.render(doc)
+
+
+HOSTILE = [
+    "not json", "[1, 2]", "null", "123", '{"a": "b"}', '{"n": {"p": ["x"]}}', "{" * 5000 + "}" * 5000,
+    json.dumps({f"n{i}": {"p": "9" * 30} for i in range(6000)}),
+]
+
+
+@pytest.mark.parametrize("raw", HOSTILE, ids=range(len(HOSTILE)))
+def test_hostile_annotations_are_dropped_with_a_warning_never_a_traceback(raw):
+    pod = load("bound.json")
+    for key in list(pod["metadata"]["annotations"]):
+        pod["metadata"]["annotations"][key] = raw
+    doc = valid(record.explain(pod, top=5))
+    assert doc["recorded"] is True
+    text.render(doc)
+
+
+@pytest.mark.parametrize("pod", [None, [], "x", {"metadata": "x"}, {"metadata": {"annotations": ["x"]}},
+                                 {"metadata": {"annotations": {record.RECORD: "{}"}}, "spec": 3}])
+def test_malformed_pods_still_give_a_valid_document(pod):
+    valid(record.explain(copy.deepcopy(pod)))
