@@ -25,8 +25,9 @@ from pathlib import Path
 
 import yaml
 
-from scheduler_build.resolve import intree
+from scheduler_build.resolve import framework_surface, intree
 from scheduler_build.resolve import versions
+from scheduler_build.resolve.framework_surface import FrameworkSurface
 from scheduler_build.errors import UserError
 from scheduler_build import gotool
 from scheduler_build.scaffold import manifest
@@ -125,7 +126,7 @@ def framework_api(minor: str) -> FrameworkAPI:
         name: f"{owner}.{name}"
         for name in (
             "Plugin", "Handle", "PreFilterResult", "PostFilterResult", "NodeToStatusReader",
-            "NodeScoreList", "MaxNodeScore", "PreFilterExtensions", "ScoreExtensions",
+            "NodeScoreList", "PreFilterExtensions", "ScoreExtensions", "SignPlugin",
             *(p.interface for p in POINTS),
         )
     }
@@ -229,9 +230,11 @@ _FRAMEWORK_IMPORT = '\t"k8s.io/kubernetes/pkg/scheduler/framework"'
 _TEMPLATES = "scaffold/"
 
 
-def render_files(name: str, points: tuple[str, ...], module: str, resolution: versions.Resolution) -> tuple[dict[str, str], str]:
-    """Pure: the module's files (path -> text) and the plugin's import path."""
-    context = _context(name, points, module, resolution)
+def render_files(name: str, points: tuple[str, ...], module: str, resolution: versions.Resolution,
+                 surface: FrameworkSurface) -> tuple[dict[str, str], str]:
+    """Pure: the module's files (path -> text) and the plugin's import path; `surface` is the target's
+    framework as read from its source (framework_surface), which decides SignPod and MaxScore."""
+    context = _context(name, points, module, resolution, surface)
     package = context["package"]
     files = {
         "go.mod": render(_TEMPLATES + "go.mod.j2", **context),
@@ -245,12 +248,22 @@ def render_files(name: str, points: tuple[str, ...], module: str, resolution: ve
     return files, context["import_path"]
 
 
-def _context(name: str, points: tuple[str, ...], module: str, resolution: versions.Resolution) -> dict:
+def _context(name: str, points: tuple[str, ...], module: str, resolution: versions.Resolution,
+             surface: FrameworkSurface) -> dict:
     """What the templates see: names, the chosen points, the minor's framework API, the pinned versions."""
     api = framework_api(resolution.minor)
     has = {k: (k in points) for k in POINT_KEYS}
     package = name.lower()
+    owner = api.types["Plugin"].split(".")[0]
+    # The points whose plugins the framework asks to sign (read from its docs, not listed here); the
+    # placeholder policy reads the pod only at those, so reads_pod and sign go together.
+    signed = [p for p in POINTS if p.key in points and p.interface in surface.sign_points()]
+    reads_pod = any(has[k] for k in ("prefilter", "filter", "prescore", "score"))
+    types = dict(api.types, MaxScore=f"{owner}.{surface.score_bound('Max')}")
     return dict(
+        sign=bool(signed),
+        reads_pod=reads_pod,
+        kebab=kebab(name),
         name=name,
         package=package,
         module=module,
@@ -259,14 +272,14 @@ def _context(name: str, points: tuple[str, ...], module: str, resolution: versio
         chosen=[p for p in POINTS if p.key in points],
         has=has,
         api=api,
-        T=api.types,
+        T=types,
         k8s_version=resolution.version,
         minor=resolution.minor,
         go_version=resolution.go_version,
         staging_version=resolution.staging_version,
         replaces=resolution.replaces,
         plugin_imports=_plugin_imports(points, has, api),
-        test_imports=_test_imports(has),
+        test_imports=_test_imports(has, bool(signed)),
         args_imports=_imports([['\t"fmt"'], ['\t"k8s.io/apimachinery/pkg/runtime"',
                                               '\tframeworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"']]),
         scheduler_name=kebab(name) + "-scheduler",
@@ -296,8 +309,8 @@ def _plugin_imports(points: tuple[str, ...], has: dict[str, bool], api: Framewor
     return _imports([std, third])
 
 
-def _test_imports(has: dict[str, bool]) -> list[list[str]]:
-    test_std = ['\t"context"', '\t"fmt"', '\t"testing"']
+def _test_imports(has: dict[str, bool], sign: bool) -> list[list[str]]:
+    test_std = ['\t"context"', '\t"fmt"', '\t"testing"'] + (['\t"encoding/json"'] if sign else [])
     test_third = [
         '\tv1 "k8s.io/api/core/v1"',
         '\t"k8s.io/apimachinery/pkg/runtime"',
@@ -364,7 +377,8 @@ def scaffold(request: ScaffoldRequest) -> ScaffoldResult:
     resolution = versions.resolve(request.k8s_version, request.cache_dir)
     framework_api(resolution.minor)  # refuses minors older than the templates know
     check_name_free(name, resolution.version, request.cache_dir, fetch=request.tidy and not request.dry_run)
-    files, import_path = render_files(name, points, module, resolution)
+    surface = framework_surface.framework_surface(resolution.version, request.cache_dir)
+    files, import_path = render_files(name, points, module, resolution, surface)
     expected = sorted(files) + (["go.sum"] if request.tidy else [])
     steps = manifest.plan(out, expected, request.force)  # refuses clashes before the slow tidy
     if request.dry_run:
