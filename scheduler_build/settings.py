@@ -92,6 +92,7 @@ DEFAULTS: dict[str, Any] = {
         "runner_image": "",  # empty: the newest local scheduler-build/golang:* (runs the binary, no network)
         "scheduler_name": "default-scheduler",  # migrate-policy's profile name
         "fields_only": False,
+        "require_batching": False,  # a profile without opportunistic batching fails config.validate
     },
     "deploy": {
         "kubeconfig": "",  # empty: $KUBECONFIG
@@ -226,6 +227,8 @@ _MEANINGS = {
     "build.gocache_volume": "Docker volume holding Go's build cache (`inv clean --volume` removes it)",
     "image.force": "rebuild the image layout even when its inputs are unchanged",
     "config.fields_only": "`config.validate` checks fields only, without the binary",
+    "config.require_batching": "`config.validate` fails when a profile loses opportunistic batching "
+                               "(a plugin without SignPod, an extender): for CI",
     "deploy.context": "kubeconfig context; empty: its current-context",
     "deploy.no_wait": "do not wait for the Deployment to become available",
     "extender.one_write": "each response's head and body in one write; off: `inv extender.serve --no-one-write`, "

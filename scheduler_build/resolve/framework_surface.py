@@ -29,12 +29,13 @@ from scheduler_build.resolve import gomod, versions
 SCHEDULER_MODULE = "k8s.io/kube-scheduler"
 STAGING_DIR = "framework"
 KUBERNETES_DIR = "pkg/scheduler/framework"
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 SIGN_INTERFACE = "SignPlugin"
 
 _TYPE = re.compile(r"^type\s+([A-Z]\w*)\s+(interface|struct|func|\w)")
 _CONST_LINE = re.compile(r"^\t([A-Z]\w*)\b[^=]*=")
-_ALSO = re.compile(r"should\s+also\s+implement\s+([A-Z]\w*)")
+_ALSO = re.compile(r"should\s+also\s+implement\s+([A-Z]\w*)(?:\s+to\s+([^.]*))?")
+_METHOD = re.compile(r"^\t([A-Z]\w*)\(")
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,8 @@ class FrameworkSurface:
     constants: tuple[str, ...] = ()
     also_implement: dict[str, tuple[str, ...]] = field(default_factory=dict)  # FilterPlugin -> (SignPlugin,)
     deprecated: dict[str, str] = field(default_factory=dict)  # MaxNodeScore -> "use MaxScore instead."
+    methods: dict[str, tuple[str, ...]] = field(default_factory=dict)  # SignPlugin -> (SignPod,), own methods only
+    purpose: dict[str, str] = field(default_factory=dict)  # SignPlugin -> "enable batching optimizations"
 
     @property
     def can_sign(self) -> bool:
@@ -67,13 +70,15 @@ class FrameworkSurface:
     def to_dict(self) -> dict:
         return {"interfaces": list(self.interfaces), "constants": list(self.constants),
                 "also_implement": {k: list(v) for k, v in self.also_implement.items()},
-                "deprecated": dict(self.deprecated)}
+                "deprecated": dict(self.deprecated), "methods": {k: list(v) for k, v in self.methods.items()},
+                "purpose": dict(self.purpose)}
 
     @classmethod
     def from_dict(cls, version: str, data: dict) -> "FrameworkSurface":
         return cls(version=version, interfaces=tuple(data["interfaces"]), constants=tuple(data["constants"]),
                    also_implement={k: tuple(v) for k, v in data["also_implement"].items()},
-                   deprecated=dict(data["deprecated"]))
+                   deprecated=dict(data["deprecated"]),
+                   methods={k: tuple(v) for k, v in data["methods"].items()}, purpose=dict(data["purpose"]))
 
 
 def parse_go(text: str, version: str = "") -> FrameworkSurface:
@@ -82,10 +87,19 @@ def parse_go(text: str, version: str = "") -> FrameworkSurface:
     constants: list[str] = []
     also: dict[str, tuple[str, ...]] = {}
     deprecated: dict[str, str] = {}
+    methods: dict[str, list[str]] = {}
+    purpose: dict[str, str] = {}
     comment: list[str] = []
     in_const = False
+    in_interface: list[str] | None = None
     for line in text.splitlines():
         stripped = line.strip()
+        if in_interface is not None:
+            if line.startswith("}"):
+                in_interface = None
+            elif _METHOD.match(line):
+                in_interface.append(_METHOD.match(line).group(1))
+            continue
         if stripped.startswith("//"):
             comment.append(stripped[2:].strip())
             continue
@@ -110,14 +124,17 @@ def parse_go(text: str, version: str = "") -> FrameworkSurface:
                 name = match.group(1)
                 if match.group(2) == "interface":
                     interfaces.append(name)
-                    wanted = tuple(dict.fromkeys(_ALSO.findall(" ".join(comment))))
-                    if wanted:
-                        also[name] = wanted
+                    asks = _ALSO.findall(" ".join(comment))
+                    if asks:
+                        also[name] = tuple(dict.fromkeys(wanted for wanted, _ in asks))
+                        purpose.update({wanted: why.strip() for wanted, why in asks if why.strip()})
+                    in_interface = methods.setdefault(name, []) if line.rstrip().endswith("{") else None
         if name:
             _note_deprecated(name, comment, deprecated)
         comment = []
     return FrameworkSurface(version=version, interfaces=tuple(dict.fromkeys(interfaces)),
-                            constants=tuple(dict.fromkeys(constants)), also_implement=also, deprecated=deprecated)
+                            constants=tuple(dict.fromkeys(constants)), also_implement=also, deprecated=deprecated,
+                            methods={k: tuple(v) for k, v in methods.items()}, purpose=purpose)
 
 
 def _note_deprecated(name: str, comment: list[str], deprecated: dict[str, str]) -> None:
