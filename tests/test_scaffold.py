@@ -88,7 +88,6 @@ def test_out_dir_checks(tmp_path):
     "bad, message",
     [
         (dict(name="lower"), "exported Go identifier"),
-        (dict(points="filter,bogus"), "unknown extension point"),
         (dict(module="nodot/x"), "not a valid Go module path"),
     ],
 )
@@ -246,3 +245,54 @@ def test_no_sign_pod_on_a_release_without_sign_plugin():
     files, _ = generate.render_files("Sig", generate.parse_points("prefilter,filter,prescore,score"), "example.com/s",
                                      resolution("v1.35.4"), framework_surface.parse_go(_SCORES, "v1.35.4"))
     assert "SignPod" not in files["pkg/sig/sig.go"] and "SignPod" not in files["pkg/sig/sig_test.go"]
+
+
+# The 1.37 workload points, as k8s.io/kube-scheduler v0.37.2 framework/interface.go declares them.
+_WORKLOAD = """
+type PodGroupPostFilterPlugin interface {
+	Plugin
+	PodGroupPostFilter(ctx context.Context, state PodGroupCycleState, pgInfo PodGroupInfo, pgSchedulingFunc PodGroupSchedulingFunc) (*PodGroupPostFilterResult, *Status)
+}
+type PlacementScoreExtensions interface {
+	NormalizePlacementScore(ctx context.Context, state PodGroupCycleState, podGroup PodGroupInfo, placementScores []PlacementScore) *Status
+}
+type PlacementScorePlugin interface {
+	Plugin
+	ScorePlacement(ctx context.Context, state PlacementCycleState, podGroup PodGroupInfo, placement *PodGroupAssignments) (int64, *Status)
+	PlacementScoreExtensions() PlacementScoreExtensions
+}
+"""
+_CONFIG_137 = ("preFilter", "filter", "score", "placementScore", "podGroupPostFilter")
+
+
+def test_points_the_target_defines_beyond_the_templates():
+    version = "v1.37.2"
+    target = framework_surface.parse_go(_SCORES + _SIGNING + "type SignPlugin interface {\n}\n" + _WORKLOAD, version)
+    files, _ = generate.render_files("Gang", ("filter", "placementscore", "podgrouppostfilter"), "example.com/g",
+                                     resolution(version), target, _CONFIG_137)
+    plugin = files["pkg/gang/gang.go"]
+    assert "var _ fwk.PlacementScorePlugin = &Gang{}" in plugin and "var _ fwk.PodGroupPostFilterPlugin = &Gang{}" in plugin
+    assert ("func (pl *Gang) ScorePlacement(ctx context.Context, state fwk.PlacementCycleState, podGroup fwk.PodGroupInfo, "
+            "placement *fwk.PodGroupAssignments) (int64, *fwk.Status) {\n\treturn 0, nil\n}") in plugin
+    assert "func (pl *Gang) PlacementScoreExtensions() fwk.PlacementScoreExtensions {\n\treturn pl\n}" in plugin
+    assert "func (pl *Gang) NormalizePlacementScore(" in plugin
+    assert "fwk.NewStatus(fwk.Unschedulable, Name+\": PodGroupPostFilter is a generated stub\")" in plugin
+    profile = yaml.safe_load(files["config/scheduler-config.yaml"])["profiles"][0]["plugins"]
+    assert profile["placementScore"] == {"enabled": [{"name": "Gang", "weight": 1}]}  # scoring: weighted
+    assert profile["podGroupPostFilter"] == {"enabled": [{"name": "Gang"}]}
+
+
+def test_unknown_points_are_judged_by_the_target(tmp_path, monkeypatch):
+    version = "v1.37.2"
+    target = framework_surface.parse_go(_SCORES + _WORKLOAD, version)
+    monkeypatch.setattr(versions, "resolve", lambda text, cache: resolution(version))
+    monkeypatch.setattr(framework_surface, "framework_surface", lambda v, cache: target)
+    monkeypatch.setattr(generate, "check_name_free", lambda *a, **k: None)
+    monkeypatch.setattr(generate.vocabulary, "config_api", lambda v, cache: type("API", (), {"extension_points": _CONFIG_137}))
+    request = dict(name="Good", module="example.com/x", k8s_version="1.37", out=tmp_path / "out", cache_dir=tmp_path,
+                   tidy=False, dry_run=True)
+    with pytest.raises(UserError, match="unknown extension point.*bogus") as raised:
+        generate.scaffold(generate.ScaffoldRequest(points="filter,bogus", **request))
+    assert "valid points of Kubernetes v1.37.2:" in raised.value.hint and "placementscore" in raised.value.hint
+    assert generate.scaffold(generate.ScaffoldRequest(points="PlacementScore", **request)).plan is not None
+    assert not (tmp_path / "out").exists()

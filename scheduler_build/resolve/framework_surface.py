@@ -29,7 +29,7 @@ from scheduler_build.resolve import gomod, versions
 SCHEDULER_MODULE = "k8s.io/kube-scheduler"
 STAGING_DIR = "framework"
 KUBERNETES_DIR = "pkg/scheduler/framework"
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 SIGN_INTERFACE = "SignPlugin"
 
 _TYPE = re.compile(r"^type\s+([A-Z]\w*)\s+(interface|struct|func|\w)")
@@ -49,6 +49,7 @@ class FrameworkSurface:
     deprecated: dict[str, str] = field(default_factory=dict)  # MaxNodeScore -> "use MaxScore instead."
     methods: dict[str, tuple[str, ...]] = field(default_factory=dict)  # SignPlugin -> (SignPod,), own methods only
     purpose: dict[str, str] = field(default_factory=dict)  # SignPlugin -> "enable batching optimizations"
+    signatures: dict[str, tuple[str, ...]] = field(default_factory=dict)  # SignPlugin -> ("SignPod(ctx ...) (...)",)
 
     @property
     def can_sign(self) -> bool:
@@ -71,14 +72,15 @@ class FrameworkSurface:
         return {"interfaces": list(self.interfaces), "constants": list(self.constants),
                 "also_implement": {k: list(v) for k, v in self.also_implement.items()},
                 "deprecated": dict(self.deprecated), "methods": {k: list(v) for k, v in self.methods.items()},
-                "purpose": dict(self.purpose)}
+                "purpose": dict(self.purpose), "signatures": {k: list(v) for k, v in self.signatures.items()}}
 
     @classmethod
     def from_dict(cls, version: str, data: dict) -> "FrameworkSurface":
         return cls(version=version, interfaces=tuple(data["interfaces"]), constants=tuple(data["constants"]),
                    also_implement={k: tuple(v) for k, v in data["also_implement"].items()},
                    deprecated=dict(data["deprecated"]),
-                   methods={k: tuple(v) for k, v in data["methods"].items()}, purpose=dict(data["purpose"]))
+                   methods={k: tuple(v) for k, v in data["methods"].items()}, purpose=dict(data["purpose"]),
+                   signatures={k: tuple(v) for k, v in data["signatures"].items()})
 
 
 def parse_go(text: str, version: str = "") -> FrameworkSurface:
@@ -88,6 +90,7 @@ def parse_go(text: str, version: str = "") -> FrameworkSurface:
     also: dict[str, tuple[str, ...]] = {}
     deprecated: dict[str, str] = {}
     methods: dict[str, list[str]] = {}
+    signatures: dict[str, list[str]] = {}
     purpose: dict[str, str] = {}
     comment: list[str] = []
     in_const = False
@@ -99,6 +102,7 @@ def parse_go(text: str, version: str = "") -> FrameworkSurface:
                 in_interface = None
             elif _METHOD.match(line):
                 in_interface.append(_METHOD.match(line).group(1))
+                signatures[interfaces[-1]].append(stripped)
             continue
         if stripped.startswith("//"):
             comment.append(stripped[2:].strip())
@@ -129,12 +133,14 @@ def parse_go(text: str, version: str = "") -> FrameworkSurface:
                         also[name] = tuple(dict.fromkeys(wanted for wanted, _ in asks))
                         purpose.update({wanted: why.strip() for wanted, why in asks if why.strip()})
                     in_interface = methods.setdefault(name, []) if line.rstrip().endswith("{") else None
+                    signatures.setdefault(name, [])
         if name:
             _note_deprecated(name, comment, deprecated)
         comment = []
     return FrameworkSurface(version=version, interfaces=tuple(dict.fromkeys(interfaces)),
                             constants=tuple(dict.fromkeys(constants)), also_implement=also, deprecated=deprecated,
-                            methods={k: tuple(v) for k, v in methods.items()}, purpose=purpose)
+                            methods={k: tuple(v) for k, v in methods.items()}, purpose=purpose,
+                            signatures={k: tuple(v) for k, v in signatures.items()})
 
 
 def _note_deprecated(name: str, comment: list[str], deprecated: dict[str, str]) -> None:
