@@ -156,8 +156,7 @@ def _image(c, loaded, image, k8s_version, pin_digest) -> str:
 @user_errors
 def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, write_config_to=None, json=False,
              require_batching=False):
-    """Check every field of the spec, then have the real kube-scheduler accept the rendered configuration
-    and say, per profile, whether it keeps opportunistic batching."""
+    """Check the spec's fields, have the real kube-scheduler accept its configuration, report batching per profile."""
     spec_path = option(c, "spec.path", spec)
     try:
         verdict = _validate(c, spec_path, binary, k8s_version, fields_only, write_config_to)
