@@ -2,7 +2,9 @@
 
 from invoke import Collection, task
 
-from scheduler_build import settings
+from scheduler_build import platforms, settings
+from scheduler_build.config import render
+from scheduler_build.config import validate as config_validate
 from scheduler_build.build import from_spec
 from scheduler_build.build import pipeline as build_stage
 from scheduler_build.errors import UserError
@@ -68,10 +70,6 @@ def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cg
 
 def _batching_summary(c, loaded, results) -> None:
     """Whether each profile keeps opportunistic batching, from the binary just built (on stderr)."""
-    from scheduler_build import platforms
-    from scheduler_build.config import render
-    from scheduler_build.config import validate as config_validate
-
     for result in results:
         if result.info.arch != platforms.host_arch() or result.binary.name != "kube-scheduler":
             continue
