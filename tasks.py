@@ -23,8 +23,8 @@ from scheduler_build.cli import add_suggestions
 from scheduler_build.progress import log
 from scheduler_build.commands import namespace
 from scheduler_build.commands._common import user_errors
-from tests.support import pythons as supported_pythons
-from tests.support.harness import pytest_argv
+from testkit import pythons as supported_pythons
+from testkit.e2e import pytest_argv
 
 REPO = Path(__file__).resolve().parent
 UNIT = "not integration and not e2e and not node"
@@ -61,7 +61,7 @@ def test(c, fast=False, k=None, marker=None, verbose=False, pythons=False):
 
 
 def _unit_tests_on_each_end() -> None:
-    """The unit tests again on the oldest and the newest supported Python (tests/support/pythons.py)."""
+    """The unit tests again on the oldest and the newest supported Python (testkit/pythons.py)."""
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
     for minor in [m for m in supported_pythons.ends() if m != running]:  # the running one has just run them
         try:

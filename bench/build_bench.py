@@ -24,7 +24,7 @@ import time
 import uuid
 from pathlib import Path
 
-from tests.support import docker_sdk
+from testkit import docker_sdk
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.resolve import versions

@@ -16,7 +16,7 @@ import time
 import msgspec
 
 from scheduler_build.extender import depth, protocol
-from tests.support import samples
+from testkit import samples
 
 
 def _median_ms(fn, body: bytes, repeats: int) -> float:

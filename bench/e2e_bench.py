@@ -85,8 +85,8 @@ def _binaries(k8s_version: str, cache: Path, dist: Path, want_plugin: bool) -> d
 def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "abcd", k8s_version: str = settings.default("k8s.version"),
         trace: bool = False) -> dict:
     from scheduler_build.cluster import controlplane as cluster
-    from tests.support import extender_process
-    from tests.support import kubeobjects as kobj
+    from testkit import extender_process
+    from testkit import kubeobjects as kobj
     from scheduler_build.progress import log
 
     work = Path(tempfile.mkdtemp(prefix="sb-bench-e2e-"))
@@ -128,8 +128,8 @@ def _variant(v: str, name: str, pods: int, api, state, bins: dict, serving, work
     from kubernetes import client as k
 
     from scheduler_build.config import schedulerconfig
-    from tests.support import harness as e2e
-    from tests.support import kubeobjects as kobj
+    from testkit import e2e
+    from testkit import kubeobjects as kobj
     from scheduler_build.progress import log
 
     kobj.ensure_namespace(api, name)

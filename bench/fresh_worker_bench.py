@@ -4,7 +4,7 @@ registry cache, side by side with a local cold build.
 (a) cold, local: the machine's engine, an empty cache directory and a new Go build-cache
 volume, `--cache-to` a registry on 127.0.0.1 (the push is timed apart, phase `cache-to`, and
 left out of the cold figure). (b) fresh worker: a second engine of its own
-(tests/support/remote_engine.py: empty data root, private mount namespace, tcp://127.0.0.1),
+(testkit/remote_engine.py: empty data root, private mount namespace, tcp://127.0.0.1),
 an empty cache directory, `--cache-from` that registry. The fresh engine is given the builder
 image through the API before the clock starts (a worker's builder comes with its CI image);
 the host's Go module cache is the machine's (the proxy is not re-downloaded). Both binaries
@@ -26,8 +26,8 @@ from typing import Iterator
 from scheduler_build import settings
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import registry_cache
-from tests.support import docker_sdk, remote_engine
-from tests.support.registry_server import Registry
+from testkit import docker_sdk, remote_engine
+from testkit.registry_server import Registry
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

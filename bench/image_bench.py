@@ -27,8 +27,8 @@ from scheduler_build.image import assemble, oci
 from scheduler_build.image import request as image_request
 from scheduler_build.publish import registry
 from scheduler_build.flows import image as image_flow
-from tests.support import docker_sdk
-from tests.support.registry_server import Registry
+from testkit import docker_sdk
+from testkit.registry_server import Registry
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -68,7 +68,7 @@ def _inv(*args: str, timeout: float = 3600) -> str:
 
 def pod_body(name: str) -> dict:
     """A pod of our scheduler for fake nodes only: bound, never run (see the module docstring)."""
-    from tests.support import kubeobjects as kobj
+    from testkit import kubeobjects as kobj
 
     body = kobj.pod_body(name, SCHEDULER, labels=dict(POD_LABEL))
     body["spec"]["nodeSelector"] = dict(FAKE_LABEL)
@@ -131,7 +131,7 @@ def _scale(api, replicas: int) -> None:
     """Scale the scheduler Deployment; at 0, wait until its pod is gone (no scheduler of this name runs)."""
     from kubernetes import client as k
 
-    from tests.support import kubeobjects as kobj
+    from testkit import kubeobjects as kobj
 
     apps, core = k.AppsV1Api(api), k.CoreV1Api(api)
     apps.patch_namespaced_deployment_scale(SCHEDULER, NS, {"spec": {"replicas": replicas}})
@@ -162,7 +162,7 @@ def run_pod(api, name: str, pods: int) -> tuple[list[float], float]:
     """Scale the Deployment 0 -> 1 with the pods waiting; bind times from the new pod's log."""
     from kubernetes import client as k
 
-    from tests.support import kubeobjects as kobj
+    from testkit import kubeobjects as kobj
 
     core = k.CoreV1Api(api)
     started = time.monotonic()
@@ -176,8 +176,8 @@ def run_pod(api, name: str, pods: int) -> tuple[list[float], float]:
 
 
 def run_host(api, name: str, pods: int, binary: Path, config: dict, work: Path) -> tuple[list[float], float]:
-    from tests.support import harness as e2e
-    from tests.support import kubeobjects as kobj
+    from testkit import e2e
+    from testkit import kubeobjects as kobj
 
     started = time.monotonic()
     sched = e2e.start_scheduler(binary, config, work, name)
@@ -192,7 +192,7 @@ def run_host(api, name: str, pods: int, binary: Path, config: dict, work: Path) 
 def measure(api, kubeconfig: str, binary: Path, work: Path, pods: int, nodes: int, repeats: int, qps: int) -> dict:
     from kubernetes import client as k
 
-    from tests.support import kubeobjects as kobj
+    from testkit import kubeobjects as kobj
 
     core = k.CoreV1Api(api)
     results: dict = {"pods": pods, "nodes": nodes, "repeats": repeats, "runs": {v: [] for v in VARIANTS}}
@@ -228,7 +228,7 @@ def run(pods: int = 300, nodes: int = 100, repeats: int = 1, qps: int = 0) -> di
     if pods > nodes * 10:
         raise UserError(f"--pods {pods} exceeds the fake nodes' underlay capacity ({nodes} nodes x 10)",
                         f"use --nodes {(pods + 9) // 10} or more")
-    from tests.support import kubeobjects as kobj
+    from testkit import kubeobjects as kobj
 
     work = Path(tempfile.mkdtemp(prefix="sb-bench-node-"))
     state_dir = work / "cluster"

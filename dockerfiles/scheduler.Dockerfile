@@ -4,7 +4,7 @@
 # `created` with the wall clock, so its image IDs never repeat. It assembles the
 # identical image itself (scheduler_build/image/assemble.py: one deterministic layer, the
 # config below, SOURCE_DATE_EPOCH as every timestamp) and `docker load`s it.
-# tests/test_image_integration.py builds this file through the engine and checks
+# tests/integration/test_image.py builds this file through the engine and checks
 # that both give the same file system, user, entrypoint and environment.
 #
 # Context: rootfs/ holds

@@ -1,6 +1,8 @@
-"""Shared fixtures. Integration fixtures use the real Docker engine and Go toolchain,
-and the default content-addressed caches (~/.cache/scheduler-build, the Go build
-cache volume), so the whole suite compiles each distinct input once."""
+"""Shared fixtures, and the one rule that marks a test by its directory.
+
+Integration fixtures use the real Docker engine and Go toolchain, and the default
+content-addressed caches (~/.cache/scheduler-build, the Go build cache volume), so the
+whole suite compiles each distinct input once."""
 
 from __future__ import annotations
 
@@ -12,6 +14,27 @@ REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 # The Kubernetes minor the integration tests build; the newest patch is resolved.
 TEST_K8S_MINOR = "1.36"
+
+# A test's tier is the directory it lives in (docs/development.md): unit/ carries no mark,
+# so the unit selection is `not integration and not e2e and not node`. node/ is also e2e,
+# so that `-m "not e2e"` never starts a node either.
+TIER_MARKS = {"integration": ("integration",), "e2e": ("e2e",), "node": ("node", "e2e")}
+
+
+def tier_marks(path: Path, tests_dir: Path = Path(__file__).resolve().parent) -> tuple[str, ...]:
+    """The marks a test file gets from its directory under tests/ (none outside the tier dirs)."""
+    try:
+        parts = Path(path).resolve().relative_to(tests_dir).parts
+    except ValueError:
+        return ()
+    return TIER_MARKS.get(parts[0], ()) if len(parts) > 1 else ()
+
+
+@pytest.hookimpl(tryfirst=True)  # before the -m selection reads the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for mark in tier_marks(item.path):
+            item.add_marker(mark)
 
 
 @pytest.fixture(scope="session")

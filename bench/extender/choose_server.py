@@ -20,7 +20,7 @@ from pathlib import Path
 
 import orjson
 
-from tests.support import samples
+from testkit import samples
 
 from . import common
 

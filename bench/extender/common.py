@@ -18,8 +18,8 @@ from typing import Iterator
 
 from scheduler_build import settings
 from scheduler_build.errors import UserError
-from tests.support import apistub
-from tests.support import samples
+from testkit import apistub
+from testkit import samples
 from scheduler_build.progress import log
 
 HERE = Path(__file__).resolve().parent

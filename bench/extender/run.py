@@ -1,7 +1,7 @@
 """Python extender vs a Go standard-library extender, side by side in one run.
 
 Both serve the same underlay-IP policy and list/watch the same cluster (the API
-stub from tests.support.apistub, 5000 nodes of realistic v1.Node
+stub from testkit.apistub, 5000 nodes of realistic v1.Node
 shape, 7 capacity-6 quotas with varied usage). The Go load generator
 (bench/extender/go/loadgen) then posts, for each cluster size N, verb and mode,
 the same pre-serialised body to the Go extender and then to the Python one,
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import msgspec
 
-from tests.support import samples
+from testkit import samples
 from scheduler_build.progress import log, phase
 
 from . import common

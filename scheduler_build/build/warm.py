@@ -8,7 +8,7 @@ modules' snapshots in place of vendor/<module>, after removing the previous
 build's), execs `go build` in it and copies the binary out (compile.collect). The
 output stays in the container, one directory per set of inputs, so Go skips an
 unchanged link. `-trimpath` keeps the paths out of the binary, so the bytes equal
-a one-shot container's (tests/test_plugin_edit_integration.py).
+a one-shot container's (tests/integration/test_plugin_edit.py).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ Every way bytes can leave (`write`, `writelines`, `write_eof`, `close`) sends
 the held head first, so nothing is reordered or left behind. Only the transport
 methods uvicorn's httptools protocol is known to call are forwarded
 (FORWARDED); anything else is an AttributeError, so a uvicorn that starts using
-another one fails in the tests (tests/test_extender_one_write.py), not on the
+another one fails in the tests (tests/unit/extender/test_one_write.py), not on the
 wire. uvicorn is pinned to the tested range in pyproject.toml.
 """
 

@@ -50,7 +50,7 @@ def control_plane(built_apiserver, tmp_path_factory):
 @pytest.fixture(scope="session")
 def kube(control_plane):
     """An admin ApiClient of the kubernetes Python client."""
-    from tests.support import kubeobjects as kobj
+    from testkit import kubeobjects as kobj
 
     return kobj.api_client(control_plane.admin_kubeconfig)
 
@@ -66,7 +66,7 @@ def namespace(kube, unique):
     """A fresh namespace; its pods are force-deleted afterwards (no kubelet to finish a graceful delete).
 
     The namespace itself stays (no namespace controller runs to finalize its deletion)."""
-    from tests.support import kubeobjects as kobj
+    from testkit import kubeobjects as kobj
 
     name = f"e2e-{unique}"
     kobj.ensure_namespace(kube, name)
@@ -77,7 +77,7 @@ def namespace(kube, unique):
 @pytest.fixture
 def nodes(kube):
     """Factory: nodes(bodies) creates Nodes; all are deleted after the test."""
-    from tests.support import kubeobjects as kobj
+    from testkit import kubeobjects as kobj
 
     created: list[str] = []
 
@@ -93,7 +93,7 @@ def nodes(kube):
 @pytest.fixture
 def schedulers(built_scheduler, tmp_path):
     """Factory: schedulers(config, name=..., binary=...) starts kube-scheduler; all stop afterwards."""
-    from tests.support import harness as e2e
+    from testkit import e2e
 
     started = []
 

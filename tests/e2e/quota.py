@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from tests.support import kubeobjects as kobj
+from testkit import kubeobjects as kobj
 
 TIMEOUT = 240
 CAPACITIES = (2, 3, 1)  # total 6

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from scheduler_build.cluster import controlplane as cluster
-from tests.support import kubeobjects as kobj
+from testkit import kubeobjects as kobj
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 
 
 def _inv(repo, *args, timeout=600):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
+pytestmark = pytest.mark.timeout(600)
 
 REPO = Path(__file__).resolve().parent.parent.parent
 

@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from scheduler_build.cluster import pki as cluster_pki
-from tests.support import kubeobjects as kobj
+from testkit import kubeobjects as kobj
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 
 REPO = Path(__file__).resolve().parent.parent.parent
 TIMEOUT = 240

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import kubeobjects as kobj
+from testkit import kubeobjects as kobj
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
+pytestmark = pytest.mark.timeout(1800)
 
 ROOT = Path(__file__).resolve().parents[2]
 CYCLE = re.compile(r"^cycle (\d+) (ok|failed) .*holder=(\S+)$")

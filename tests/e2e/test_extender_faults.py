@@ -13,13 +13,13 @@ import pytest
 from scheduler_build.cluster import controlplane as cluster
 from scheduler_build.cluster import processes
 from scheduler_build.config import schedulerconfig
-from tests.support import extender_process
-from tests.support import harness as e2e
-from tests.support import kubeobjects as kobj
+from testkit import extender_process
+from testkit import e2e
+from testkit import kubeobjects as kobj
 
 from . import quota
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 
 CAPACITY_LABEL = "underlay.example.com/capacity"
 POD_LABEL = {"underlay.example.com/ip": "true"}

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from scheduler_build.cluster import controlplane as cluster
-from tests.support import harness as e2e
-from tests.support import kubeobjects as kobj
+from testkit import e2e
+from testkit import kubeobjects as kobj
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 
 TIMEOUT = 240
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import harness as e2e
-from tests.support import kubeobjects as kobj
+from testkit import e2e
+from testkit import kubeobjects as kobj
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 
 
 def test_scheduler_image_schedules_pods_from_a_container(control_plane, kube, namespace, nodes, built_scheduler,
@@ -36,7 +36,7 @@ def test_scheduler_image_schedules_pods_from_a_container(control_plane, kube, na
         run.stop()
     import docker.errors
 
-    from tests.support import docker_sdk
+    from testkit import docker_sdk
 
     with pytest.raises(docker.errors.NotFound):
         docker_sdk.client().containers.get(run.container.id)

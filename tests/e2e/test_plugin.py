@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import harness as e2e
+from testkit import e2e
 
 from . import quota
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1200)]
+pytestmark = pytest.mark.timeout(1200)
 
 CAPACITY_LABEL = "underlay.example.com/capacity"  # the plugin's defaults (args.go)
 POD_LABEL = {"underlay.example.com/ip": "true"}

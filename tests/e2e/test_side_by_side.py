@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import harness as e2e
-from tests.support import kubeobjects as kobj
+from testkit import e2e
+from testkit import kubeobjects as kobj
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
 
 BIND_TIMEOUT = 180  # generous: the machine is shared and noisy
 

@@ -23,8 +23,6 @@ import yaml
 from scheduler_build.cluster import containerd, network
 from tests.node import gitops, rotation, runtime_config, scenarios
 
-# Also e2e: the unit selection (`not integration and not e2e`) must never start a node.
-pytestmark = [pytest.mark.node, pytest.mark.e2e]
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -106,7 +104,7 @@ def test_a_leftover_node_interface_refuses_up_and_is_left_alone(tmp_path):
 def node_registries(tmp_path_factory):
     """Two real registries (Debian's docker-registry) the node is told to pull from: plain HTTP,
     and TLS from a CA the test makes (trusted by no one else: the node must use --registry-ca)."""
-    from tests.support.registry_server import Registry
+    from testkit.registry_server import Registry
 
     work = tmp_path_factory.mktemp("node-registries")
     started = {"http": Registry(work / "http").start()}
@@ -365,7 +363,6 @@ def test_pods_of_ours_keep_the_underlay_quota_default_schedulers_left_alone(node
 
 def test_rotate_certs_while_pods_are_scheduled_through_the_extender(node):
     rotation.rotate_certs_while_scheduling(node[1])
-
 
 
 # Issue 20: the rendered output without `inv deploy`, beside the example (names of their own).

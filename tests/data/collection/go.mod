@@ -1,4 +1,4 @@
-// A test collection shaped like kubernetes-sigs/scheduler-plugins (tests/test_plugin_collection_integration.py).
+// A test collection shaped like kubernetes-sigs/scheduler-plugins (tests/integration/test_plugin_collection.py).
 module example.com/collection
 
 go 1.26.0

@@ -1,0 +1,43 @@
+"""The independent judges of the SBOMs and the provenance, built once per cache key and cached.
+
+- cyclonedx-gomod (the CycloneDX Go generator), `go install`ed from the Go module
+  proxy at a pinned version: the key is the version.
+- intoto-validate (testkit/judges/intoto: a dozen lines around the in-toto attestation
+  framework's own Go bindings, `Statement.Validate` and `Provenance.Validate`), built
+  from its go.mod/go.sum with dependencies from the proxy: the key is the hash of its
+  sources.
+
+Both land in <cache>/tools/<name>-<key>/ like cosign: built into a staging directory
+beside the target, then one rename, so a killed build leaves nothing that looks
+finished and concurrent sessions at worst build twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from scheduler_build import gotool, settings
+
+CYCLONEDX_GOMOD = "github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod"
+CYCLONEDX_GOMOD_VERSION = "v1.10.0"
+INTOTO_DIR = Path(__file__).resolve().parent / "judges" / "intoto"
+
+
+def go_environment() -> dict[str, str]:
+    """For tools that run `go` themselves (cyclonedx-gomod runs `go version -m`): the toolkit's Go first on PATH."""
+    env = gotool.environment()
+    env["PATH"] = os.pathsep.join([os.path.dirname(gotool.binary()), env.get("PATH", "")])
+    return env
+
+
+def cyclonedx_gomod() -> Path:
+    return gotool.installed_tool(settings.cache_dir(), "cyclonedx-gomod", CYCLONEDX_GOMOD, CYCLONEDX_GOMOD_VERSION)
+
+
+def intoto_validate() -> Path:
+    digest = hashlib.sha256()
+    for name in ("go.mod", "go.sum", "main.go"):
+        digest.update(name.encode() + b"\0" + (INTOTO_DIR / name).read_bytes())
+    return gotool.built_tool(settings.cache_dir(), "intoto-validate", digest.hexdigest()[:16], INTOTO_DIR)

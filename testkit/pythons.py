@@ -1,0 +1,80 @@
+"""The oldest and newest supported Pythons for `inv test`: found on this machine, each given a
+virtualenv (cached per checkout and pyproject.toml) holding this checkout installed editable with
+its test extra, so the unit tests run on both ends of `requires-python`.
+
+The supported range has one home, pyproject.toml's `Programming Language :: Python :: 3.N`
+classifiers. Interpreters are found as `python3.N` on PATH or under pyenv's versions directory
+(~/.pyenv/versions/3.N.*, how this machine and CI provide them); a missing one is an error, not a skip.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+_CLASSIFIER = re.compile(r'"Programming Language :: Python :: (3\.\d+)"')
+
+
+def supported() -> list[str]:
+    """Every supported minor, oldest first, from pyproject.toml's classifiers."""
+    found = _CLASSIFIER.findall((REPO / "pyproject.toml").read_text())
+    return sorted(set(found), key=lambda v: tuple(map(int, v.split("."))))
+
+
+def ends() -> list[str]:
+    """The oldest and the newest supported minor."""
+    versions = supported()
+    return [versions[0], versions[-1]] if len(versions) > 1 else versions
+
+
+def interpreter(minor: str) -> Path | None:
+    """A `python<minor>` that really is that version (pyenv shims on PATH may not be)."""
+    pyenv_root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    candidates = sorted(glob.glob(str(pyenv_root / "versions" / f"{minor}.*" / "bin" / f"python{minor}")), reverse=True)
+    on_path = shutil.which(f"python{minor}")
+    for candidate in [*candidates, *([on_path] if on_path else [])]:
+        probe = subprocess.run([candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                               capture_output=True, text=True)
+        if probe.returncode == 0 and probe.stdout.strip() == minor:
+            return Path(candidate)
+    return None
+
+
+def venv(minor: str, cache_dir: Path, log) -> Path:
+    """The virtualenv of `minor` for this checkout, created and filled on first use."""
+    python = interpreter(minor)
+    if python is None:
+        raise RuntimeError(f"Python {minor} not found (python{minor} on PATH or ~/.pyenv/versions/{minor}.*): "
+                           f"install it; pyproject.toml says {minor} is supported")
+    key = hashlib.sha256((REPO / "pyproject.toml").read_bytes() + str(REPO).encode() + str(python).encode())
+    env_dir = cache_dir / "pythons" / f"{minor}-{key.hexdigest()[:12]}"
+    ready = env_dir / ".ready"
+    if not ready.is_file():
+        log(f"python {minor}: creating {env_dir} (this checkout with its test extra; once per pyproject.toml)")
+        shutil.rmtree(env_dir, ignore_errors=True)
+        # Without PYTHONPATH: pip would take a checkout on it (its egg-info) for this package installed.
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+        subprocess.run([str(python), "-m", "venv", str(env_dir)], check=True, env=clean)
+        subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                        "-e", f"{REPO}[test]"], check=True, env=clean)
+        ready.write_text(f"{python}\n{REPO}\n")
+        prune(cache_dir, minor, keep=env_dir)
+    return env_dir
+
+
+def prune(cache_dir: Path, minor: str, keep: Path) -> list[Path]:
+    """Remove this checkout's older virtualenvs of `minor` (an earlier pyproject.toml; about 0.5 GiB each).
+    Only those whose .ready names this checkout: other checkouts' stay, as do ones made before it was recorded."""
+    removed = []
+    for other in sorted((cache_dir / "pythons").glob(f"{minor}-*")):
+        recorded = (other / ".ready").read_text().splitlines()[1:2] if (other / ".ready").is_file() else []
+        if other != keep and recorded == [str(REPO)]:
+            shutil.rmtree(other, ignore_errors=True)
+            removed.append(other)
+    return removed

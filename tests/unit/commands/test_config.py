@@ -1,0 +1,137 @@
+"""config.migrate-policy's decisions (notes vs warnings, exit codes, nothing written on failure, JSON
+comments at their line, the scheduler name) and `--json` of config.validate / render / migrate-policy.
+Units on the real migration; the CLI cases run `inv` in a subprocess (integration, like test_input_errors)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scheduler_build.config import legacy_policy as policy
+from scheduler_build.errors import UserError
+from scheduler_build.config.field_lines import field_line
+from tests.integration.test_input_errors import BOMB, INV, assert_one_line, run
+
+EXACT = {"kind": "Policy", "predicates": [{"name": "PodFitsResources"}, {"name": "HostName"}],
+         "priorities": [{"name": "LeastRequestedPriority", "weight": 1}, {"name": "ImageLocalityPriority", "weight": 0}]}
+LOSSY = {"kind": "Policy", "predicates": [{"name": "PodFitsResources"}, {"name": "CheckNodeMemoryPressure"}]}
+
+
+def test_notes_are_not_warnings():
+    exact = policy.migrate(EXACT)
+    assert exact.warnings == []
+    assert any("NodeUnschedulable: added as a filter" in n for n in exact.notes)
+    assert any("weight 0 disabled it" in n for n in exact.notes)
+    assert "# Every field had an equivalent." in exact.text() and "# NOTE: " in exact.text()
+    lossy = policy.migrate(LOSSY)
+    assert [w.split(":")[0] for w in lossy.warnings] == ["predicates[1] CheckNodeMemoryPressure"]
+    assert lossy.to_dict()["warnings"] == lossy.warnings and lossy.to_dict()["notes"] == lossy.notes
+
+
+@pytest.mark.parametrize("name", ["Bad Name", "UPPER", "-lead", "trail-", "a" * 254, ""])
+def test_scheduler_name_must_be_a_dns_subdomain(name):
+    with pytest.raises(UserError, match="not a DNS-1123 subdomain"):
+        policy.migrate(EXACT, name)
+
+
+def test_scheduler_name_accepted():
+    assert policy.migrate(EXACT, "acme.scheduler-2").config["profiles"][0]["schedulerName"] == "acme.scheduler-2"
+
+
+@pytest.mark.parametrize("text, line", [
+    ('{\n  "kind": "Policy",\n  // a comment\n  "apiVersion": "v1"\n}\n', "line 3, column 3"),
+    ('// leading\n// comments\n{"kind": "Policy"}\n', "line 1, column 1"),
+    ('{\n  "kind": "Policy", // trailing\n  "apiVersion": "v1"\n}\n', "line 2, column 21"),
+    ('/* block\n */\n{"kind": "Policy"}\n', "line 1, column 1"),
+])
+def test_json_comments_are_reported_at_their_line(text, line):
+    with pytest.raises(UserError) as err:
+        policy.parse_text(text, "p.json")
+    assert f"p.json: {line}: a comment; JSON has none" in str(err.value)
+
+
+@pytest.mark.parametrize("field, line", [
+    ("name", 1), ("kubernetes.version", 4), ("profiles[1].plugins.score.enabled[0].weight", 9),
+    ("profiles[1].nope", 7), ("profiles[7]", 5), ("", 1),
+])
+def test_field_line(tmp_path, field, line):
+    spec = tmp_path / "s.yaml"
+    spec.write_text('name: x\nversion: "1"\nkubernetes:\n  version: "1.36"\nprofiles:\n- schedulerName: a\n'
+                    "- schedulerName: b\n  plugins:\n    score: {enabled: [{name: X, weight: -1}]}\n")
+    assert field_line(spec, field) == line
+
+
+def test_field_line_of_an_unreadable_file(tmp_path):
+    (tmp_path / "bomb.yaml").write_text(BOMB)
+    assert field_line(tmp_path / "missing.yaml", "name") is None
+    assert field_line(tmp_path / "bomb.yaml", "a") is None
+
+
+def _write(tmp_path: Path, data: dict) -> Path:
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.integration
+def test_strict_passes_with_notes_and_fails_on_warnings_writing_nothing(tmp_path):
+    exact = run(INV + ["config.migrate-policy", str(_write(tmp_path, EXACT)), "--strict", "--out", str(tmp_path / "o.yaml")])
+    assert exact.returncode == 0, exact.stderr[-2000:]
+    assert "note: NodeUnschedulable" in exact.stderr and (tmp_path / "o.yaml").is_file()
+    lossy = run(INV + ["config.migrate-policy", str(_write(tmp_path, LOSSY)), "--strict", "--out", str(tmp_path / "l.yaml")])
+    assert_one_line(lossy, 1, "1 part of the Policy has no exact v1 equivalent; nothing written")
+    assert "warning: predicates[1] CheckNodeMemoryPressure" in lossy.stderr
+    assert not (tmp_path / "l.yaml").exists() and lossy.stdout == ""
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("argv, code, substring", [
+    (["--scheduler-name", "Bad Name"], 2, "scheduler name 'Bad Name' (--scheduler-name, config.scheduler_name): not a DNS"),
+    # Not a ConfigMap: a key that would select nothing is refused rather than silently ignored.
+    (["--configmap-key", "x"], 2, "--configmap-key 'x' given, but the file is a Policy, not a ConfigMap"),
+])
+def test_migrate_policy_flags(tmp_path, argv, code, substring):
+    proc = run(INV + ["config.migrate-policy", str(_write(tmp_path, EXACT)), "--out", str(tmp_path / "o.yaml"), *argv])
+    if code:
+        assert_one_line(proc, code, substring)
+        assert not (tmp_path / "o.yaml").exists()
+    else:
+        assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+@pytest.mark.integration
+def test_migrate_policy_json(tmp_path):
+    proc = run(INV + ["config.migrate-policy", str(_write(tmp_path, LOSSY)), "--json"])
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 0 and data["ok"] and data["out"] is None
+    assert len(data["warnings"]) == 1 and data["notes"] and "kind: KubeSchedulerConfiguration" in data["config"]
+    strict = run(INV + ["config.migrate-policy", str(_write(tmp_path, LOSSY)), "--json", "--strict"])
+    data = json.loads(strict.stdout)
+    assert strict.returncode == 1 and not data["ok"] and "config" not in data
+
+
+@pytest.mark.integration
+def test_validate_json_lists_every_field_error_with_its_path(tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text('name: Bad_Name\nversion: "0.1.0"\nkubernetes:\n  version: "1.36"\n'
+                    "profiles:\n- schedulerName: X Y\n")
+    proc = run(INV + ["config.validate", "--fields-only", "--spec", str(spec), "--json"])
+    assert_one_line(proc, 2, "2 errors in the build spec")
+    data = json.loads(proc.stdout)
+    assert data["ok"] is False
+    assert [(e["file"], e["line"], e["path"]) for e in data["errors"]] == [
+        (str(spec), 1, "name"), (str(spec), 6, "profiles[0].schedulerName")]
+    good = run(INV + ["config.validate", "--fields-only", "--json"])
+    data = json.loads(good.stdout)
+    assert good.returncode == 0 and data["ok"] and data["errors"] == [] and data["kubernetes_version"].startswith("v1.")
+
+
+@pytest.mark.integration
+def test_render_json_lists_the_files_written(tmp_path):
+    proc = run(INV + ["config.render", "--out", str(tmp_path / "out"), "--k8s-version", "v1.36.3", "--json"])
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 0 and data["out"] == str(tmp_path / "out")
+    assert sorted(Path(f).name for f in data["files"]) == sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert all(Path(f).is_file() for f in data["files"]) and data["image"].endswith(":v1.36.3-0.1.0")

@@ -1,0 +1,148 @@
+"""config.render for GitOps: the plain directory (--plain), what a re-render changes and restores,
+and the extender's mutual-TLS Secrets as a separate file (--tls-secrets). Unit: no Docker, Go or network."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from scheduler_build import extender_tls
+from scheduler_build import spec as spec_mod
+from scheduler_build.config import output, tls_secrets
+from scheduler_build.config import render as manifests
+from scheduler_build.errors import UserError
+
+REPO = Path(__file__).resolve().parents[3]
+FULL = REPO / "tests" / "data" / "config" / "specs" / "intree-full.yaml"
+
+
+def full(**deployment) -> spec_mod.Spec:
+    spec = spec_mod.load(FULL)
+    return dataclasses.replace(spec, deployment=dataclasses.replace(spec.deployment, **deployment)) if deployment else spec
+
+
+def write(spec, out: Path, image: str = "r/x:1", plain: bool = True) -> output.Changes:
+    return output.write(manifests.render_files(spec, image), out, manifests.RENDERED_NAMES, plain=plain)
+
+
+def test_plain_directory_is_deterministic_and_holds_no_link_or_hidden_entry(tmp_path):
+    first = write(full(), tmp_path / "a")
+    write(full(), tmp_path / "b")
+    assert not (tmp_path / "a").is_symlink() and sorted(os.listdir(tmp_path)) == ["a", "b"]
+    assert all(not name.startswith(".") for name in os.listdir(tmp_path / "a"))
+    assert sorted(first.added) == sorted(os.listdir(tmp_path / "a"))
+    for name in os.listdir(tmp_path / "a"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    assert not write(full(), tmp_path / "a").any()  # a re-render of the same spec changes nothing
+
+
+def test_rerender_restores_hand_edits_and_removes_stale_files_it_wrote(tmp_path):
+    out = tmp_path / "out"
+    write(full(), out)  # replicas 2: pdb.yaml
+    (out / "deployment.yaml").write_text((out / "deployment.yaml").read_text().replace("replicas: 2", "replicas: 5"))
+    pristine = (out / "rbac.yaml").stat().st_mtime_ns
+    changes = write(full(replicas=1), out)
+    assert "deployment.yaml" in changes.changed and "rbac.yaml" not in changes.changed
+    assert (out / "rbac.yaml").stat().st_mtime_ns == pristine  # unchanged files are not rewritten
+    assert changes.removed == [] and (out / "pdb.yaml").exists()  # the extender keeps 2 replicas
+    spec = full(replicas=1)
+    single = dataclasses.replace(spec, reference_extender=dataclasses.replace(spec.reference_extender, replicas=1))
+    changes = write(single, out)
+    assert changes.removed == ["pdb.yaml"] and not (out / "pdb.yaml").exists()
+    assert "pdb.yaml" not in yaml.safe_load((out / "kustomization.yaml").read_text())["resources"]
+    assert "replicas: 1" in (out / "deployment.yaml").read_text()
+
+
+def test_plain_refuses_foreign_files_and_an_earlier_symlink_and_changes_nothing(tmp_path):
+    out = tmp_path / "out"
+    write(full(), out)
+    (out / "notes.md").write_text("mine")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with pytest.raises(UserError, match="did not write"):
+        write(full(replicas=1), out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    linked = tmp_path / "linked"
+    write(full(), linked, plain=False)
+    with pytest.raises(UserError, match="symlink"):
+        write(full(), linked)
+
+
+def test_linked_output_also_restores_a_hand_edit(tmp_path):
+    out = tmp_path / "out"
+    write(full(), out, plain=False)
+    target = out.resolve()
+    (out / "configmap.yaml").write_text("edited\n")
+    changes = write(full(), out, plain=False)
+    assert changes.changed == ["configmap.yaml"] and "edited" not in (out / "configmap.yaml").read_text()
+    assert out.is_symlink() and not target.exists()  # the edited tree is gone
+    assert not write(full(), out, plain=False).any()
+
+
+def test_tls_secrets_are_made_once_kept_and_named_as_the_deployments_mount(tmp_path):
+    spec = full()
+    made = tls_secrets.write(spec, tmp_path, manifests.labels_for(spec))
+    assert made.action == "create" and oct(made.path.stat().st_mode & 0o777) == "0o600"
+    text = made.path.read_bytes()
+    kept = tls_secrets.write(spec, tmp_path, manifests.labels_for(spec))
+    assert kept.action == "keep" and made.path.read_bytes() == text
+    assert kept.certs.fingerprint() == made.certs.fingerprint()
+    secrets = {d["metadata"]["name"] for d in yaml.safe_load_all(text) if d}
+    files = manifests.render_files(spec, "r/x:1", tls_fingerprint=kept.certs.fingerprint())
+    mounted = set()
+    for name in ("deployment.yaml", "extender.yaml"):
+        for dep in (d for d in yaml.safe_load_all(files[name]) if d and d["kind"] == "Deployment"):
+            template = dep["spec"]["template"]
+            assert template["metadata"]["annotations"][extender_tls.CERTS_ANNOTATION] == kept.certs.fingerprint()
+            for volume in template["spec"]["volumes"]:
+                mounted |= {s["secret"]["name"] for s in (volume.get("projected") or {}).get("sources", [])}
+    assert mounted == secrets and len(secrets) == 3
+    # Near expiry the certificates are replaced (and the fingerprint, so both Deployments roll).
+    later = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=extender_tls.DAYS)
+    renewed = tls_secrets.write(spec, tmp_path, manifests.labels_for(spec), now=later)
+    assert renewed.action == "rotate" and renewed.certs.fingerprint() != made.certs.fingerprint()
+
+
+def test_tls_secrets_refuse_a_spec_without_an_extender_with_tls(tmp_path):
+    spec = full()
+    off = dataclasses.replace(spec, reference_extender=dataclasses.replace(spec.reference_extender, tls=False))
+    with pytest.raises(UserError, match="no extender with TLS"):
+        tls_secrets.write(off, tmp_path, {})
+    assert not list(tmp_path.iterdir())
+
+
+def test_cli_plain_render_reports_what_changed(tmp_path):
+    def inv(*args):
+        return subprocess.run([sys.executable, "-m", "invoke", "config.render", "--spec", str(FULL), "--out",
+                               str(tmp_path / "out"), "--plain", *args], cwd=REPO, capture_output=True, text=True,
+                              timeout=300, env=dict(os.environ, PYTHONPATH=str(REPO)))
+
+    first = inv("--tls-secrets", str(tmp_path / "secrets"), "--json")
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    assert "deployment.yaml" in report["changes"]["added"] and report["tls_secrets"]["action"] == "create"
+    (tmp_path / "out" / "rbac.yaml").write_text("# edited\n")
+    again = inv("--tls-secrets", str(tmp_path / "secrets"))
+    assert again.returncode == 0 and again.stdout.strip() == str(tmp_path / "out")
+    assert "changed rbac.yaml" in again.stderr and "changed deployment.yaml" not in again.stderr
+    same = inv("--tls-secrets", str(tmp_path / "out"))
+    assert same.returncode == 2 and "apart from --out" in same.stderr and "Traceback" not in same.stderr
+
+
+def test_pin_digest_takes_the_index_digest_the_layout_records():
+    digest = "sha256:" + "c" * 64
+    info = {"repository": "registry.example.com/acme/s", "tags": ["v1.36.3-1.0.0"], "index_digest": digest}
+    assert manifests.pin("registry.example.com/acme/s:v1.36.3-1.0.0", info, "x") == \
+        f"registry.example.com/acme/s:v1.36.3-1.0.0@{digest}"
+    for wrong in ({}, dict(info, tags=["other"]), dict(info, repository="elsewhere/s"), dict(info, index_digest="x")):
+        with pytest.raises(UserError, match="--pin-digest: x records no image"):
+            manifests.pin("registry.example.com/acme/s:v1.36.3-1.0.0", wrong, "x")
+    files = manifests.render_files(full(), f"r/x:1@{digest}")
+    assert f"image: r/x:1@{digest}" in files["deployment.yaml"]

@@ -1,0 +1,246 @@
+"""The architecture, enforced on the source (docs/ARCHITECTURE.md describes it).
+
+- Outside the task layer (scheduler_build/commands/), no function imports anything but a named heavy
+  optional package (HEAVY_OPTIONAL); in particular no function there imports a module of scheduler_build.
+  The task layer, the top floor, may import its stage inside a task function (it can only point down).
+- The module-level import graph of scheduler_build has no cycle.
+- Core (everything outside extender/ and the task layer) never imports the extender at module level,
+  and `inv` (the task layer) loads none of its heavy packages.
+- No task module is imported outside the task layer (the console script's cli.py serves it; bench/commands.py
+  and the checkout's tasks.py are the developer's task layer).
+
+Each check is a function over a source tree; a planted tree shows each one catches its fault.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+PACKAGE = "scheduler_build"
+TASK_LAYER = f"{PACKAGE}.commands"
+FRONT_DOOR = {f"{PACKAGE}.cli", f"{PACKAGE}.entry"}
+EXTENDER = f"{PACKAGE}.extender"
+# Imported inside functions on purpose: heavy, and needed only on the paths that use them.
+HEAVY_OPTIONAL = {
+    "kubernetes": "the Kubernetes client: deploy, cluster, dev loop, the extender's API calls",
+    "urllib3": "the Kubernetes client's transport errors, beside it",
+    "cryptography": "certificates: only when a PKI or a TLS stand-in is made",
+    "docker": "the registry credentials docker's config holds",
+    "uvicorn": "the extender's server, only when one is made",
+    "uvloop": "the extender's event loop, only when one runs",
+    "yaml": "the extender's kubeconfig reader (the extender image imports it only with a kubeconfig)",
+    "http.server": "the extender's plain-HTTP probe port, only when asked for",
+}
+EXTENDER_HEAVY = ("prometheus_client", "msgspec", "uvicorn", "uvloop", "httptools")
+
+
+def modules(root: Path, package: str = PACKAGE) -> dict[str, Path]:
+    """Every module of the package under `root`, by dotted name (templates and Dockerfiles hold none)."""
+    out = {}
+    for path in (root / package).rglob("*.py"):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _imported(node: ast.AST, known: dict[str, Path]) -> list[str]:
+    """The modules an import statement names: `from a import b` is a.b when that is a module, else a."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    assert isinstance(node, ast.ImportFrom)
+    base = node.module or ""
+    if node.level:  # relative imports are not used in this package; resolve nothing
+        return [base]
+    return [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+
+
+def _type_checking(node: ast.If) -> bool:
+    return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
+def module_level_imports(path: Path, known: dict[str, Path]) -> list[str]:
+    """What a module imports when it is imported: its top-level statements (not under TYPE_CHECKING)."""
+    found: list[str] = []
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.extend(_imported(node, known))
+            elif isinstance(node, ast.If) and not _type_checking(node):
+                visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+                for handler in node.handlers:
+                    visit(handler.body)
+
+    visit(ast.parse(path.read_text()).body)
+    return found
+
+
+def function_imports(path: Path, known: dict[str, Path]) -> list[tuple[int, str, str]]:
+    """(line, function, module) of every import inside a function."""
+    found = []
+    for fn in ast.walk(ast.parse(path.read_text())):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    found += [(node.lineno, fn.name, name) for name in _imported(node, known)]
+    return sorted(set(found))
+
+
+def function_import_faults(root: Path, package: str = PACKAGE) -> list[str]:
+    known = modules(root, package)
+    faults = []
+    for name, path in sorted(known.items()):
+        for line, fn, imported in function_imports(path, known):
+            if name.startswith(f"{package}.commands"):
+                ok = imported.startswith(f"{package}.") and not imported.startswith(f"{package}.commands")
+            elif name in FRONT_DOOR:
+                # The console script's front door sits above the task layer: it imports the task
+                # collection, the settings-file reader and cli itself only when a task runs, so that
+                # --version, --list and completion start fast (issue 22).
+                ok = imported.startswith(f"{package}.")
+            else:
+                ok = imported.split(".")[0] != package and any(
+                    imported == heavy or imported.startswith(heavy + ".") for heavy in HEAVY_OPTIONAL)
+            if not ok:
+                faults.append(f"{name}:{line} {fn}() imports {imported}")
+    return faults
+
+
+def import_graph(root: Path, package: str = PACKAGE) -> dict[str, set[str]]:
+    known = modules(root, package)
+    return {name: {m for m in module_level_imports(path, known) if m in known and m != name}
+            for name, path in known.items()}
+
+
+def cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle (its modules, first repeated last), or [] when the graph has none."""
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return []
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return []
+
+
+def core_extender_imports(root: Path, package: str = PACKAGE) -> list[str]:
+    extender = f"{package}.extender"
+    graph = import_graph(root, package)
+    return [f"{name} imports {m}" for name, imported in sorted(graph.items())
+            if not (name == extender or name.startswith(extender + ".") or name.startswith(f"{package}.commands"))
+            for m in sorted(imported) if m == extender or m.startswith(extender + ".")]
+
+
+def task_module_imports(files: list[Path], root: Path, package: str = PACKAGE) -> list[str]:
+    """Imports of the task layer from files that are not part of it."""
+    known = modules(root, package)
+    faults = []
+    for path in files:
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for name in _imported(node, known):
+                    if name == f"{package}.commands" or name.startswith(f"{package}.commands."):
+                        faults.append(f"{path.relative_to(root)}:{node.lineno} imports {name}")
+    return faults
+
+
+ENTRY_POINTS = ("cli.py", "__main__.py")  # `scheduler-build` itself: the program that serves the task layer
+
+
+def outside_the_task_layer(root: Path) -> list[Path]:
+    product = [p for p in (root / PACKAGE).rglob("*.py") if "commands" not in p.relative_to(root / PACKAGE).parts
+               and p.relative_to(root / PACKAGE).as_posix() not in ENTRY_POINTS]
+    bench = [p for p in (root / "bench").rglob("*.py") if p.name != "commands.py"]
+    return sorted(product + bench + sorted((root / "testkit").rglob("*.py")))
+
+
+# --- the checks on this tree ------------------------------------------------------------------
+
+
+def test_no_function_outside_the_task_layer_imports_but_a_named_heavy_package():
+    assert function_import_faults(REPO) == []
+
+
+def test_the_import_graph_has_no_cycle():
+    graph = import_graph(REPO)
+    assert len(graph) > 100 and sum(map(len, graph.values())) > 300  # the graph is really read
+    assert cycle(graph) == []
+
+
+def test_core_never_imports_the_extender_at_module_level():
+    assert core_extender_imports(REPO) == []
+
+
+def test_inv_loads_none_of_the_extenders_heavy_packages():
+    code = ("import sys, scheduler_build.commands, scheduler_build.settings, scheduler_build.options; "
+            f"print(sorted(m for m in sys.modules if m.split('.')[0] in {EXTENDER_HEAVY!r}))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}).stdout
+    assert out.strip() == "[]"
+
+
+def test_no_task_module_is_imported_outside_the_task_layer():
+    files = outside_the_task_layer(REPO)
+    assert any(p.name == "image_bench.py" for p in files)
+    assert task_module_imports(files, REPO) == []
+
+
+# --- negative controls: a planted tree with each fault ----------------------------------------
+
+
+def _plant(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def test_each_check_catches_its_planted_fault(tmp_path):
+    root = _plant(tmp_path, {
+        f"{PACKAGE}/__init__.py": "",
+        f"{PACKAGE}/spec/__init__.py": "",
+        f"{PACKAGE}/spec/model.py": (
+            "def all_extenders():\n    from scheduler_build.config import render\n    return render\n"
+            "def fine():\n    import kubernetes\n    return kubernetes\n"),
+        f"{PACKAGE}/config/__init__.py": "",
+        f"{PACKAGE}/config/render.py": "from scheduler_build.config import validate\n",
+        f"{PACKAGE}/config/validate.py": "from scheduler_build.config import render\n",
+        f"{PACKAGE}/settings.py": "from scheduler_build.extender import app\n",
+        f"{PACKAGE}/extender/__init__.py": "",
+        f"{PACKAGE}/extender/app.py": "import msgspec\n",
+        f"{PACKAGE}/commands/__init__.py": "",
+        f"{PACKAGE}/commands/image.py": "def build(c):\n    from scheduler_build.config import render\n    return render\n",
+        "bench/__init__.py": "",
+        "bench/image_bench.py": "from scheduler_build.commands import image as image_tasks\n",
+        "bench/commands.py": "from scheduler_build.commands import image\n",
+        "testkit/__init__.py": "",
+    })
+    assert function_import_faults(root) == [f"{PACKAGE}.spec.model:2 all_extenders() imports {PACKAGE}.config.render"]
+    found = cycle(import_graph(root))
+    assert found[0] == found[-1] and set(found) == {f"{PACKAGE}.config.render", f"{PACKAGE}.config.validate"}
+    assert core_extender_imports(root) == [f"{PACKAGE}.settings imports {PACKAGE}.extender.app"]
+    assert task_module_imports(outside_the_task_layer(root), root) == [
+        f"bench/image_bench.py:1 imports {PACKAGE}.commands.image"]

@@ -1,0 +1,55 @@
+"""The documentation site builds without a warning (mkdocs --strict: broken links and anchors, pages
+left out of the nav), and BENCHMARKS.md opens with one current table whose every row names its
+figure, baseline, ratio, command and date; the history lives in docs/benchmarks/."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # mkdocs-material 9.7+ prints an end-of-life banner
+
+
+def test_mkdocs_builds_strictly(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                          cwd=REPO, capture_output=True, text=True, timeout=600, env=ENV)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert (tmp_path / "site" / "settings" / "index.html").is_file()
+    assert "WARNING" not in proc.stderr, proc.stderr[-4000:]
+
+
+def test_a_broken_link_fails_the_strict_build(tmp_path):
+    """Negative control: the same build with one broken link in a copy of the docs fails."""
+    copy = tmp_path / "repo"
+    (copy / "docs").mkdir(parents=True)
+    for path in (REPO / "docs").rglob("*"):
+        if path.is_file():
+            (copy / path.relative_to(REPO)).parent.mkdir(parents=True, exist_ok=True)
+            (copy / path.relative_to(REPO)).write_bytes(path.read_bytes())
+    (copy / "mkdocs.yml").write_text((REPO / "mkdocs.yml").read_text())
+    page = copy / "docs" / "troubleshooting.md"
+    page.write_text(page.read_text() + "\nSee [nowhere](no-such-page.md).\n")
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                          cwd=copy, capture_output=True, text=True, timeout=600, env=ENV)
+    assert proc.returncode != 0 and "no-such-page.md" in proc.stderr
+
+
+def test_benchmarks_opens_with_one_current_table():
+    text = (REPO / "BENCHMARKS.md").read_text()
+    tables = re.findall(r"(?:^\|.*\|\n)+", text, flags=re.M)
+    assert len(tables) == 1, "one current table; history goes to docs/benchmarks/history.md"
+    header, rule, *rows = tables[0].splitlines()
+    assert [c.strip() for c in header.strip("|").split("|")] == ["measure", "figure", "baseline", "ratio", "command",
+                                                                 "date"]
+    assert len(rows) >= 8
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert len(cells) == 6 and all(cells), row
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", cells[5]), row
+        assert cells[4].startswith("`"), row
+    assert text.index(tables[0]) < 1500  # it opens the file
+    assert (REPO / "docs" / "benchmarks" / "history.md").is_file()

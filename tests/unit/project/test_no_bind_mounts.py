@@ -1,0 +1,76 @@
+"""No bind mount of a host path anywhere in the product (issue 19): the engine API is the only
+path into and out of a container, so the same code serves a local engine, a remote one
+(DOCKER_HOST=tcp:// or ssh://) and docker-in-docker. The checker reads every module's syntax
+tree; the negative controls plant each form of a bind mount and expect it to be caught."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[3] / "scheduler_build"
+CLI_MOUNT_FLAGS = {"-v", "--volume", "--mount", "--volumes-from"}
+
+
+def bind_mounts(source: str) -> list[str]:
+    """Each bind mount the source asks for: a mount of type "bind", the SDK's `binds=`/`volumes=`
+    (host paths) or a `docker run -v/--mount` argument list."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and _name(node.func).endswith("Mount"):
+            kind = next((k.value for k in node.keywords if k.arg == "type"), None)
+            if not (isinstance(kind, ast.Constant) and kind.value == "volume"):
+                found.append(f"line {node.lineno}: a mount not of type volume")
+        if isinstance(node, ast.keyword):
+            value = node.value
+            if node.arg in ("binds", "volumes") and isinstance(value, (ast.Dict, ast.List)) and _sdk_call(node):
+                found.append(f"line {value.lineno}: the docker SDK's {node.arg}= (host paths)")
+        if isinstance(node, ast.List) and any(isinstance(e, ast.Constant) and e.value == "docker" for e in node.elts[:1]):
+            flags = [e.value for e in node.elts if isinstance(e, ast.Constant) and e.value in CLI_MOUNT_FLAGS]
+            if flags:
+                found.append(f"line {node.lineno}: docker CLI {flags[0]}")
+    return found
+
+
+def _name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _sdk_call(keyword: ast.keyword) -> bool:
+    # `volumes=` is also our own Engine's keyword (named volumes only); the SDK's takes a dict or
+    # a list of "host:container" strings.
+    value = keyword.value
+    return isinstance(value, ast.Dict) or any(isinstance(e, ast.Constant) and ":" in str(e.value) for e in value.elts)
+
+
+def test_no_module_of_the_product_bind_mounts_a_host_path():
+    offenders = {str(path.relative_to(PACKAGE.parent)): found for path in sorted(PACKAGE.rglob("*.py"))
+                 if (found := bind_mounts(path.read_text()))}
+    assert offenders == {}  # no exception: `inv plugin.retarget` too goes through archives and volumes
+
+
+def test_the_engine_creates_volume_mounts_only():
+    engine_source = (PACKAGE / "engine.py").read_text()
+    assert 'type="volume"' in engine_source
+    assert engine_source.count("docker.types.Mount(") == 1  # _mounts: named volumes only
+
+
+@pytest.mark.parametrize("planted", [
+    'docker.types.Mount("/src", "/home/me/src", type="bind")',
+    'client.containers.create("img", volumes={"/home/me": {"bind": "/src", "mode": "ro"}})',
+    'client.containers.run("img", volumes=["/home/me:/src:ro"])',
+    'client.api.create_host_config(binds=["/home/me:/src"])',
+    'subprocess.run(["docker", "run", "-v", f"{here}:/src", "img"])',
+    'subprocess.run(["docker", "run", "--mount", "type=bind,src=/x,dst=/y", "img"])',
+    'docker.types.Mount("/src", path, type=kind)',
+    'Mount("/src", "/home/me/src")',
+])
+def test_negative_control_each_form_of_a_bind_mount_is_caught(planted):
+    assert bind_mounts(planted)
+
+
+def test_named_volumes_pass():
+    assert not bind_mounts('docker.types.Mount("/gocache", "scheduler-build-gocache", type="volume")')
+    assert not bind_mounts('engine.run("img", ["go"], volumes=[Volume("/gocache", name)], environment={}, workdir="/")')

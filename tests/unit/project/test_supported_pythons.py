@@ -1,0 +1,45 @@
+"""The supported Pythons have one home, pyproject.toml's classifiers: requires-python starts at the
+oldest, `inv test` runs the unit tests on the oldest and newest (testkit/pythons.py), and an end
+that is missing on the machine is an error that names it, never a skip."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from testkit import pythons
+
+PYPROJECT = (Path(__file__).resolve().parents[3] / "pyproject.toml").read_text()
+
+
+def test_the_ends_are_3_10_and_3_13_and_requires_python_agrees():
+    assert pythons.ends() == ["3.10", "3.13"]
+    assert pythons.supported() == ["3.10", "3.11", "3.12", "3.13"]
+    requires = re.search(r'^requires-python = "([^"]+)"', PYPROJECT, re.M).group(1)
+    assert requires == f">={pythons.ends()[0]}"  # uncapped: see the comment in pyproject.toml
+
+
+@pytest.mark.parametrize("minor", pythons.ends())
+def test_each_end_is_found_as_that_very_version(minor):
+    found = pythons.interpreter(minor)
+    assert found is not None, f"Python {minor} not found (python{minor} on PATH or ~/.pyenv/versions/{minor}.*)"
+
+
+def test_a_missing_python_is_an_error_naming_it(tmp_path):
+    with pytest.raises(RuntimeError, match=r"Python 3\.99 not found .* pyproject.toml says 3\.99 is supported"):
+        pythons.venv("3.99", tmp_path, print)
+    assert not (tmp_path / "pythons").exists()
+
+
+def test_a_new_virtualenv_replaces_this_checkouts_older_ones_only(tmp_path):
+    made = {}
+    for name, owner in (("3.13-old", pythons.REPO), ("3.13-other", "/elsewhere"), ("3.13-unrecorded", None),
+                        ("3.10-old", pythons.REPO), ("3.13-new", pythons.REPO)):
+        made[name] = tmp_path / "pythons" / name
+        made[name].mkdir(parents=True)
+        (made[name] / ".ready").write_text("/usr/bin/python3\n" + (f"{owner}\n" if owner else ""))
+    assert pythons.prune(tmp_path, "3.13", keep=made["3.13-new"]) == [made["3.13-old"]]
+    assert sorted(p.name for p in (tmp_path / "pythons").iterdir()) == [
+        "3.10-old", "3.13-new", "3.13-other", "3.13-unrecorded"]

@@ -1,0 +1,156 @@
+"""`inv clean`: planning (unit, real directories written by the real publish step) and real removal
+through `inv` in a subprocess with a temporary dist dir, cache dir and Docker volume (integration)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from scheduler_build import clean
+from scheduler_build.atomic import publish_dir, write_atomic
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def publish(parent: Path, name: str, marker: str, key: str = "k1") -> Path:
+    staging = parent / f".tmp-{name}-x"
+    staging.mkdir(parents=True)
+    write_atomic(staging / marker, "{}")
+    write_atomic(staging / "payload", "x" * 1000)
+    return publish_dir(staging, parent / name, key)
+
+
+def make_dist(dist: Path) -> dict[str, Path]:
+    """A dist tree with a build, a rendering and an image layout of ours, and things of the user's."""
+    ours = {
+        "build": publish(dist / "sched" / "v1.36.3", "linux-amd64", "build-info.json"),
+        "config": publish(dist / "config", "sched", "kustomization.yaml"),
+        "image": publish(dist / "sched" / "v1.36.3", "image", "image-info.json"),
+    }
+    (dist / "notes.txt").write_text("mine")  # a user's file
+    (dist / "sched" / "v1.36.3" / "mine").mkdir()  # a user's directory
+    (dist / "mine-link").symlink_to("/etc")  # a user's symlink to a foreign place
+    (dist / "other").mkdir()
+    (dist / "other" / ".other.x").mkdir()  # looks published, but carries no record of ours
+    (dist / "other" / "out").symlink_to(".out.x")
+    (dist / "other" / ".out.x").mkdir()
+    return ours
+
+
+def test_plan_dist_finds_only_published_outputs_with_our_records(tmp_path):
+    ours = make_dist(tmp_path / "dist")
+    items = clean.plan_dist(tmp_path / "dist")
+    assert sorted(item.name for item in items) == sorted(str(p) for p in ours.values())
+    build = next(item for item in items if item.name == str(ours["build"]))
+    assert build.size >= 1000 and "build-info.json" in build.what
+    assert all(Path(p).name.startswith((".linux-amd64.", "linux-amd64")) for p in build.paths)
+
+
+def test_remove_dist_keeps_what_the_user_owns_and_prunes_emptied_parents(tmp_path):
+    dist = tmp_path / "dist"
+    ours = make_dist(dist)
+    (dist / "sched" / "v1.36.3" / "mine").rmdir()  # so sched/v1.36.3 empties once our outputs go
+    for item in clean.plan_dist(dist):
+        clean.remove(item, dist_dir=dist)
+    assert not any(os.path.lexists(p) for p in ours.values())
+    assert not (dist / "sched").exists() and not (dist / "config").exists()  # emptied by us: pruned
+    left = sorted(str(p.relative_to(dist)) for p in dist.rglob("*"))
+    assert left == ["mine-link", "notes.txt", "other", "other/.other.x", "other/.out.x", "other/out"]
+    assert clean.plan_dist(dist) == []
+
+
+def test_plan_cache_lists_only_our_sub_directories(tmp_path):
+    (tmp_path / "vendor" / "a").mkdir(parents=True)
+    (tmp_path / "vendor" / "a" / "f").write_bytes(b"x" * 4096)
+    (tmp_path / "goproxy").mkdir()
+    (tmp_path / "cluster").mkdir()  # a running control plane's state: cluster.down's business
+    (tmp_path / "photos").mkdir()  # cache_dir may be configured to a shared place
+    (tmp_path / "tools").symlink_to(tmp_path / "photos")  # never followed
+    items = clean.plan_cache(tmp_path)
+    assert [Path(item.name).name for item in items] == ["goproxy", "vendor"]
+    assert next(i for i in items if i.name.endswith("vendor")).size == 4096
+
+
+def test_table_and_sizes():
+    assert clean.human(512) == "512 B" and clean.human(3 * 2**30) == "3.0 GiB"
+    assert clean.table([], "removed") == "nothing to remove"
+    text = clean.table([clean.Item("cache", "/c/vendor", 2048, "vendored")], "would remove")
+    assert text.splitlines() == ["would remove    2.0 KiB  cache   /c/vendor  (vendored)", "1 item, 2.0 KiB"]
+
+
+def _inv(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "invoke", "-r", str(REPO), *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO), **env})
+
+
+@pytest.mark.integration
+def test_inv_clean_dry_run_then_real_removal(tmp_path):
+    """Real dist and cache directories and a real Docker volume: --dry-run lists them with sizes and removes
+    nothing; the real run removes exactly those; the user's files and the shared builder images stay."""
+    docker = pytest.importorskip("docker")
+    client = docker.from_env()
+    volume = f"scheduler-build-clean-test-{uuid.uuid4().hex[:8]}"
+    client.volumes.create(volume)
+    client.containers.run("scheduler-build/golang:1.26.8", ["sh", "-c", "head -c 65536 /dev/zero > /v/blob"],
+                          volumes={volume: {"bind": "/v", "mode": "rw"}}, network_mode="none", remove=True)
+    dist, cache = tmp_path / "dist", tmp_path / "cache"
+    ours = make_dist(dist)
+    (cache / "vendor").mkdir(parents=True)
+    (cache / "vendor" / "f").write_bytes(b"x" * 10)
+    (cache / "photos").mkdir()
+    env = {"INVOKE_PATHS_DIST_DIR": str(dist), "INVOKE_PATHS_CACHE_DIR": str(cache),
+           "INVOKE_BUILD_GOCACHE_VOLUME": volume}
+    try:
+        dry = _inv(["clean", "--dist", "--cache", "--volume", "--dry-run", "--json"], env)
+        assert dry.returncode == 0, dry.stderr[-2000:]
+        planned = {(i["kind"], i["name"]): i["size"] for i in json.loads(dry.stdout)["items"]}
+        assert set(planned) == {("dist", str(p)) for p in ours.values()} | {
+            ("cache", str(cache / "vendor")), ("volume", volume)}
+        assert planned[("volume", volume)] >= 65536 and planned[("cache", str(cache / "vendor"))] == 10
+        assert all(os.path.lexists(p) for p in ours.values()) and client.volumes.get(volume)
+
+        real = _inv(["clean", "--dist", "--cache", "--volume"], env)
+        assert real.returncode == 0, real.stderr[-2000:]
+        lines = real.stdout.strip().splitlines()
+        assert len(lines) == len(planned) + 1 and lines[-1].startswith(f"{len(planned)} items, ")
+        assert not any(os.path.lexists(p) for p in ours.values()) and not (cache / "vendor").exists()
+        assert (dist / "notes.txt").is_file() and (cache / "photos").is_dir()
+        with pytest.raises(docker.errors.NotFound):
+            client.volumes.get(volume)
+
+        images = _inv(["clean", "--images", "--dry-run"], env)  # the shared builder: listed, kept
+        assert images.returncode == 0 and "scheduler-build/golang:1.26.8" in images.stdout
+        assert client.images.get("scheduler-build/golang:1.26.8")
+    finally:
+        try:
+            client.volumes.get(volume).remove(force=True)
+        except docker.errors.NotFound:
+            pass
+
+
+@pytest.mark.integration
+def test_only_bootstrapped_builder_images_are_planned_and_removed(tmp_path):
+    """A labelled image under scheduler-build/golang is ours; the same name without the label is not."""
+    from scheduler_build.engine import connect  # docker SDK: integration only
+
+    engine = connect()
+    tag = uuid.uuid4().hex[:8]
+    ours, foreign = f"scheduler-build/golang:0.0.0-{tag}", f"scheduler-build/golang:foreign-{tag}"
+    (tmp_path / "Dockerfile").write_text(f"FROM scratch\nLABEL org.scheduler-build.go-version=0.0.0-{tag}\n")
+    engine.build(tmp_path, ours)
+    (tmp_path / "Dockerfile").write_text(f"FROM scratch\nLABEL test.other={tag}\n")
+    engine.build(tmp_path, foreign)
+    try:
+        planned = {item.name: item for item in clean.plan_images(engine)}
+        assert ours in planned and foreign not in planned
+        clean.remove(planned[ours], engine)
+        assert engine.inspect_image(ours) is None and engine.inspect_image(foreign) is not None
+    finally:
+        for ref in (ours, foreign):
+            engine.remove_image(ref)

@@ -1,0 +1,107 @@
+"""Go is found where ci/setup.sh puts it without PATH; with no Go at all, doctor fails with the exact fix
+and config.render still works. Real `inv` subprocesses with PATH stripped to /usr/bin:/bin.
+
+"No Go at all" cannot be arranged on this machine without removing /usr/local/go (shared): those runs
+start invoke's own Program in a child whose gotool.FALLBACKS is emptied, which is exactly what a host
+without /usr/local/go/bin/go looks like to the code."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scheduler_build import gotool
+from scheduler_build.errors import UserError
+
+REPO = Path(__file__).resolve().parents[2]
+GO = "/usr/local/go/bin/go"
+NO_GO = "import scheduler_build.gotool as g; g.FALLBACKS = (); from invoke.main import program; program.run()"
+
+
+def inv(args: list[str], go_anywhere: bool = True, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
+    env.pop("GOROOT", None)
+    head = [sys.executable, "-m", "invoke"] if go_anywhere else [sys.executable, "-c", NO_GO]
+    argv = [*head, "-r", str(REPO), *args]
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_find_prefers_path_then_goroot_then_fallbacks(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "root" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "go").symlink_to(GO)  # the real toolchain, reached through another location
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.delenv("GOROOT", raising=False)
+    assert shutil.which("go") is None
+    assert gotool.find() == GO  # not on PATH: where ci/setup.sh puts it
+    monkeypatch.setenv("GOROOT", str(tmp_path / "root"))
+    assert gotool.find() == str(bin_dir / "go")
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.delenv("GOROOT")
+    monkeypatch.setattr(gotool, "FALLBACKS", ())
+    assert gotool.find() == str(bin_dir / "go")  # PATH first
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert gotool.find() == ""
+    with pytest.raises(UserError) as err:
+        gotool.binary()
+    assert "no Go toolchain" in str(err.value) and "go.dev/dl" in str(err.value)
+
+
+def test_go_calls_run_without_path(monkeypatch):
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert gotool.env_value("GOROOT") == "/usr/local/go"
+    assert gotool.proxy_setting().startswith("http")
+
+
+def test_extra_environment_is_for_one_run_only(monkeypatch):
+    """CoreDNS is built with GOBIN and CGO_ENABLED for that run: the process environment stays as it was."""
+    monkeypatch.setenv("GOBIN", "/from/the/caller")
+    before = dict(os.environ)
+    out = gotool.check(["env", "GOBIN", "CGO_ENABLED"], env={"GOBIN": "/tmp/one-run", "CGO_ENABLED": "0"})
+    assert out.split() == ["/tmp/one-run", "0"]
+    assert dict(os.environ) == before
+    assert gotool.check(["env", "GOBIN"]).strip() == "/from/the/caller"
+
+
+def test_proxy_setting_without_go(monkeypatch):
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setattr(gotool, "FALLBACKS", ())
+    monkeypatch.delenv("GOPROXY", raising=False)
+    assert gotool.proxy_setting() == gotool.DEFAULT_PROXY
+    monkeypatch.setenv("GOPROXY", "https://mirror.example/go")
+    assert gotool.proxy_setting() == "https://mirror.example/go"
+
+
+@pytest.mark.integration
+def test_doctor_finds_go_off_path_and_fails_without_go():
+    found = inv(["doctor", "--json"])
+    check = next(c for c in json.loads(found.stdout) if c["name"] == "go toolchain")
+    assert check["ok"] and "not on PATH; using /usr/local/go/bin/go" in check["detail"], found.stdout
+    missing = inv(["doctor", "--json"], go_anywhere=False)
+    assert missing.returncode == 1 and "Traceback" not in missing.stderr
+    check = next(c for c in json.loads(missing.stdout) if c["name"] == "go toolchain")
+    assert not check["ok"] and check["required"] and "go.dev/dl" in check["fix"]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("version", [[], ["--k8s-version", "v1.36.3"]], ids=["minor over the proxy", "exact, cached"])
+def test_render_needs_no_go(tmp_path, version):
+    proc = inv(["config.render", "--out", str(tmp_path / "out"), *version], go_anywhere=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "v1.36.3" in (tmp_path / "out" / "deployment.yaml").read_text()
+
+
+@pytest.mark.integration
+def test_a_go_task_without_go_is_one_line_with_the_fix(tmp_path):
+    proc = inv(["scaffold.plugin", "--name", "Foo", "--points", "filter", "--module", "example.com/acme/foo", "--out", str(tmp_path / "p")],
+               go_anywhere=False)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert len(errors) == 1 and "no Go toolchain" in errors[0] and "go.dev/dl" in errors[0]
+    assert not (tmp_path / "p").exists()

@@ -1,0 +1,142 @@
+"""One settings layer that validates (issue 22, examples 2 and 5): booleans read strictly from files and
+the environment, every boolean setting turned off by a flag, unknown keys with a "did you mean", wrong
+types as one line naming the file and key, scheduler-build.yaml found by walking up, invoke.yaml still
+read with a deprecation line, and a foreign ~/.invoke.yaml never a traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scheduler_build import options, settings
+from scheduler_build.errors import UserError
+from scheduler_build.commands import namespace
+
+REPO = Path(__file__).resolve().parents[2]
+SPEC = str(REPO / "examples" / "underlay" / "scheduler.yaml")
+# config.validate against a binary that is not there: "no kube-scheduler at" proves the real-binary
+# check ran; "ok:" proves it was skipped (--fields-only). Neither needs Docker or the network.
+VALIDATE = ["config.validate", "--spec", SPEC, "--binary", "/nonexistent/kube-scheduler"]
+SCAFFOLD_PLAN = ["scaffold.plugin", "--name", "A", "--points", "filter", "--module", "example.com/a", "--out", "x",
+                 "--dry-run"]
+
+
+def sb(argv: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    full = {**os.environ, "PYTHONPATH": str(REPO), **env}
+    full = {k: v for k, v in full.items() if not k.startswith("SCHEDULER_BUILD_") or k in env}
+    return subprocess.run([sys.executable, "-m", "scheduler_build", *argv], cwd=cwd, env=full, capture_output=True,
+                          text=True, timeout=300)
+
+
+def one_line(proc: subprocess.CompletedProcess, substring: str) -> None:
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+    assert "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and substring in errors[0], proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("word, expected", [("false", False), ("no", False), ("off", False), ("0", False), ("OFF", False),
+                                            ("true", True), ("yes", True), ("on", True), ("1", True), (" True ", True)])
+def test_boolean_words(word, expected):
+    assert options.boolean(word, "x") is expected
+
+
+@pytest.mark.parametrize("word", ["", "maybe", "2", "nein", "-1"])
+def test_other_words_are_not_booleans(word):
+    with pytest.raises(UserError, match="not a boolean; use true or false"):
+        options.boolean(word, "environment variable X")
+
+
+@pytest.mark.parametrize("value", ["false", "no", "off", "0"])
+def test_false_in_the_environment_is_false(tmp_path, value):
+    """Was: SCHEDULER_BUILD_CONFIG_FIELDS_ONLY=false skipped the real-binary check and printed ok."""
+    proc = sb(VALIDATE, tmp_path, SCHEDULER_BUILD_CONFIG_FIELDS_ONLY=value)
+    one_line(proc, "no kube-scheduler at /nonexistent/kube-scheduler")
+
+
+def test_true_in_the_environment_is_true(tmp_path):
+    proc = sb(VALIDATE, tmp_path, SCHEDULER_BUILD_CONFIG_FIELDS_ONLY="yes")
+    assert proc.returncode == 0 and proc.stdout.startswith("ok:"), proc.stderr[-2000:]
+
+
+def test_a_quoted_no_in_the_settings_file_is_false(tmp_path):
+    (tmp_path / "scheduler-build.yaml").write_text('config:\n  fields_only: "no"\n')
+    one_line(sb(VALIDATE, tmp_path), "no kube-scheduler at")
+
+
+def test_an_unknown_boolean_word_names_the_variable(tmp_path):
+    proc = sb(["k8s.versions"], tmp_path, SCHEDULER_BUILD_PUSH_INSECURE="maybe")
+    one_line(proc, "environment variable SCHEDULER_BUILD_PUSH_INSECURE 'maybe': not a boolean")
+
+
+def test_a_flag_turns_off_what_the_file_turns_on(tmp_path):
+    (tmp_path / "scheduler-build.yaml").write_text("config:\n  fields_only: true\n")
+    assert sb(VALIDATE, tmp_path).returncode == 0
+    one_line(sb(VALIDATE + ["--no-fields-only"], tmp_path), "no kube-scheduler at")
+    one_line(sb(VALIDATE + ["--fields-only", "--no-fields-only"], tmp_path), "contradict")
+
+
+def _tasks(collection, prefix=""):
+    for name, task in collection.tasks.items():
+        yield prefix + name, task
+    for name, sub in collection.collections.items():
+        yield from _tasks(sub, f"{prefix}{name}.")
+
+
+def test_every_boolean_flag_of_a_boolean_setting_has_its_inverse():
+    flags = {key.rsplit(".", 1)[1] for key, value in settings.leaves() if isinstance(value, bool)} | {"no_pull"}
+    seen = set()
+    for name, task in _tasks(namespace()):
+        names = {arg.name for arg in task.get_arguments()}
+        for flag in flags & names:
+            inverse = flag[3:] if flag.startswith("no_") else f"no_{flag}"
+            assert inverse in names, (name, flag)
+            seen.add(flag)
+    # Every boolean setting with a flag somewhere: its flag has an inverse (reuse_builder has no flag).
+    assert seen >= {"force", "insecure", "fields_only", "cgo_static", "all_platforms", "no_wait", "no_pull"}
+
+
+@pytest.mark.parametrize("text, substring", [
+    ("spec: my.yaml\n", "scheduler-build.yaml: spec: 'my.yaml' where the section spec is meant; "
+                        "write `spec: {path: my.yaml}`"),
+    ("paths:\n  dist_dir: true\n", "scheduler-build.yaml: paths.dist_dir true: a boolean where a text or path is meant"),
+    ("config:\n  outt: x\n", "scheduler-build.yaml: unknown setting config.outt; did you mean config.out?"),
+    ("confg:\n  out: x\n", "scheduler-build.yaml: unknown section 'confg'; did you mean config?"),
+    ("push:\n  retries: many\n", "scheduler-build.yaml: push.retries 'many': not a whole number"),
+], ids=["spec: my.yaml", "dist_dir: true", "key typo", "section typo", "not a number"])
+def test_a_settings_file_mistake_is_one_line_naming_file_and_key(tmp_path, text, substring):
+    (tmp_path / "scheduler-build.yaml").write_text(text)
+    one_line(sb(["k8s.versions"], tmp_path), substring)
+
+
+def test_the_settings_file_is_found_walking_up(tmp_path):
+    (tmp_path / "scheduler-build.yaml").write_text('k8s:\n  version: "1.34"\n')
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    proc = sb(SCAFFOLD_PLAN, tmp_path / "a" / "b")
+    assert proc.returncode == 0 and "for Kubernetes 1.34" in proc.stderr, proc.stderr[-2000:]
+    assert "warning" not in proc.stderr
+
+
+def test_invoke_yaml_is_still_read_with_a_deprecation_line(tmp_path):
+    (tmp_path / "invoke.yaml").write_text('k8s:\n  version: "1.35"\n')
+    proc = sb(SCAFFOLD_PLAN, tmp_path)
+    assert proc.returncode == 0 and "for Kubernetes 1.35" in proc.stderr, proc.stderr[-2000:]
+    assert f"warning: {tmp_path / 'invoke.yaml'}: scheduler-build reads scheduler-build.yaml now" in proc.stderr
+
+
+def test_a_foreign_user_invoke_yaml(tmp_path):
+    """~/.invoke.yaml written for another invoke-based tool: scheduler-build does not read it; `inv`
+    says in one line which file and key clash with its settings."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".invoke.yaml").write_text("image: myorg/app\ndocker: {host: x}\n")
+    proc = sb(SCAFFOLD_PLAN, tmp_path, HOME=str(home))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    env = {**os.environ, "HOME": str(home)}
+    proc = subprocess.run(["inv", "k8s.versions"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    one_line(proc, f"{home / '.invoke.yaml'}: image: 'myorg/app' where the section image is meant "
+                   "(is this file another invoke-based tool's?)")
