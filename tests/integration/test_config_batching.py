@@ -24,7 +24,7 @@ from scheduler_build.config import validate as config_validate
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples/underlay/scheduler.yaml"
 DISABLING = "Disabling signatures for profile"
 ACME_PROFILE = {"schedulerName": "acme-filtered", "plugins": {"filter": {"enabled": [{"name": "AcmeSchedulable"}]}}}
