@@ -54,18 +54,17 @@ def _methods(surface: FrameworkSurface, interface: str, receiver: str) -> list[s
         match = _SIGNATURE.match(signature)
         if not match:
             continue
-        name, params, results = match.groups()
-        results = _qualify(results.strip())
-        listed = [r.strip() for r in results.strip("()").split(",") if r.strip()] if results else []
-        body = _body(name, listed, surface)
-        out.append(f"func (pl *{receiver}) {name}({_qualify(params)}) {results} {{\n\t{body}\n}}".replace(" ) {", ") {")
-                   .replace(")  {", ") {"))
-        for returned in listed:  # an extension interface it returns (PlacementScoreExtensions): implement it too
-            bare = returned.removeprefix("fwk.")
-            if bare in surface.interfaces and bare != interface and bare.endswith("Extensions"):
-                body_self = "return pl"
-                out[-1] = f"func (pl *{receiver}) {name}({_qualify(params)}) {results} {{\n\t{body_self}\n}}"
-                out.extend(_methods(surface, bare, receiver))
+        name, params, results = match.group(1), _qualify(match.group(2)), _qualify(match.group(3).strip())
+        listed = [r.strip() for r in results.strip("()").split(",") if r.strip()]
+        # An extension interface it returns (PlacementScoreExtensions): the plugin implements it too.
+        extensions = [r.removeprefix("fwk.") for r in listed
+                      if r.removeprefix("fwk.").endswith("Extensions") and r.removeprefix("fwk.") in surface.interfaces]
+        body = "return pl" if extensions and len(listed) == 1 else _body(name, listed, surface)
+        head = f"func (pl *{receiver}) {name}({params})" + (f" {results}" if results else "")
+        out.append(f"{head} {{\n\t{body}\n}}")
+        for extension in extensions:
+            if extension != interface:
+                out.extend(_methods(surface, extension, receiver))
     return out
 
 
