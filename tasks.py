@@ -18,7 +18,7 @@ from invoke.exceptions import Exit
 import invoke.main
 
 from bench.commands import ns as bench_ns
-from scheduler_build import settings
+from scheduler_build import settings, signals
 from scheduler_build.cli import add_suggestions
 from scheduler_build.progress import log
 from scheduler_build.commands import namespace
@@ -27,6 +27,7 @@ from testkit import pythons as supported_pythons
 from testkit.e2e import pytest_argv
 
 REPO = Path(__file__).resolve().parent
+signals.install()  # `inv`: SIGTERM and SIGHUP take Ctrl-C's path, as under scheduler-build (entry.py)
 UNIT = "not integration and not e2e and not node"
 
 

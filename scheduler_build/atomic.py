@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import shutil
 import tempfile
@@ -10,8 +12,24 @@ from pathlib import Path
 from scheduler_build.errors import UserError, WriteError
 
 
+def umask_mode(base: int = 0o666) -> int:
+    """`base` as the process's umask leaves it: what open(2) or mkdir(2) would have given. Temporary files
+    are made 0600 and directories 0700 (mkstemp, mkdtemp), so a published output is set to this."""
+    try:
+        with open("/proc/self/status") as status:  # read without changing it (os.umask sets as it reads)
+            found = next((line.split()[1] for line in status if line.startswith("Umask:")), None)
+        mask = int(found, 8) if found else None
+    except OSError:
+        mask = None
+    if mask is None:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return base & ~mask
+
+
 def write_atomic(path: Path, data: bytes | str, mode: int | None = None) -> None:
-    """Write via a temporary file in the same directory, fsync, then rename.
+    """Write via a temporary file in the same directory, fsync, then rename. The file gets `mode`
+    (keys and secrets pass 0o600), else what the umask gives a new file.
 
     A path that cannot be written (a directory, a missing or read-only parent, a full
     disk) is one UserError naming it; nothing is left behind."""
@@ -29,8 +47,7 @@ def write_atomic(path: Path, data: bytes | str, mode: int | None = None) -> None
             handle.write(raw)
             handle.flush()
             os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, umask_mode() if mode is None else mode)
         os.replace(tmp, path)
     except OSError as exc:
         _unlink_quietly(tmp)
@@ -56,39 +73,68 @@ def staging_dir(out: Path, prefix: str, flag: str = "--out") -> Path:
         raise UserError(f"{flag} {out}: {reason}", "choose a directory you can write") from None
 
 
-def publish_dir(staging: Path, final: Path, version: str) -> Path:
+# Files whose presence makes a real directory at a publish path one of ours (a build record, a rendering's
+# index, an image layout's record): anything else there is the user's and is never replaced.
+MARKERS = ("build-info.json", "kustomization.yaml", "image-info.json")
+
+
+def publish_dir(staging: Path, final: Path, version: str = "") -> Path:
     """Make the complete directory `staging` visible at `final` in one step.
 
-    `final` is a symlink to a sibling directory named after the content; the
-    symlink is swapped with rename(2), so readers see the old tree or the new one,
-    never a mix. Directories the symlink no longer points at are removed.
+    `final` is a real directory, so `tar`, `cp -r` and `rsync` of the documented path get the files.
+    Over an earlier output the two are swapped with renameat2(RENAME_EXCHANGE): a reader sees the old
+    tree or the new one, never a mix and never nothing; the old tree is then removed. An output of the
+    earlier layout (a symlink to a hidden `.X.<key>` sibling) is swapped the same way and its hidden
+    directories removed. `version` is no longer part of any name (kept for callers).
     """
     staging, final = Path(staging), Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
-    if final.exists() and not final.is_symlink():
-        # Never delete what the tool did not publish: only an empty real directory makes way.
-        if not final.is_dir() or any(final.iterdir()):
-            raise UserError(f"{final} already exists and was not written by scheduler-build "
-                            "(published outputs are symlinks)",
-                            "move it away or choose another output directory; nothing was deleted")
-        final.rmdir()
-    target_name = f".{final.name}.{version}"
-    target = final.parent / target_name
-    if target.exists():
-        if final.is_symlink() and os.readlink(final) == target_name:
-            # Same content is already published: keep it, drop the new copy.
-            shutil.rmtree(staging)
-            return final
-        shutil.rmtree(target)
-    os.replace(staging, target)
-    link_tmp = final.parent / f".{final.name}.link.{os.getpid()}"
-    _unlink_quietly(link_tmp)
-    os.symlink(target_name, link_tmp)
-    os.replace(link_tmp, final)
-    for sibling in final.parent.glob(f".{final.name}.*"):
-        if sibling.name != target_name and sibling.is_dir() and not sibling.is_symlink():
-            shutil.rmtree(sibling, ignore_errors=True)
+    os.chmod(staging, umask_mode(0o777))  # mkdtemp made it 0700
+    legacy = final.is_symlink()
+    check_publishable(final)
+    if not os.path.lexists(final):
+        os.rename(staging, final)
+        return final
+    exchange(staging, final)  # `staging` now names the previous output (or the earlier layout's link)
+    if legacy:
+        os.unlink(staging)
+        for sibling in final.parent.glob(f".{final.name}.*"):
+            if sibling.is_dir() and not sibling.is_symlink():
+                shutil.rmtree(sibling, ignore_errors=True)
+    else:
+        shutil.rmtree(staging, ignore_errors=True)
     return final
+
+
+def check_publishable(final: Path) -> None:
+    """Never replace what the tool did not publish: only a directory holding one of our records, an empty
+    one or a link of the earlier layout may be at `final` (checked before the work, and again at publish)."""
+    final = Path(final)
+    if final.exists() and not final.is_symlink():
+        if not final.is_dir() or (any(final.iterdir()) and not any((final / m).is_file() for m in MARKERS)):
+            raise UserError(f"{final} already exists and was not written by scheduler-build",
+                            "move it away or choose another output directory; nothing was deleted")
+
+
+_RENAME_EXCHANGE = 2  # linux/fs.h
+_AT_FDCWD = -100
+
+
+def exchange(a: Path, b: Path) -> None:
+    """Swap two paths atomically (renameat2 RENAME_EXCHANGE, Linux 3.15+). Where the kernel or the file
+    system has no exchange, two renames: for a moment `b` is absent, never half-written."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is not None:
+        if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+            return
+        err = ctypes.get_errno()
+        if err not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+            raise OSError(err, os.strerror(err), str(b))
+    aside = b.parent / f".{b.name}.old-{os.getpid()}"
+    os.rename(b, aside)
+    os.rename(a, b)
+    os.rename(aside, a)
 
 
 def _unlink_quietly(path: os.PathLike | str) -> None:

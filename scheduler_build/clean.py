@@ -10,25 +10,36 @@ What counts as ours, per kind:
 - cache: the named sub-directories the stages keep under paths.cache_dir (the cache
   directory may be configured to a shared place, so nothing else in it is touched;
   `cluster/` holds a running control plane's state: `inv cluster.down` removes it).
-- volume: the Go build-cache volume named by build.gocache_volume and its `-out` sibling.
+  Also ours under dist/: a directory holding our record of what we wrote (owned.py: a
+  chart, a plain rendering) while every file in it is as recorded, and the staging
+  directories (`.tmp-<os>-<arch>-p<pid>-*`) of builds that are gone.
+- volume: the Go build-cache volume named by build.gocache_volume and its `-out` sibling,
+  and the containers our runs created (labelled with the run's host and pid) whose run is
+  gone: a SIGKILL leaves one behind.
 - images: `scheduler-build/golang:*` images that `inv builder.bootstrap` built (they
   carry its Go-version label); a pulled or hand-made image of that name stays; and
-  `scheduler-build/workspace:*` images (the vendored trees, build/workspace_image.py).
+  the `scheduler-build/workspace:*` images (the vendored trees, build/workspace_image.py)
+  built from this cache directory: another checkout's, on a shared engine, stay.
 
 Planning is pure file-system and engine reads; removal takes the planned items.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
+import socket
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from scheduler_build.build.builder_image import BOOTSTRAP_REPO, GO_VERSION_LABEL
 from scheduler_build.build.compile import out_volume
+from scheduler_build import owned
 from scheduler_build.build.workspace_image import KEY_LABEL as WORKSPACE_KEY_LABEL, REPO as WORKSPACE_REPO
-from scheduler_build.engine import Engine
+from scheduler_build.build.workspace_image import VENDOR_DIR_LABEL
+from scheduler_build.engine import RUN_LABEL, Engine
 from scheduler_build.errors import UserError
 
 KINDS = ("dist", "cache", "volume", "images")
@@ -93,7 +104,8 @@ def _published(link: Path) -> Path | None:
 
 
 def plan_dist(dist_dir: Path) -> list[Item]:
-    """Every published output of ours under dist_dir (symlinks not followed)."""
+    """Every output of ours under dist_dir (symlinks not followed): published outputs, directories
+    whose every file is as our record says, and staging directories of builds that are gone."""
     dist_dir = Path(dist_dir)
     items: list[Item] = []
     if not dist_dir.is_dir():
@@ -106,9 +118,54 @@ def plan_dist(dist_dir: Path) -> list[Item]:
                 target = _published(entry)
                 if target is not None:
                     items.append(_dist_item(entry, target))
+            elif entry.is_dir() and _LEFTOVER.match(entry.name) and not _alive_pid(entry.name):
+                items.append(Item("dist", str(entry), tree_size(entry), "staging of a stopped build", (str(entry),)))
+            elif entry.is_dir() and not entry.name.startswith(".") and (what := _ours(entry)):
+                staging = sorted(p for p in entry.parent.glob(f".tmp-{entry.name}-*") if p.is_dir())
+                items.append(Item("dist", str(entry), sum(tree_size(p) for p in (entry, *staging)), what,
+                                  tuple(str(p) for p in (entry, *staging))))
             elif entry.is_dir() and not entry.name.startswith(".") and depth < MAX_DEPTH:
                 pending.append((entry, depth + 1))
-    return sorted(items, key=lambda item: item.name)
+    unique = {item.name: item for item in items}  # a staging directory beside a link is also in its item
+    inside = {path for item in items if len(item.paths) > 1 for path in item.paths[1:]}
+    return sorted((item for name, item in unique.items() if name not in inside), key=lambda item: item.name)
+
+
+# A build's or an image's staging directory: `.tmp-<name>-p<pid>-<mkdtemp's 8>` (older ones: no pid).
+_STAGING = re.compile(r"^\.tmp-[a-z0-9]+(?:-[a-z0-9]+)*-p(\d+)-[A-Za-z0-9_]{8}$")
+_LEFTOVER = re.compile(r"^\.tmp-[a-z0-9]+(?:-[a-z0-9]+)*-[A-Za-z0-9_]{8}$")
+
+
+def _alive_pid(name: str) -> bool:
+    """Whether the run that made staging directory `name` still runs (a pid of this host)."""
+    match = _STAGING.match(name)
+    return bool(match) and _alive(int(match.group(1)))
+
+
+def _ours(directory: Path) -> str:
+    """Why a real directory is an output of ours ("" when it is not): its files are as our record says, or
+    it holds a build's or an image layout's record that we wrote (they name what they describe)."""
+    if _recorded(directory):
+        return f"written by scheduler-build (every file as {owned.RECORD} records)"
+    for marker, field in (("build-info.json", "scheduler_build"), ("image-info.json", "inputs_key")):
+        try:
+            data = json.loads((directory / marker).read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get(field):
+            return f"published output ({marker})"
+    return ""
+
+
+def _recorded(directory: Path) -> bool:
+    """A directory whose files are exactly those our record lists, each unchanged."""
+    record = owned.read_record(directory)
+    if not record:
+        return False
+    files = {p.relative_to(directory).as_posix() for p in directory.rglob("*") if not p.is_dir()} - {owned.RECORD}
+    return files == set(record) and all(
+        (directory / name).is_file() and not (directory / name).is_symlink()
+        and owned.file_digest(directory / name) == sha for name, sha in record.items())
 
 
 def _dist_item(link: Path, target: Path) -> Item:
@@ -138,8 +195,30 @@ def plan_volume(engine: Engine, name: str) -> list[Item]:
     return items
 
 
-def plan_images(engine: Engine) -> list[Item]:
-    """Bootstrapped builder images: scheduler-build/golang:* with the bootstrap's Go-version label."""
+def plan_containers(engine: Engine) -> list[Item]:
+    """Containers our runs created on this host whose run is gone (SIGKILL, a lost machine...)."""
+    host = socket.gethostname() + "/"
+    items = []
+    for name, owner, _ in engine.containers_labelled(RUN_LABEL):
+        pid = owner[len(host):] if owner.startswith(host) else ""
+        if pid.isdigit() and not _alive(int(pid)):
+            items.append(Item("volume", name, 0, f"container of a stopped run (pid {pid})", (owner,)))
+    return items
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def plan_images(engine: Engine, cache_dir: Path | None = None) -> list[Item]:
+    """Bootstrapped builder images: scheduler-build/golang:* with the bootstrap's Go-version label; and the
+    workspace images built from `cache_dir`'s vendored trees (every labelled one when it is None)."""
     items = []
     for image in engine.images(BOOTSTRAP_REPO):
         if not image.labels.get(GO_VERSION_LABEL):
@@ -147,8 +226,9 @@ def plan_images(engine: Engine) -> list[Item]:
         for tag in image.tags:
             if tag.startswith(BOOTSTRAP_REPO + ":"):
                 items.append(Item("images", tag, image.size, f"bootstrapped builder (go {image.labels[GO_VERSION_LABEL]})"))
+    root = str(Path(cache_dir).absolute()) + os.sep if cache_dir is not None else ""
     for image in engine.images(WORKSPACE_REPO):
-        if image.labels.get(WORKSPACE_KEY_LABEL):
+        if image.labels.get(WORKSPACE_KEY_LABEL) and image.labels.get(VENDOR_DIR_LABEL, "").startswith(root):
             items += [Item("images", tag, image.size, "workspace image (vendored tree)")
                       for tag in image.tags if tag.startswith(WORKSPACE_REPO + ":")]
     return sorted(items, key=lambda item: item.name)
@@ -175,6 +255,9 @@ def _remove(item: Item, engine: Engine | None, dist_dir: Path | None) -> None:
             _prune_empty(Path(item.name).parent, Path(dist_dir))
     elif item.kind == "cache":
         shutil.rmtree(item.name)
+    elif item.kind == "volume" and item.what.startswith("container"):
+        assert engine is not None
+        engine.remove_containers({RUN_LABEL: item.paths[0]})
     elif item.kind == "volume":
         assert engine is not None
         engine.remove_volume(item.name)

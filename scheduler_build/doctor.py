@@ -144,10 +144,35 @@ def check_home() -> Check:
     return Check("HOME/GOPATH", True, f"{'GOPATH' if gopath else 'HOME'}={where}")
 
 
+# Tools compiled from the Go module proxy the first time a task needs them (gotool.installed_programs):
+# that first use waits for the compile (cosign took 5.7 minutes on a 2-core machine).
+FIRST_USE_TOOLS = (
+    ("cosign", "image.keygen/sign/verify"),
+    ("containerd", "cluster.up --node"),
+    ("coredns", "cluster.up --node"),
+)
+
+
+def check_tools(config: Any) -> Check:
+    """Which tools are compiled on first use, and, for those built here, how long that took."""
+    tools = settings.cache_dir(config) / "tools"
+    built, pending = [], []
+    for name, used_by in FIRST_USE_TOOLS:
+        found = sorted(tools.glob(f"{name}-*")) if tools.is_dir() else []
+        took = [(d / gotool.BUILD_SECONDS).read_text().strip() for d in found if (d / gotool.BUILD_SECONDS).is_file()]
+        if found:
+            built.append(f"{name}" + (f" (took {took[-1]} s here)" if took else ""))
+        else:
+            pending.append(f"{name} by {used_by}")
+    parts = ([f"built: {', '.join(built)}"] if built else []) + \
+        ([f"compiled on first use (minutes each on a small machine): {', '.join(pending)}"] if pending else [])
+    return Check("first-use tools", True, "; ".join(parts), required=False)
+
+
 def run_all(config: Any, registry: str = "") -> list[Check]:
     go = check_go(config)
     checks = [check_docker(), go, check_go_proxy(), check_home(), check_cache(config), check_disk(config),
-              check_builder(config, go.ok), check_git()]
+              check_builder(config, go.ok), check_git(), check_tools(config)]
     if registry:
         checks.append(check_registry(registry))
     return checks

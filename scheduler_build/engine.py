@@ -20,6 +20,7 @@ import io
 import json
 import os
 import re
+import socket
 import tarfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -62,6 +63,15 @@ class Volume:
     target: str
     name: str
     read_only: bool = False
+
+
+# On every container a run creates for itself: "<host>/<pid>" of that run. `clean` removes one whose run
+# is gone (a SIGKILL leaves it behind), and never a container that is not ours.
+RUN_LABEL = "io.scheduler-build.run"
+
+
+def run_labels() -> dict[str, str]:
+    return {RUN_LABEL: f"{socket.gethostname()}/{os.getpid()}"}
 
 
 # What a connection to an engine that went away raises (the SDK's own errors aside).
@@ -139,14 +149,13 @@ class Engine:
 
     @contextmanager
     def container(self, image: str, command: list[str], *, volumes: list[Volume] = (), environment: dict[str, str],
-                  workdir: str, network: str = "none", user: str | None = None) -> Iterator["Container"]:
+                  workdir: str, network: str = "none", user: str | None = None, labels: dict[str, str] = {},
+                  ) -> Iterator["Container"]:  # noqa: B006 - never mutated
         """A created (not started) container of `image`, removed on exit: put inputs, run, fetch outputs."""
         with _talking(f"create a container from {image}"):
             created = self._client.containers.create(
-                image, command=command, mounts=_mounts(volumes),
-                environment=environment, working_dir=workdir,
-                network_mode=network, user=user, detach=True,
-            )
+                image, command=command, mounts=_mounts(volumes), environment=environment, working_dir=workdir,
+                network_mode=network, user=user, detach=True, labels={**labels, **run_labels()})
         try:
             yield Container(self._client, created.id)
         finally:
@@ -241,6 +250,11 @@ class Engine:
             container.remove(force=True)
         return len(found)
 
+    def containers_labelled(self, key: str) -> list[tuple[str, str, dict[str, str]]]:
+        """(name, value of label `key`, all its labels) of every container carrying that label."""
+        found = self._client.containers.list(all=True, filters={"label": [key]})
+        return [(c.name, (c.labels or {}).get(key, ""), dict(c.labels or {})) for c in found]
+
     def remove_volume(self, name: str) -> bool:
         """Remove a named volume; False when there is none."""
         try:
@@ -284,6 +298,12 @@ class Container:
     def __init__(self, client: docker.DockerClient, container_id: str):
         self._client = client
         self.id = container_id
+
+    def remove(self) -> None:  # best effort: the engine may be gone
+        try:
+            self._client.api.remove_container(self.id, force=True)
+        except (docker.errors.DockerException, *LOST):
+            pass
 
     def put(self, path: str, archive: bytes | IO[bytes]) -> None:
         """Unpack a tar archive at `path` (it must exist in the container or one of its volumes)."""

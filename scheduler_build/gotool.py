@@ -13,10 +13,12 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
+from typing import Callable
 
 from scheduler_build.errors import UserError
-from scheduler_build.progress import stream_line
+from scheduler_build.progress import alive, stream_line
 
 # Where `go` is looked for after PATH: ci/setup.sh and the official tarball install it here.
 FALLBACKS = ("/usr/local/go/bin/go",)
@@ -67,21 +69,27 @@ def looks_like_network(detail: str) -> bool:
 
 
 def run(args: list[str], cwd: Path | str | None = None, timeout: float | None = None,
-        stream: bool = False, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """Run `go ARGS`; output is captured (and, with stream, echoed to stderr line by line).
-    `env` adds variables for this run only (the process environment is never changed)."""
+        stream: bool = False, env: dict[str, str] | None = None,
+        on_line: Callable[[str], object] = stream_line) -> subprocess.CompletedProcess:
+    """Run `go ARGS`; output is captured (and, with stream, handed to `on_line` line by line: echoed
+    to stderr by default). `env` adds variables for this run only (the process environment is never
+    changed). Stopped (Ctrl-C, SIGTERM), the go process is ended too."""
     argv = [binary(), *args]
     full_env = environment(**(env or {}))
     if stream:
         stream_line("+ go " + " ".join(args))
-        proc = subprocess.Popen(argv, cwd=cwd or tempfile.gettempdir(), env=full_env, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         lines = []
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            stream_line(line.rstrip("\n"))
-            lines.append(line)
-        return subprocess.CompletedProcess(argv, proc.wait(), "".join(lines), "")
+        with subprocess.Popen(argv, cwd=cwd or tempfile.gettempdir(), env=full_env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as proc:
+            assert proc.stdout is not None
+            try:
+                for line in proc.stdout:
+                    on_line(line.rstrip("\n"))
+                    lines.append(line)
+            except BaseException:
+                proc.kill()
+                raise
+            return subprocess.CompletedProcess(argv, proc.wait(), "".join(lines), "")
     try:
         return subprocess.run(argv, cwd=cwd or tempfile.gettempdir(), env=full_env, capture_output=True,
                               text=True, timeout=timeout)
@@ -173,11 +181,29 @@ def _built_once(targets: list[Path], what: str, args: list[str], cwd: Path | Non
     directory.mkdir(parents=True, exist_ok=True)
     stream_line(f"    building {what} into {directory} (once)")
     staging = Path(tempfile.mkdtemp(prefix=".gobin-", dir=directory))
+    started = time.monotonic()
     try:
-        check([a.replace(_OUT, str(staging / targets[0].name)) for a in args], cwd=cwd, what=f"building {what}",
-              env={"GOBIN": str(staging), "CGO_ENABLED": "0"}, timeout=3600)
+        compile_shown([a.replace(_OUT, str(staging / targets[0].name)) for a in args], cwd, f"building {what}",
+                      env={"GOBIN": str(staging), "CGO_ENABLED": "0"})
         for target in targets:
             os.replace(staging / target.name, target)
+        # How long it took here: `doctor` tells the next user of this cache what a first use costs.
+        (directory / BUILD_SECONDS).write_text(f"{time.monotonic() - started:.0f}\n")
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return targets
+
+
+def compile_shown(args: list[str], cwd: Path | None, what: str, env: dict[str, str]) -> None:
+    """`go build|install ARGS` with `-v`, shown alive: packages compiled and the elapsed time whenever
+    stderr has been silent for 10 s (progress.alive); a failure is one UserError with Go's last line."""
+    with alive(what) as progress:
+        proc = run([args[0], "-v", *args[1:]], cwd=cwd, env=env, stream=True,
+                   on_line=lambda line: progress.take(line) or stream_line(line))
+    if proc.returncode != 0:
+        lines = [line for line in proc.stdout.splitlines() if line.strip() and not progress.take(line)]
+        detail = lines[-1] if lines else "no output"
+        raise UserError(f"{what} failed: {detail}", NETWORK_HINT if looks_like_network(detail) else "Go's own error is above")
+
+
+BUILD_SECONDS = ".build-seconds"  # beside a built tool: the seconds its first build took

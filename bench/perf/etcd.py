@@ -48,8 +48,8 @@ def binary(module_dir: Path, cache_dir: Path) -> Path:
         (work / "go.mod").write_text(f"module scheduler-build.local/etcd\n\ngo 1.24\n\nrequire {SERVER_MODULE} v{version}\n")
         (work / "main.go").write_text(render("perf/etcd_main.go.j2", version=version))
         gotool.check(["mod", "tidy"], cwd=work, what=f"resolving etcd v{version}")
-        gotool.check(["build", "-trimpath", "-o", str(work / "etcd"), "."], cwd=work, what=f"building etcd v{version}",
-                     env={"CGO_ENABLED": "0"})
+        gotool.compile_shown(["build", "-trimpath", "-o", str(work / "etcd"), "."], work, f"building etcd v{version}",
+                             env={"CGO_ENABLED": "0"})
         (work / "etcd").replace(target)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -29,7 +29,7 @@ from scheduler_build.build import plugins as plugins_stage
 from scheduler_build.build import vendor, workspace_image
 from scheduler_build.build.workspace import WRAPPER_MODULE, Workspace
 from scheduler_build.errors import BuildFailed
-from scheduler_build.progress import log, phase
+from scheduler_build.progress import alive, log, phase
 from scheduler_build.resolve import versions
 from scheduler_build.spec import Spec
 from scheduler_build.templating import render
@@ -105,7 +105,8 @@ def prepare(spec: Spec, cache_dir: Path, gocache_volume: str, builder_image: str
     image = workspace_image.ensure(engine, chosen.image, chosen.go_version, vendored.vendor_dir, vendored.vendor_key,
                                    custom.overlays)
     started = time.monotonic()
-    with phase("compile", f"go test -c (scheduler_perf {resolution.version}) in {image.tag}, network none"):
+    with phase("compile", f"go test -c (scheduler_perf {resolution.version}) in {image.tag}, network none"), \
+            alive("compile"):  # minutes cold: a heartbeat every 10 s of silence
         # A container of its own (not the long-lived builder): the harness compiles once per key, and
         # nothing of it keeps running afterwards.
         code, _ = compile_stage.run(engine, image.tag, job)

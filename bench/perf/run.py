@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -103,11 +104,7 @@ def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
                **source_root(h, work.parent / "src"))
     (work / "command.json").write_text(json.dumps(argv, indent=1))
     with open(work / "harness.log", "wb") as out:
-        try:
-            code = subprocess.run(argv, cwd=h.misc_dir, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                  timeout=RUN_TIMEOUT).returncode
-        except subprocess.TimeoutExpired:
-            raise UserError(f"{w.label} ({variant}) ran over {RUN_TIMEOUT:.0f}s", f"its log: {work / 'harness.log'}") from None
+        code = _run_harness(argv, h.misc_dir, env, out, f"{w.label} ({variant})", work / "harness.log")
     found = sorted(work.glob("BenchmarkPerfScheduling*.json"))
     below = code != 0 and bool(found) and below_threshold((work / "harness.log").read_text(errors="replace"))
     if (code != 0 and not below) or not found:
@@ -117,6 +114,35 @@ def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
         log(f"    below upstream's threshold for {w.label} (upstream's CI hardware): the figures are kept")
     state = batching_state((work / "harness.log").read_text(errors="replace"), gate)
     return results.parse_file(found[-1]), state
+
+
+def _run_harness(argv: list[str], cwd: Path, env: dict[str, str], out, what: str, log_path: Path) -> int:
+    """The harness in a session of its own: it starts etcd (and the extender) as its children, so a run
+    stopped for any reason (its timeout, Ctrl-C, SIGTERM) ends the whole session, none left running."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        return proc.wait(timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"{what} ran over {RUN_TIMEOUT:.0f}s", f"its log: {log_path}") from None
+    finally:
+        _end_session(proc)  # its children outlive it unless their session is ended too
+
+
+def _end_session(proc: subprocess.Popen) -> None:
+    for sig, grace in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            proc.poll()  # reap the leader: a zombie still counts as a member of its group
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
+    proc.poll()
 
 
 def below_threshold(log_text: str) -> bool:

@@ -19,7 +19,7 @@ from scheduler_build.engine import Engine
 from scheduler_build.build import elf
 from scheduler_build import resources
 from scheduler_build.errors import UserError
-from scheduler_build.progress import log, phase
+from scheduler_build.progress import detail, log, phase
 
 GO_VERSION_LABEL = "org.scheduler-build.go-version"
 BOOTSTRAP_REPO = "scheduler-build/golang"
@@ -99,12 +99,13 @@ def select(engine: Engine, go_required: str, configured: str = "", pull: bool = 
     if image is not None and satisfies(image_go_version(image), go_required):
         return Builder(official, image.id, image_go_version(image), "official", True)
     if pull:
-        log(f"    trying to pull {official}")
         ok, reason = engine.pull(official)
         image = engine.inspect_image(official) if ok else None
         if image is not None and satisfies(image_go_version(image), go_required):
+            log(f"    pulled {official}")
             return Builder(official, image.id, image_go_version(image), "pulled", True)
-        log(f"    cannot pull {official} ({reason}); falling back to a bootstrapped builder")
+        # Optional, and it fails on every build of an offline host: one quiet line, for -v.
+        detail(f"    did not pull {official} ({pull_failure(reason)}); using a bootstrapped builder")
 
     root, version = host_go(goroot)
     if not satisfies(version, go_required):
@@ -118,6 +119,16 @@ def select(engine: Engine, go_required: str, configured: str = "", pull: bool = 
         return Builder(tag, image.id, version, "bootstrap-cached", False)
     built = bootstrap(engine, goroot=str(root))
     return Builder(built.image, built.image_id, built.go_version, "bootstrapped", False)
+
+
+def pull_failure(reason: str) -> str:
+    """The engine's pull error in a few words (it is an HTTP 500 wrapping the registry's DNS or dial error)."""
+    lowered = reason.lower()
+    if "no such host" in lowered or "dial tcp" in lowered or "timeout" in lowered or "network is unreachable" in lowered:
+        return "no registry reachable"
+    if "not found" in lowered or "manifest unknown" in lowered:
+        return "no such image in the registry"
+    return reason.split(": ")[-1].strip(' ()"')[:120] or "refused"
 
 
 def find_static_busybox() -> Path:

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import os
 import shlex
+import socket
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +27,8 @@ from typing import Callable, Iterator
 
 from scheduler_build.build import elf, uptodate
 from scheduler_build.build.workspace_image import inputs_tar
-from scheduler_build.engine import Container, Engine, Volume
-from scheduler_build.progress import stream_line
+from scheduler_build.engine import RUN_LABEL, Container, Engine, Volume
+from scheduler_build.progress import TOTAL_MARK, log, note, stream_line
 
 VERSION_PACKAGES = ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
 BUILD_TAGS = ("selinux", "notest")
@@ -78,6 +81,17 @@ def go_build_command(package: str, output: str, flags: str, test: bool = False) 
     ]
 
 
+def with_progress(argv: list[str], package: str) -> list[str]:
+    """The command a container runs for `argv`: `go build -v` (each package named as it is compiled) and,
+    beside it, the count of packages the build has in all (`go list -deps`, a line `TOTAL_MARK N`), so
+    the progress reads packages done out of total. The recorded command (build-info, the action key) is
+    `argv`: -v changes no byte of the binary. A test binary (`go test -c`) keeps its command."""
+    if argv[:2] != ["go", "build"]:
+        return argv
+    count = f"go list -deps {shlex.quote(package)} 2>/dev/null | wc -l | sed 's/^ */{TOTAL_MARK} /'"
+    return ["sh", "-c", f"({count}) & exec {shlex.join(['go', 'build', '-v', *argv[2:]])}"]
+
+
 def build_environment(goos: str, goarch: str, cgo_static: bool, source_date_epoch: int) -> dict[str, str]:
     return {
         "CGO_ENABLED": "1" if cgo_static else "0",
@@ -124,11 +138,50 @@ def out_volume(gocache_volume: str) -> str:
 
 @contextmanager
 def output_lock(job: Job, key: str) -> Iterator[None]:
-    """Concurrent builds of the same inputs take turns (they share one output directory)."""
+    """Concurrent builds of the same inputs take turns (they share one output directory): a second
+    one says whose turn it is (the holder's pid and command, written in the lock file) and waits.
+    The lock is the kernel's (flock), so a holder that died, however, never blocks the next build."""
     Path(job.state_dir).mkdir(parents=True, exist_ok=True)
-    with open(Path(job.state_dir) / f"{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    path = Path(job.state_dir) / f"{key}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # not truncated: the holder's line stays readable
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 512, 0).decode(errors="replace").strip() or "another build"
+            log(f"    waiting for {holder}: it is building the same output (lock {path})")
+            note(f"waiting for {holder.split(' (')[0]}")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            note("")
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} ({shlex.join(sys.argv)[:200]})\n".encode(), 0)
         yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+OUTPUT_LABEL = "io.scheduler-build.output"  # the output directory (out_key) a compile container writes
+
+
+def stop_orphans(engine: Engine, key: str) -> None:
+    """Remove a compile container of this output left by a run that is gone (a SIGKILL skips every clean-up):
+    under the output's lock, so the new compile never runs beside it."""
+    host = socket.gethostname() + "/"
+    for _name, _, labels in engine.containers_labelled(OUTPUT_LABEL):
+        owner = labels.get(RUN_LABEL, "")
+        if labels.get(OUTPUT_LABEL) == key and owner.startswith(host) and not _alive(owner[len(host):]):
+            log(f"    removing the compile container a stopped run ({owner}) left on this output")
+            engine.remove_containers({OUTPUT_LABEL: key, RUN_LABEL: owner})
+
+
+def _alive(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+        return True
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
 
 
 def collect(box: Container, path: str, dest: Path) -> bool:
@@ -167,8 +220,9 @@ def run(engine: Engine, image: str, job: Job, network: str = "none",
         if action and uptodate.up_to_date(record, action, dest):
             stream_line("    up to date: the last compile of these inputs made this binary (no container)")
             return 0, argv
-        with engine.container(image, argv, volumes=volumes, environment=job.environment, workdir=SRC,
-                              network=network) as box:
+        stop_orphans(engine, key)
+        with engine.container(image, with_progress(argv, job.package), volumes=volumes, environment=job.environment,
+                              workdir=SRC, network=network, labels={OUTPUT_LABEL: key}) as box:
             box.put("/", inputs)
             code = box.run(on_line)
             if code == 0:

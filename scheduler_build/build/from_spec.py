@@ -29,7 +29,7 @@ def choose_spec(flag: str | None, no_spec: bool, configured: str | None, plain_f
 
 def load_spec(path: Path) -> spec_mod.Spec:
     """The spec at `path`; a missing file says where it was looked for and how to build without one."""
-    if not Path(path).is_file():
+    if not spec_mod.is_stdin(path) and not Path(path).is_file():
         raise UserError(
             f"build spec {path} not found (relative to {Path.cwd()})",
             "pass --spec PATH, `inv init` writes a starter one, or --no-spec builds a plain kube-scheduler",

@@ -22,8 +22,8 @@ from scheduler_build import settings
 from scheduler_build import __version__
 from scheduler_build.engine import Engine, connect
 from scheduler_build import epoch as epoch_mod
-from scheduler_build import gotool, platforms
-from scheduler_build.atomic import publish_dir
+from scheduler_build import gotool, owned, platforms
+from scheduler_build.atomic import check_publishable, publish_dir, umask_mode
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.build import k8s_agreement
@@ -38,7 +38,7 @@ from scheduler_build.build.info import (
 )
 from scheduler_build.build.workspace import compile_errors, render_wrapper
 from scheduler_build.errors import BuildFailed, UserError
-from scheduler_build.progress import log, phase, stream_line
+from scheduler_build.progress import alive, log, phase, stream_line
 from scheduler_build.resolve import gomod, versions
 
 COMPONENTS_HINT = "components are the commands under k8s.io/kubernetes/cmd, e.g. kube-scheduler, kube-apiserver, kube-controller-manager"
@@ -149,10 +149,13 @@ def _plan(request: BuildRequest) -> _Plan:
     check_suffix(request.version_suffix)
     registry_cache.check_repo(request.cache_from, "--cache-from")
     registry_cache.check_repo(request.cache_to, "--cache-to")
+    owned.check_writable(Path(request.dist_dir), "--dist")  # before resolve, vendor and the workspace image
     phases: dict[str, float] = {}
     with _timed(phases, "resolve", request.k8s_version):
         resolution = versions.resolve(request.k8s_version, request.cache_dir)
         log(f"    k8s.io/kubernetes {resolution.version}, go {resolution.go_version}, {len(resolution.replaces)} staging replaces")
+    final_dir = platforms.dist_dir_for(Path(request.dist_dir).resolve(), request.name or request.component, resolution.version, arch, request.goos)
+    check_publishable(final_dir)  # before any build work: a directory of the user's there is refused now, not after
     custom = plugins_stage.Customization()
     if request.plugin_sources or request.patches:
         with _timed(phases, "customize", f"{len(request.plugin_sources)} plugin(s), {len(request.patches)} patch(es)"):
@@ -173,7 +176,6 @@ def _plan(request: BuildRequest) -> _Plan:
     git_version = stamped_version(resolution.version, request.version_suffix)
     major, minor = resolution.minor.split(".")
     stamp = compile_stage.VersionStamp(git_version=git_version, git_major=major, git_minor=minor, build_date=epoch_mod.utc_stamp(epoch))
-    final_dir = platforms.dist_dir_for(Path(request.dist_dir).resolve(), request.name or request.component, resolution.version, arch, request.goos)
     return _Plan(
         request=request, engine=engine, arch=arch, resolution=resolution, custom=custom, chosen=chosen, vendored=vendored,
         workspace_image=image, package=workspace.package, epoch=epoch, git_version=git_version,
@@ -220,13 +222,14 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
     """go build in the builder, network none, into out_dir; returns the command it ran."""
     request = plan.request
     output: list[str] = []
-
-    def capture(line: str) -> None:  # streamed as usual, kept to map errors back to spec fields
-        output.append(line)
-        stream_line(line)
-
     detail = f"{plan.package} for {request.goos}/{plan.arch} in {plan.workspace_image.tag}, network none"
-    with _timed(plan.phases, "compile", detail):
+    with _timed(plan.phases, "compile", detail), alive("compile") as progress:
+        def capture(line: str) -> None:  # packages counted; the rest streamed and kept to map errors to spec fields
+            if progress.take(line):
+                return
+            output.append(line)
+            stream_line(line)
+
         job = compile_stage.Job(
             workspace=plan.vendored.workspace_dir, vendor=plan.vendored.vendor_dir, out_dir=out_dir,
             gocache_volume=request.gocache_volume, package=plan.package, binary_name=request.component,
@@ -288,7 +291,8 @@ def run(request: BuildRequest) -> BuildResult:
     plan = _plan(request)
     final_dir, component = plan.final_dir, request.component
     final_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".tmp-{final_dir.name}-", dir=final_dir.parent))
+    # The pid in the name: `clean` removes a staging directory whose build is gone, never a running one's.
+    staging = Path(tempfile.mkdtemp(prefix=f".tmp-{final_dir.name}-p{os.getpid()}-", dir=final_dir.parent))
     try:
         if (final_dir / component).is_file():
             # Seed the output with the last good binary (a copy: the published one stays
@@ -306,7 +310,7 @@ def run(request: BuildRequest) -> BuildResult:
                 registry_cache.push_gocache(plan.engine, request.cache_to, plan.workspace_image.key, request.gocache_volume)
         info = _record(plan, argv, binary, checked, started)
         info.write(staging)
-        os.chmod(staging, 0o755)
+        os.chmod(staging, umask_mode(0o777))
         publish_dir(staging, final_dir, info.binary.sha256[:16])
     finally:
         if staging.exists():

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from scheduler_build.build.compile import (
-    GOCACHE, OUT, SRC, VENDOR, Job, collect, go_build_command, output_lock,
+    GOCACHE, OUT, SRC, VENDOR, Job, collect, go_build_command, output_lock, with_progress,
 )
 from scheduler_build.build.workspace_image import inputs_tar
 from scheduler_build.engine import Engine, Volume
@@ -63,7 +63,14 @@ def run(engine: Engine, image: str, job: Job, *, image_id: str,
             return code, argv
         box.put("/", inputs_tar(job.workspace, job.overlays, dirs=["out", f"out/{key}"]))
         stream_line(f"+ (exec in {box.id[:12]}) " + shlex.join(argv))
-        code = box.exec(argv, environment=job.environment, workdir=SRC, on_line=on_line)
+        try:
+            code = box.exec(with_progress(argv, job.package), environment=job.environment, workdir=SRC,
+                            on_line=on_line)
+        except KeyboardInterrupt:
+            # An exec'd process outlives its client: only removing the builder stops the compile (and
+            # frees the output for the next build, which starts a new builder).
+            box.remove()
+            raise
         if code == 0:
             collect(box, output, Path(job.out_dir) / job.binary_name)
     return code, argv

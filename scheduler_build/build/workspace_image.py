@@ -116,6 +116,11 @@ def context_tar(vendor_dir: Path, excluded: Iterable[str], out: IO[bytes]) -> No
         add_tree(archive, vendor_dir, "vendor", frozenset(f"vendor/{m}" for m in excluded))
 
 
+# The vendored tree an image was built from: `clean --all` removes only the images of its own cache
+# (on a shared engine, another checkout's images are not its to remove).
+VENDOR_DIR_LABEL = "org.scheduler-build.vendor-dir"
+
+
 def ensure(engine: Engine, builder_ref: str, go_version: str, vendor_dir: Path, vendor_key: str,
            excluded: Iterable[str]) -> WorkspaceImage:
     """The workspace image of these inputs, built through the engine's build API unless it is there."""
@@ -129,7 +134,8 @@ def ensure(engine: Engine, builder_ref: str, go_version: str, vendor_dir: Path, 
     with tempfile.TemporaryFile(prefix="sb-context-") as context:
         context_tar(vendor_dir, excluded, context)
         context.seek(0)
-        image_id = engine.build(context, tag, labels={KEY_LABEL: key, "org.scheduler-build.vendor-key": vendor_key},
+        image_id = engine.build(context, tag, labels={KEY_LABEL: key, "org.scheduler-build.vendor-key": vendor_key,
+                                                      VENDOR_DIR_LABEL: str(Path(vendor_dir).absolute())},
                                 buildargs={"BUILDER": builder_ref})
     return WorkspaceImage(tag, image_id, key, False)
 

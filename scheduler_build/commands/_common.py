@@ -24,12 +24,13 @@ from typing import Any, Callable
 from invoke import Argument, Context, Task
 from invoke.exceptions import Exit
 
-from scheduler_build import options, settings
+from scheduler_build import options, settings, signals
 from scheduler_build.build import from_spec
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish import registry_auth
+from scheduler_build import spec as spec_mod
 from scheduler_build.spec.model import Spec
 from scheduler_build.errors import UserError
 from scheduler_build.settings import describe
@@ -128,9 +129,8 @@ def user_errors(func: Callable) -> Callable:
         except UserError as exc:
             print(f"error: {exc}", file=sys.stderr, flush=True)
             raise Exit(code=exc.exit_code) from None
-        except KeyboardInterrupt:
-            print("interrupted: the previous good state is kept", file=sys.stderr, flush=True)
-            raise Exit(code=130) from None
+        except KeyboardInterrupt as exc:  # Ctrl-C, and SIGTERM/SIGHUP (signals.py): the same clean-up ran
+            raise Exit(code=signals.report(exc)) from None
 
     return wrapper
 
@@ -216,9 +216,9 @@ def add_inverse_flags(task: Task) -> None:
 
 
 def accept_spec_on_stdin(task: Task) -> None:
-    """`--spec -`: the spec is read from standard input, as kubectl reads `-f -`. It is written to a
-    hidden file in the working directory for the task's run (so its relative paths, e.g. `./plugins/x`,
-    mean what they would in a file there), and removed afterwards."""
+    """`--spec -`: the spec is read from standard input, as kubectl reads `-f -`: once, into memory
+    (spec/load.py), named `<stdin>` in messages; its relative paths (e.g. `./plugins/x`) mean what they
+    would in a file in the working directory. Nothing is written: a read-only checkout works."""
     if "spec" not in inspect.signature(task.body).parameters or getattr(task, "_spec_stdin", False):
         return
     task._spec_stdin = True  # type: ignore[attr-defined]
@@ -226,19 +226,13 @@ def accept_spec_on_stdin(task: Task) -> None:
 
     @functools.wraps(body)
     def with_stdin(*args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("spec") != "-":
-            return body(*args, **kwargs)
-        text = sys.stdin.read()
-        path = Path.cwd() / f".scheduler-build-stdin-{os.getpid()}.yaml"
-        try:
-            path.write_text(text)
-        except OSError as exc:
-            print(f"error: --spec -: cannot write {path} to read the spec from ({exc.strerror}); "
-                  "pass --spec FILE", file=sys.stderr, flush=True)
-            raise Exit(code=2) from None
-        try:
-            return body(*args, **{**kwargs, "spec": str(path)})
-        finally:
-            path.unlink(missing_ok=True)
+        if kwargs.get("spec") == "-":
+            try:
+                spec_mod.stdin_text()  # read now: a task may load the spec after it has started work
+            except UserError as exc:
+                print(f"error: {exc}", file=sys.stderr, flush=True)
+                raise Exit(code=exc.exit_code) from None
+            kwargs["spec"] = spec_mod.STDIN_NAME  # the name every message gives it
+        return body(*args, **kwargs)
 
     task.body = with_stdin

@@ -16,8 +16,9 @@ from scheduler_build.commands._common import describe, emit, emit_json, option, 
     "dist": f"published outputs under the dist directory, those carrying our build records ({describe('paths.dist_dir')}); "
             "the default when nothing is chosen",
     "cache": "the stages' caches under paths.cache_dir (module snapshots, vendor trees, rootfs, tools...)",
-    "volume": f"the Go build-cache volume ({describe('build.gocache_volume')})",
-    "images": "builder images scheduler-build/golang:* that builder.bootstrap built",
+    "volume": f"the Go build-cache volume ({describe('build.gocache_volume')}), and containers of stopped runs",
+    "images": "builder images scheduler-build/golang:* that builder.bootstrap built, and the workspace images "
+              "of this cache directory",
     "all": "all of the above",
     "dry-run": "list what would be removed, with sizes; remove nothing",
     "json": "print the items as JSON",
@@ -36,9 +37,10 @@ def clean(c, dist=False, cache=False, volume=False, images=False, all=False, dry
     if chosen["cache"]:
         items += clean_stage.plan_cache(settings.cache_dir(c.config))
     if chosen["volume"]:
+        items += clean_stage.plan_containers(engine)  # first: a stopped run's container holds the volume
         items += clean_stage.plan_volume(engine, option(c, "build.gocache_volume"))
     if chosen["images"]:
-        items += clean_stage.plan_images(engine)
+        items += clean_stage.plan_images(engine, settings.cache_dir(c.config))
     if not dry_run:
         for item in items:
             log(f"    remove {item.kind} {item.name}")

@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from invoke import Collection, task
 
-from scheduler_build import settings
+from scheduler_build import owned, settings
 from scheduler_build.config import legacy_policy as policy_mod
 from scheduler_build.config import render as manifests
 from scheduler_build.config import chart as chart_mod
@@ -44,10 +44,11 @@ from scheduler_build.commands._common import (cosign_runner, describe, emit, emi
     "tls-secrets": "also write the extender's mutual-TLS Secrets to DIR/extender-tls-secrets.yaml (kept while "
                    "valid), for your secret tooling; the Deployments roll when they change",
     "json": "print the output directory, the image, every file written and what changed as JSON",
+    "force": "with --plain: also replace files scheduler-build did not write, or that were edited since (named)",
 })
 @user_errors
 def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False, plain=False, tls_secrets=None,
-           json=False):
+           json=False, force=False):
     """Render the KubeSchedulerConfiguration, ConfigMap, RBAC, Deployment (and extender) with a kustomization."""
     image = manifests.check_image_flag(image) if image else None
     loaded = spec_mod.load(option(c, "spec.path", spec))
@@ -55,6 +56,7 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=Fals
     if tls_secrets and Path(tls_secrets).resolve() == out_dir.resolve():
         raise UserError("--tls-secrets must name a directory apart from --out (it holds private keys)",
                         "e.g. --tls-secrets secrets/ and encrypt or seal that file before committing it")
+    owned.check_writable(out_dir, "--out")  # before the release lookup and the render
     version = target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config))
     config_validate.check_config_api(loaded, version, settings.cache_dir(c.config), strict=False)
     ref = _image(c, loaded, image, k8s_version, pin_digest)
@@ -66,9 +68,9 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=Fals
             fingerprint = secrets.certs.fingerprint()
     with phase("render", str(out_dir)):
         files = manifests.render_files(loaded, ref, tls_fingerprint=fingerprint)
-        changes = output.write(files, out_dir, manifests.RENDERED_NAMES, plain=bool(plain))
+        changes = output.write(files, out_dir, manifests.RENDERED_NAMES, plain=bool(plain), force=bool(force))
     for line in changes.lines() or ["no file changed"]:
-        log(f"    {line}")
+        log(f"    {line}", always="(--force" in line)  # a replaced file of someone else's is named even under -q
     if json:
         emit_json({"spec": str(loaded.path), "out": str(out_dir), "image": ref,
                    "files": [str(out_dir / name) for name in sorted(files)], "changes": changes.as_dict(),
@@ -91,20 +93,22 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=Fals
     "sign": "sign the pushed chart with cosign, as image.push --sign signs the image",
     "key": f"the private key for --sign: DIR/cosign.key or env://VAR ({describe('sign.key')})",
     "json": "print the chart directory, its version, appVersion, what changed (and what was pushed) as JSON",
+    "force": "also replace files scheduler-build did not write, or that were edited since (each named)",
 })
 @user_errors
 def chart(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False, push=None, ca_cert=None,
-          insecure=False, sign=False, key=None, json=False):
+          insecure=False, sign=False, key=None, json=False, force=False):
     """Write a Helm chart of the same objects config.render writes; values.yaml holds the per-cluster choices."""
     image = manifests.check_image_flag(image) if image else None
     loaded = spec_mod.load(option(c, "spec.path", spec))
     out_dir = Path(out or Path(option(c, "paths.dist_dir")) / "chart" / loaded.name)
+    owned.check_writable(out_dir, "--out")
     ref = _image(c, loaded, image, k8s_version, pin_digest)
     with phase("chart", str(out_dir)):
         files = chart_mod.chart_files(loaded, ref)
-        changes = output.write(files, out_dir, chart_mod.CHART_NAMES, plain=True)
+        changes = output.write(files, out_dir, chart_mod.CHART_NAMES, plain=True, force=bool(force))
     for line in changes.lines() or ["no file changed"]:
-        log(f"    {line}")
+        log(f"    {line}", always="(--force" in line)  # a replaced file of someone else's is named even under -q
     meta = yaml.safe_load(files["Chart.yaml"])
     pushed = _push_chart(c, files, push, ca_cert, insecure, sign, key) if push else None
     if json:

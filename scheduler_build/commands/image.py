@@ -6,7 +6,7 @@ from pathlib import Path
 
 from invoke import Collection, task
 
-from scheduler_build import resources, settings
+from scheduler_build import owned, resources, settings
 from scheduler_build.atomic import write_atomic
 from scheduler_build.build.info import sha256_file
 from scheduler_build.errors import UserError
@@ -17,7 +17,7 @@ from scheduler_build.image import extender as extender_image
 from scheduler_build.image import provenance
 from scheduler_build.image import request as image_request
 from scheduler_build.platforms import check_dist_name, host_arch  # not `platforms`: the tasks' --platforms flag has that name
-from scheduler_build.progress import phase
+from scheduler_build.progress import log, phase
 from scheduler_build.spec.formats import IMAGE_REPO
 from scheduler_build.publish import archive as archive_stage
 from scheduler_build.publish import cosign as cosign_tool
@@ -97,12 +97,17 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
           source_date_epoch=None, force=False, json=False, oci_archive=None):
     """Assemble reproducible FROM-scratch images (one per platform), their SBOMs, provenance and an OCI index."""
     opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force)
+    owned.check_writable(opts.dist_dir, "--dist")  # every output checked before any work starts
+    forced = oci_archive and owned.check_file(Path(oci_archive), opts.cache_dir, bool(force), "--oci-archive")
     with phase("image.build"):
         planned = _plan(opts)
         request, result = image_flow.package(planned, _request_for(c, planned), host_arch())
     if oci_archive:
         with phase("image.archive", oci_archive):
             archive_stage.write(result.layout, Path(oci_archive), request.source_date_epoch)
+            owned.remember_file(Path(oci_archive), opts.cache_dir)
+            if forced:
+                log(f"    replaced {oci_archive} (--force: it was not an archive scheduler-build wrote)", always=True)
     if json:
         emit_json(result.as_dict())
     else:

@@ -25,6 +25,7 @@ def init(c, dir=".", name="my-scheduler", plugin="", module="", k8s_version=None
     """Write a commented starter build spec (optionally with a plugin module) and print the next commands."""
     directory = Path(dir)
     target = starter.check_target(directory, force)
+    replacing = target.exists()
     minor = option(c, "k8s.version", k8s_version)
     ref = None
     if plugin:
@@ -36,6 +37,8 @@ def init(c, dir=".", name="my-scheduler", plugin="", module="", k8s_version=None
             result = generate.scaffold(request)
         ref = starter.PluginRef(name=plugin, path=f"./plugins/{kebab}", package=result.package)
     written = starter.write(target, starter.spec_text(name, minor, ref))
+    if replacing:
+        log(f"replaced {written} (--force)", always=True)
     emit(str(written))
     log("next:")
     for step in (f"`inv config.validate {written} --fields-only`   check every field",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from scheduler_build.errors import UserError
 from scheduler_build.extender.app import VERBS, Extender, Options
 from scheduler_build.extender.cache import ClusterCache
 from scheduler_build.extender.kube import kube_client
@@ -45,13 +46,25 @@ def serve(cfg: ServeConfig) -> None:
         setup_logging(cfg.log_level)
         extender, reflectors = create(cfg, freeze_after_list=True)
         try:
-            server = Server(extender, cfg.host, cfg.port, cfg.tls, one_write=cfg.one_write)
+            server = _listening(lambda: Server(extender, cfg.host, cfg.port, cfg.tls, one_write=cfg.one_write),
+                                cfg.host, cfg.port, "--port")
             log.info("extender serving on %s (policy %s, prefix %s)", server.url, cfg.policy, cfg.url_prefix)
             if cfg.health_port:
-                start_health_server(extender, cfg.host, cfg.health_port)
+                _listening(lambda: start_health_server(extender, cfg.host, cfg.health_port), cfg.host,
+                           cfg.health_port, "--health-port")
                 log.info("probes served on http://%s:%d/healthz and /readyz", cfg.host, cfg.health_port)
             server.run(stop)
         finally:
             for reflector in reflectors:
                 reflector.stop()
             extender.close()
+
+
+def _listening(start: Any, host: str, port: int, flag: str) -> Any:
+    """A port that is taken (or a host that is not ours) is the user's to fix: one line, whichever console
+    script runs (`scheduler-extender` in a container, `scheduler-build extender.serve`)."""
+    try:
+        return start()
+    except OSError as exc:
+        raise UserError(f"extender: cannot listen on {host}:{port}: {exc.strerror or exc}",
+                        f"pick another {flag} (0 for a free one) or --host") from None

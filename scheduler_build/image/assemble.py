@@ -21,6 +21,7 @@ pushing it to a registry (publish/registry.py) are the publishers' business.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -301,7 +302,7 @@ def build(req: ImageRequest, native_arch: str, early: Callable[[EarlyImage], Non
         return ImageResult(layout, previous, skipped=True)
 
     layout.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".tmp-image-", dir=layout.parent))
+    staging = Path(tempfile.mkdtemp(prefix=f".tmp-image-p{os.getpid()}-", dir=layout.parent))  # pid: for clean
     try:
         lay = oci.Layout(staging)
         platforms_info = [_assemble_platform(lay, staging, req, item, tags, key, native_arch, early) for item in req.inputs]

@@ -17,6 +17,7 @@ from typing import Any
 
 from scheduler_build import __version__
 from scheduler_build import epoch as epoch_mod
+from scheduler_build import spec as spec_mod
 from scheduler_build.build.info import BuildInfo
 from scheduler_build.errors import UserError
 from scheduler_build.image import oci
@@ -38,6 +39,8 @@ def version_suffix(info: BuildInfo) -> str:
 
 def spec_digest(spec_path: str | Path | None) -> str:
     """sha256 of the spec file's bytes, or "" for a build without a spec."""
+    if spec_path and spec_mod.is_stdin(spec_path):  # `--spec -`: the text read from standard input
+        return hashlib.sha256(spec_mod.stdin_text().encode()).hexdigest()
     return hashlib.sha256(Path(spec_path).read_bytes()).hexdigest() if spec_path else ""
 
 

@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from scheduler_build.atomic import umask_mode
 from scheduler_build.errors import UserError
 from scheduler_build.image import oci
 from scheduler_build.image.info import ImageInfo
@@ -45,6 +46,7 @@ def write(layout: Path, archive: Path, epoch: int) -> Path:
                 info.uname = info.gname = ""
                 with open(path, "rb") as handle:
                     tar.addfile(info, handle)
+        os.chmod(tmp, umask_mode())  # mkstemp made it 0600: an archive for transfer follows the umask
         os.replace(tmp, archive)
     finally:
         if os.path.exists(tmp):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from scheduler_build import atomic
+from scheduler_build import atomic, owned
 from scheduler_build.errors import UserError
 from scheduler_build.templating import render
 
@@ -29,6 +29,7 @@ def check_target(directory: Path, force: bool) -> Path:
     if directory.exists() and not directory.is_dir():
         raise UserError(f"init {directory}: not a directory", "name a new or existing directory")
     target = directory / SPEC_FILE
+    owned.check_writable(target, "init")  # before the plugin's scaffold and its `go mod tidy`
     if target.exists() and not force:
         raise UserError(f"init: {target} exists; nothing written", "choose another DIR, or --force to replace it")
     return target

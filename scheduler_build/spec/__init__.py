@@ -19,7 +19,7 @@ The package, one concern a module:
 
 from scheduler_build.spec.errors import SPEC_HINT, SpecError
 from scheduler_build.spec.formats import DURATION, EXTENSION_POINT, PULL_POLICIES
-from scheduler_build.spec.load import load, loads
+from scheduler_build.spec.load import STDIN_NAME, is_stdin, load, loads, stdin_text
 from scheduler_build.spec.model import (
     DEFAULT_NAMESPACE,
     Deployment,
@@ -39,6 +39,6 @@ from scheduler_build.spec.plugin_names import check_plugin_names
 __all__ = [
     "DEFAULT_NAMESPACE", "DURATION", "EXTENSION_POINT", "PULL_POLICIES", "SPEC_HINT",
     "Deployment", "Image", "PluginSource", "ReferenceExtender", "Registration", "Spec", "SpecError",
-    "check_plugin_names", "default_image_tag", "default_repository", "load", "loads", "reference_extender_name", "reference_extender_service_host",
+    "check_plugin_names", "default_image_tag", "default_repository", "STDIN_NAME", "is_stdin", "load", "loads", "stdin_text", "reference_extender_name", "reference_extender_service_host",
     "reference_extender_url",
 ]

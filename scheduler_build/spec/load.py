@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import yaml
@@ -33,12 +34,36 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: b
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+# `--spec -`: the spec is standard input, read once into memory (never a file in the working directory,
+# which may be read-only), named `<stdin>` in messages; its relative paths mean what they would in a file
+# in the working directory, as kubectl's `-f -`.
+STDIN, STDIN_NAME = "-", "<stdin>"
+_STDIN_TEXT: list[str] = []
+
+
+def stdin_text() -> str:
+    """Standard input's text, read (bounded) on first use and kept for the run."""
+    if not _STDIN_TEXT:
+        text = sys.stdin.read(safeyaml.MAX_BYTES + 1)
+        if len(text) > safeyaml.MAX_BYTES:
+            raise SpecError(STDIN_NAME, [("", f"refused: more than the {safeyaml.MAX_BYTES:,}-byte limit")],
+                            "a build spec is a few KiB")
+        _STDIN_TEXT.append(text)
+    return _STDIN_TEXT[0]
+
+
+def is_stdin(path: str | Path | None) -> bool:
+    return path is not None and (str(path) in (STDIN, STDIN_NAME) or Path(str(path)).name == STDIN_NAME)
+
+
 def load(path: str | Path, check_files: bool = True) -> Spec:
-    """Read and validate a build spec; raise SpecError listing every problem.
+    """Read and validate a build spec (`-`: standard input); raise SpecError listing every problem.
 
     ``check_files``: also require local plugin directories (with a go.mod) and
     patch files to exist. Turn off only to inspect a spec away from its tree.
     """
+    if is_stdin(path):
+        return loads(stdin_text(), Path.cwd() / STDIN_NAME, source=STDIN_NAME, check_files=check_files)
     path = Path(path)
     source = str(path)
     try:

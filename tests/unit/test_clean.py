@@ -12,17 +12,28 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_build import clean
+from scheduler_build import clean, owned
+from scheduler_build import spec as spec_mod
+from scheduler_build.config import chart, output
 from scheduler_build.atomic import publish_dir, write_atomic
 
 REPO = Path(__file__).resolve().parents[2]
 
 
+RECORDS = {"build-info.json": '{"scheduler_build": "0.1.0"}', "image-info.json": '{"inputs_key": "k1"}',
+           "kustomization.yaml": "resources: [payload]\n"}
+
+
 def publish(parent: Path, name: str, marker: str, key: str = "k1") -> Path:
+    """An output as the publish step leaves it: a real directory holding our record (a rendering: the
+    digests of its files, owned.py)."""
     staging = parent / f".tmp-{name}-x"
     staging.mkdir(parents=True)
-    write_atomic(staging / marker, "{}")
-    write_atomic(staging / "payload", "x" * 1000)
+    files = {marker: RECORDS[marker], "payload": "x" * 1000}
+    for file, text in files.items():
+        write_atomic(staging / file, text)
+    if marker == "kustomization.yaml":
+        write_atomic(staging / owned.RECORD, owned.record_text(files))
     return publish_dir(staging, parent / name, key)
 
 
@@ -154,3 +165,44 @@ def test_only_bootstrapped_builder_images_are_planned_and_removed(tmp_path):
     finally:
         for ref in (ours, foreign):
             engine.remove_image(ref)
+
+
+# --- leftovers: staging of stopped builds, directories whose every file is as our record says
+
+FULL = REPO / "tests" / "data" / "config" / "specs" / "intree-full.yaml"  # leftovers: a chart of ours
+
+
+def _dead_pid() -> int:
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(proc.stdout)
+
+
+def test_staging_of_a_stopped_build_is_ours_and_a_running_ones_is_not(tmp_path):
+    platform_dir = tmp_path / "dist" / "kube-scheduler" / "v1.36.3"
+    stopped = platform_dir / f".tmp-linux-amd64-p{_dead_pid()}-abcd_123"
+    running = platform_dir / f".tmp-linux-amd64-p{os.getpid()}-efgh_456"
+    older = platform_dir / ".tmp-linux-amd64-ijkl_789"  # before staging names carried the pid
+    users = platform_dir / ".tmp-notes"
+    for directory in (stopped, running, older, users):
+        directory.mkdir(parents=True)
+        (directory / "kube-scheduler").write_bytes(b"x" * 10)
+    planned = {item.name for item in clean.plan_dist(tmp_path / "dist")}
+    assert planned == {str(stopped), str(older)}
+    for item in clean.plan_dist(tmp_path / "dist"):
+        clean.remove(item, dist_dir=tmp_path / "dist")
+    assert running.is_dir() and users.is_dir() and not stopped.exists() and not older.exists()
+
+
+def test_a_chart_of_ours_is_cleaned_and_one_the_user_changed_is_kept(tmp_path):
+    dist = tmp_path / "dist"
+    files = chart.chart_files(spec_mod.load(FULL), "r/x:1")
+    output.write(files, dist / "chart" / "a", chart.CHART_NAMES, plain=True)
+    output.write(files, dist / "chart" / "b", chart.CHART_NAMES, plain=True)
+    (dist / "chart" / "b" / "values.yaml").write_text("mine: true\n")
+    (dist / "chart" / "c").mkdir()
+    (dist / "chart" / "c" / "values.yaml").write_text(files["values.yaml"])  # same bytes, no record: not ours
+    planned = clean.plan_dist(dist)
+    assert [item.name for item in planned] == [str(dist / "chart" / "a")]
+    clean.remove(planned[0], dist_dir=dist)
+    assert not (dist / "chart" / "a").exists() and (dist / "chart" / "b" / "values.yaml").is_file()
+    assert (dist / "chart" / "c" / "values.yaml").is_file()

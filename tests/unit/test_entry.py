@@ -110,8 +110,10 @@ def test_quiet_and_verbose(tmp_path):
 def test_spec_from_stdin_and_as_a_positional(tmp_path):
     work = SPEC.parent  # the spec's relative paths (./plugin, ../patches) mean what they do beside it
     piped = sb([*VALIDATE, "--spec", "-"], work, stdin=SPEC.read_text())
-    assert piped.returncode == 0 and piped.stdout.startswith("ok: "), piped.stderr[-2000:]
+    assert piped.returncode == 0 and piped.stdout.startswith("ok: <stdin> "), piped.stderr[-2000:]
     assert not list(work.glob(".scheduler-build-stdin-*"))
+    broken = sb([*VALIDATE, "--spec", "-"], tmp_path, stdin="name: [unclosed\n")
+    assert broken.returncode == 2 and "<stdin>" in broken.stderr and not list(tmp_path.iterdir()), broken.stderr
     for argv in ([*VALIDATE, "scheduler.yaml"], ["config.validate", "scheduler.yaml", "--fields-only"]):
         proc = sb(argv, work)
         assert proc.returncode == 0 and proc.stdout == "ok: scheduler.yaml (fields, plugins of Kubernetes " \

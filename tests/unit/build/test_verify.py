@@ -138,11 +138,25 @@ def test_publish_dir_swaps_atomically_and_cleans_old(tmp_path):
         staging = tmp_path / f"stage-{version}"
         staging.mkdir()
         (staging / "kube-scheduler").write_text(content)
+        (staging / "build-info.json").write_text("{}")
         fsutil.publish_dir(staging, final, version)
         assert (final / "kube-scheduler").read_text() == content
         assert not staging.exists()
-    leftovers = sorted(p.name for p in final.parent.iterdir())
-    assert leftovers == [".linux-amd64.bbb", "linux-amd64"]
+    assert sorted(p.name for p in final.parent.iterdir()) == ["linux-amd64"]
+    assert final.is_dir() and not final.is_symlink()  # a real directory: `tar`/`cp -r` of it get the files
+
+
+def test_publish_dir_replaces_the_earlier_symlink_layout(tmp_path):
+    final = tmp_path / "dist" / "linux-amd64"
+    (tmp_path / "dist" / ".linux-amd64.aaa").mkdir(parents=True)
+    (tmp_path / "dist" / ".linux-amd64.aaa" / "kube-scheduler").write_text("one")
+    final.symlink_to(".linux-amd64.aaa")
+    staging = tmp_path / "stage"
+    staging.mkdir()
+    (staging / "kube-scheduler").write_text("two")
+    fsutil.publish_dir(staging, final)
+    assert not final.is_symlink() and (final / "kube-scheduler").read_text() == "two"
+    assert sorted(p.name for p in final.parent.iterdir()) == ["linux-amd64"]
 
 
 def test_write_atomic_leaves_no_temp_files(tmp_path):

@@ -85,15 +85,14 @@ def test_the_runtime_is_pinned_static_and_cached_per_key(tmp_path, monkeypatch):
 
     calls = []
 
-    def fake_check(args, **kwargs):  # the real build is the node tests' (tests/node): minutes cold
-        calls.append((args, kwargs["env"]))
+    def fake_compile(args, cwd, what, env):  # the real build is the node tests' (tests/node): minutes cold
+        calls.append((args, env))
         for package in args[args.index("-ldflags") + 2:]:
-            binary = Path(kwargs["env"]["GOBIN"]) / package.split("@")[0].rsplit("/", 1)[-1]
+            binary = Path(env["GOBIN"]) / package.split("@")[0].rsplit("/", 1)[-1]
             binary.write_text("#!/bin/sh\n")
             binary.chmod(0o755)
-        return ""
 
-    monkeypatch.setattr(gotool, "check", fake_check)
+    monkeypatch.setattr(gotool, "compile_shown", fake_compile)
     assert containerd.build(tmp_path, cached_only=True) == {}
     built = containerd.build(tmp_path)
     assert list(built) == ["containerd", "containerd-shim-runc-v2", "ctr"]

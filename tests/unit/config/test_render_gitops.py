@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduler_build import extender_tls
+from scheduler_build import extender_tls, owned
 from scheduler_build import spec as spec_mod
 from scheduler_build.config import output, tls_secrets
 from scheduler_build.config import render as manifests
@@ -33,23 +33,32 @@ def write(spec, out: Path, image: str = "r/x:1", plain: bool = True) -> output.C
     return output.write(manifests.render_files(spec, image), out, manifests.RENDERED_NAMES, plain=plain)
 
 
-def test_plain_directory_is_deterministic_and_holds_no_link_or_hidden_entry(tmp_path):
+def test_plain_directory_is_deterministic_and_holds_no_link_and_one_record(tmp_path):
     first = write(full(), tmp_path / "a")
     write(full(), tmp_path / "b")
     assert not (tmp_path / "a").is_symlink() and sorted(os.listdir(tmp_path)) == ["a", "b"]
-    assert all(not name.startswith(".") for name in os.listdir(tmp_path / "a"))
-    assert sorted(first.added) == sorted(os.listdir(tmp_path / "a"))
+    hidden = [name for name in os.listdir(tmp_path / "a") if name.startswith(".")]
+    assert hidden == [owned.RECORD]  # what was written, by digest: `sha256sum -c` agrees
+    check = subprocess.run(["sha256sum", "-c", "--quiet", owned.RECORD], cwd=tmp_path / "a", capture_output=True)
+    assert check.returncode == 0, check.stdout
+    assert sorted(first.added) == sorted(n for n in os.listdir(tmp_path / "a") if not n.startswith("."))
     for name in os.listdir(tmp_path / "a"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
     assert not write(full(), tmp_path / "a").any()  # a re-render of the same spec changes nothing
 
 
-def test_rerender_restores_hand_edits_and_removes_stale_files_it_wrote(tmp_path):
+def test_rerender_keeps_hand_edits_unless_forced_and_removes_stale_files_it_wrote(tmp_path):
     out = tmp_path / "out"
     write(full(), out)  # replicas 2: pdb.yaml
-    (out / "deployment.yaml").write_text((out / "deployment.yaml").read_text().replace("replicas: 2", "replicas: 5"))
+    edited = (out / "deployment.yaml").read_text().replace("replicas: 2", "replicas: 5")
+    (out / "deployment.yaml").write_text(edited)
     pristine = (out / "rbac.yaml").stat().st_mtime_ns
-    changes = write(full(replicas=1), out)
+    with pytest.raises(UserError, match=r"deployment.yaml is not as scheduler-build wrote it.*--force"):
+        write(full(replicas=1), out)
+    assert (out / "deployment.yaml").read_text() == edited  # nothing the user wrote is lost
+    changes = output.write(manifests.render_files(full(replicas=1), "r/x:1"), out, manifests.RENDERED_NAMES,
+                           plain=True, force=True)
+    assert changes.forced == ["deployment.yaml"] and "(--force" in " ".join(changes.lines())
     assert "deployment.yaml" in changes.changed and "rbac.yaml" not in changes.changed
     assert (out / "rbac.yaml").stat().st_mtime_ns == pristine  # unchanged files are not rewritten
     assert changes.removed == [] and (out / "pdb.yaml").exists()  # the extender keeps 2 replicas
@@ -69,21 +78,24 @@ def test_plain_refuses_foreign_files_and_an_earlier_symlink_and_changes_nothing(
     with pytest.raises(UserError, match="did not write"):
         write(full(replicas=1), out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
-    linked = tmp_path / "linked"
-    write(full(), linked, plain=False)
+    linked = tmp_path / "linked"  # the earlier layout: a symlink to a hidden tree
+    (tmp_path / ".linked.r1").mkdir()
+    linked.symlink_to(".linked.r1")
     with pytest.raises(UserError, match="symlink"):
         write(full(), linked)
 
 
-def test_linked_output_also_restores_a_hand_edit(tmp_path):
+def test_the_default_layout_keeps_a_hand_edit_too_unless_forced(tmp_path):
     out = tmp_path / "out"
     write(full(), out, plain=False)
-    target = out.resolve()
+    assert out.is_dir() and not out.is_symlink()
     (out / "configmap.yaml").write_text("edited\n")
-    changes = write(full(), out, plain=False)
+    with pytest.raises(UserError, match="configmap.yaml is not as"):
+        write(full(), out, plain=False)
+    changes = output.write(manifests.render_files(full(), "r/x:1"), out, manifests.RENDERED_NAMES, force=True)
     assert changes.changed == ["configmap.yaml"] and "edited" not in (out / "configmap.yaml").read_text()
-    assert out.is_symlink() and not target.exists()  # the edited tree is gone
     assert not write(full(), out, plain=False).any()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
 def test_tls_secrets_are_made_once_kept_and_named_as_the_deployments_mount(tmp_path):
@@ -129,7 +141,12 @@ def test_cli_plain_render_reports_what_changed(tmp_path):
     report = json.loads(first.stdout)
     assert "deployment.yaml" in report["changes"]["added"] and report["tls_secrets"]["action"] == "create"
     (tmp_path / "out" / "rbac.yaml").write_text("# edited\n")
-    again = inv("--tls-secrets", str(tmp_path / "secrets"))
+    refused = inv("--tls-secrets", str(tmp_path / "secrets"))
+    last = refused.stderr.strip().splitlines()[-1]
+    assert refused.returncode == 2 and last.startswith("error: --out") and "rbac.yaml is not as" in last
+    assert "Traceback" not in refused.stderr
+    assert (tmp_path / "out" / "rbac.yaml").read_text() == "# edited\n"
+    again = inv("--tls-secrets", str(tmp_path / "secrets"), "--force")
     assert again.returncode == 0 and again.stdout.strip() == str(tmp_path / "out")
     assert "changed rbac.yaml" in again.stderr and "changed deployment.yaml" not in again.stderr
     same = inv("--tls-secrets", str(tmp_path / "out"))
