@@ -65,10 +65,13 @@ def source_root(h: harness.Harness, root: Path) -> dict[str, str]:
     return {"TEST_SRCDIR": str(root), "TEST_WORKSPACE": "ws"}
 
 
-def batching_state(log_text: str, gate: bool | None) -> str:
+UNSETTABLE = "cannot set feature gate " + variants.GATE  # the workload emulates a release without the gate
+
+
+def batching_state(log_text: str, gate: bool | None, why_none: str = "no such gate in this release") -> str:
     """Whether the run's scheduler batched: the gate as set, then what the scheduler itself logged (pure)."""
     if gate is None:
-        return "n/a (no such gate in this release)"
+        return f"off ({why_none})"
     if not gate:
         return f"off ({variants.GATE} gate off)"
     said = batching.parse_output(log_text).get(variants.HARNESS_SCHEDULER)
@@ -81,13 +84,31 @@ def batching_state(log_text: str, gate: bool | None) -> str:
 
 def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, variant: str, work: Path,
          config: Path, has_gate: bool) -> tuple[results.RunFigures, str]:
-    """Run the harness once for one workload and variant; its figures from the JSON it wrote, its batching state."""
-    work.mkdir(parents=True)
+    """Run the harness once for one workload and variant; its figures from the JSON it wrote, its batching state.
+
+    Every variant names the gate (v1.36's harness turns it off otherwise). A workload that makes the harness
+    emulate an older release (v1.36's SchedulerQueueingHints: false emulates 1.33) cannot have it: the harness
+    says so at once, and the run is made again as upstream wrote it, batching off."""
     gate = (variant != variants.NOBATCH) if has_gate else None
-    if gate is not None:  # every variant names the gate: v1.36's harness turns it off otherwise
+    if gate is not None:
         gated = work / "workloads.yaml"
+        work.mkdir(parents=True)
         gated.write_text(dump(variants.gated_cases(config.read_text(), w, gate)))
-        config = gated
+        try:
+            return _run(h, etcd_bin, spec, w, variant, work, gated, gate)
+        except UserError:
+            log_file = work / "harness.log"
+            if not log_file.is_file() or UNSETTABLE not in log_file.read_text(errors="replace"):
+                raise
+        log(f"    {w.label}: its workload emulates a release without {variants.GATE}; run as upstream wrote it")
+        work = work.with_name(work.name + "-ungated")
+    return _run(h, etcd_bin, spec, w, variant, work, config, None,
+                "the workload emulates a release without the gate" if has_gate else "no such gate in this release")
+
+
+def _run(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, variant: str, work: Path,
+         config: Path, gate: bool | None, why_none: str = "") -> tuple[results.RunFigures, str]:
+    work.mkdir(parents=True, exist_ok=True)
     scheduler_config, prepare, ready = None, None, ""
     if variant == "spec":
         scheduler_config = work / "scheduler-config.yaml"
@@ -112,7 +133,7 @@ def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
                         f"the whole log: {work / 'harness.log'}")
     if below:
         log(f"    below upstream's threshold for {w.label} (upstream's CI hardware): the figures are kept")
-    state = batching_state((work / "harness.log").read_text(errors="replace"), gate)
+    state = batching_state((work / "harness.log").read_text(errors="replace"), gate, why_none)
     return results.parse_file(found[-1]), state
 
 

@@ -255,4 +255,30 @@ def test_batching_state_from_the_gate_and_the_schedulers_own_log():
     assert run.batching_state(line, True) == "off (plugins without SignPod: UnderlayIPLimit)"
     assert run.batching_state(line.replace("default-scheduler", "other"), True) == "on"
     assert run.batching_state("", False) == "off (OpportunisticBatching gate off)"
-    assert run.batching_state(line, None).startswith("n/a")
+    assert run.batching_state(line, None, "the workload emulates a release without the gate") == (
+        "off (the workload emulates a release without the gate)")
+
+
+def test_a_workload_that_cannot_have_the_gate_runs_again_as_written(tmp_path, monkeypatch):
+    from scheduler_build.errors import UserError
+
+    calls = []
+
+    def fake_run(h, etcd_bin, spec, w, variant, work, config, gate, why_none=""):
+        calls.append((work.name, config.name, gate, why_none))
+        if gate is not None:
+            (work / "harness.log").write_text(f"Failed to set feature gates: {run.UNSETTABLE} to true, feature is PreAlpha")
+            raise UserError("scheduler_perf failed")
+        return "figures", run.batching_state("", gate, why_none)
+
+    monkeypatch.setattr(run, "_run", fake_run)
+    upstream = tmp_path / "performance-config.yaml"
+    upstream.write_text("- name: SchedulingBasic\n  workloads:\n  - name: 5000Nodes\n")
+    w = variants.Workload("SchedulingBasic", "5000Nodes")
+    figures, state = run._one(None, None, None, w, "vanilla", tmp_path / "cell", upstream, True)
+    assert state == "off (the workload emulates a release without the gate)"
+    assert calls[0][1:3] == ("workloads.yaml", True) and calls[1][:3] == ("cell-ungated", "performance-config.yaml", None)
+    # Any other failure is the run's own: raised, not retried.
+    monkeypatch.setattr(run, "_run", lambda *a, **k: (_ for _ in ()).throw(UserError("other")))
+    with pytest.raises(UserError, match="other"):
+        run._one(None, None, None, w, "vanilla", tmp_path / "cell2", upstream, True)
