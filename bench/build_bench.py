@@ -12,6 +12,7 @@ descendant's max RSS for (b).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -25,6 +26,7 @@ import uuid
 from pathlib import Path
 
 from testkit import docker_sdk
+from scheduler_build.inputs.build import default_request
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.resolve import versions
@@ -86,7 +88,7 @@ def _native_build(source: Path, out: Path, gocache: Path, flags: str) -> tuple[f
 def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 5, cold: bool = True) -> dict:
     cache = settings.cache_dir()
     resolution = versions.resolve(k8s_version, cache)
-    request = build.BuildRequest(k8s_version=k8s_version, pull=False, cache_dir=cache,
+    request = default_request(k8s_version=k8s_version, pull=False, cache_dir=cache,
                                  dist_dir=Path(tempfile.mkdtemp(prefix="sb-bench-dist-")))
     first = build.run(request)  # warms vendor, tidy and the default Go cache volume
     workspace = render_wrapper(resolution)
@@ -126,7 +128,7 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 5, co
         try:
             with ContainerPeakMemory(image) as peak:
                 start = time.monotonic()
-                build.run(build.BuildRequest(**{**request.__dict__, "gocache_volume": volume}))
+                build.run(dataclasses.replace(request, gocache_volume=volume))
                 results["cold_ours_s"] = time.monotonic() - start
             results["cold_ours_peak_bytes"] = peak.peak
             seconds, maxrss = _native_build(native_src, native_out, cold_dir, flags)

@@ -28,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from scheduler_build.inputs.build import default_request
 from scheduler_build import settings
 from scheduler_build.extender_config import ONE_WRITE_ENV
 
@@ -69,8 +70,8 @@ def _binaries(k8s_version: str, cache: Path, dist: Path, want_plugin: bool) -> d
 
     common = dict(k8s_version=k8s_version, dist_dir=dist, cache_dir=cache, pull=False)
     out = {
-        "apiserver": build.run(build.BuildRequest(component="kube-apiserver", **common)).binary,
-        "plain": build.run(build.BuildRequest(**common)).binary,
+        "apiserver": build.run(default_request(component="kube-apiserver", **common)).binary,
+        "plain": build.run(default_request(**common)).binary,
     }
     if want_plugin:
         done = subprocess.run([sys.executable, "-m", "invoke", "build", "--spec",

@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterator
 
+from scheduler_build.inputs.build import default_request
 from scheduler_build import settings
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import registry_cache
@@ -58,7 +59,7 @@ def run(k8s_version: str = settings.default("k8s.version"), spec: Path | None = 
     volume = f"scheduler-build-bench-{uuid.uuid4().hex[:8]}"
     registry = Registry(work / "registry").start()
     repo = f"{registry.host}/bench/sb-cache"
-    base = build.BuildRequest(k8s_version=k8s_version, pull=False, gocache_volume=volume)
+    base = default_request(k8s_version=k8s_version, pull=False, gocache_volume=volume)
     engine = None
     try:
         cold_total, cold = _timed_build(replace(base, dist_dir=work / "dist-a", cache_dir=work / "cache-a", cache_to=repo))

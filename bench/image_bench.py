@@ -20,9 +20,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from invoke import Config, Context
+
+from scheduler_build.inputs.build import default_request
 from scheduler_build.engine import connect
 from scheduler_build import platforms, settings
 from scheduler_build.build import pipeline as build
+from scheduler_build.inputs import image as image_inputs
 from scheduler_build.image import assemble, oci
 from scheduler_build.image import request as image_request
 from scheduler_build.publish import registry
@@ -43,10 +47,11 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 3) ->
     work = Path(tempfile.mkdtemp(prefix="bench-image-"))
     repository = "scheduler-build-bench/kube-scheduler"
     try:
-        built = build.run(build.BuildRequest(k8s_version=k8s_version, dist_dir=work / "dist",
+        built = build.run(default_request(k8s_version=k8s_version, dist_dir=work / "dist",
                                              cache_dir=settings.cache_dir(), pull=False))
-        opts = image_request.Options(k8s_version=k8s_version, k8s_default=k8s_version, platforms=f"linux/{arch}", dist_dir=work / "dist",
-                                     cache_dir=settings.cache_dir(), repository=repository)
+        context = Context(config=Config(defaults=settings.DEFAULTS))
+        opts = image_inputs.inputs(context, no_spec=True, k8s_version=k8s_version, platforms=f"linux/{arch}",
+                                  dist=work / "dist", repository=repository)
 
         def package(force: bool = False) -> assemble.ImageResult:
             """What `inv image.build` does once dist/ holds the binary: assemble, then load."""

@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from scheduler_build.inputs.build import default_request
 from scheduler_build import settings
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.build import pipeline as build
@@ -68,7 +69,7 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 5) ->
     shutil.copytree(EXAMPLE_PLUGIN, ours_dir)
     shutil.copytree(EXAMPLE_PLUGIN, native_dir)
     source = PluginSource(package=PACKAGE, names=("UnderlayIPLimit",), path=ours_dir)
-    request = build.BuildRequest(k8s_version=k8s_version, pull=False, cache_dir=settings.cache_dir(), name="bench-plugin-edit",
+    request = default_request(k8s_version=k8s_version, pull=False, cache_dir=settings.cache_dir(), name="bench-plugin-edit",
                                  dist_dir=work / "dist", plugin_sources=(source,))
     base = 1000 + (os.getpid() % 1000) * 100
     try:

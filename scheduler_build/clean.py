@@ -50,7 +50,7 @@ MAX_DEPTH = 6  # dist/<name>/<version>/<os>-<arch>: outputs sit 2-3 levels down
 CACHE_ENTRIES = {
     "goproxy": "module proxy answers (version lists, go.mod files)",
     "intree-plugins": "in-tree plugin names per Kubernetes version",
-    "vocabulary": "configuration API fields and feature gates per Kubernetes version",
+    "vocabulary": "configuration API fields per Kubernetes version",
     "src": "wrapper module sources",
     "tidy": "go mod tidy results",
     "vendor": "vendored module trees (GBs; slow to rebuild offline)",

@@ -18,6 +18,8 @@ from scheduler_build.build import builder_image as builder
 from scheduler_build import settings
 from scheduler_build import engine
 from scheduler_build import gotool
+from scheduler_build import kubeclient
+from scheduler_build.deploy import apply, skew
 from scheduler_build.cluster import containerd, network
 from scheduler_build.resolve import goproxy
 from scheduler_build.errors import UserError
@@ -142,6 +144,23 @@ def check_home() -> Check:
     if where.exists() and not os.access(where, os.W_OK):
         return Check("HOME/GOPATH", False, f"{where} is not writable", "export HOME or GOPATH to a writable directory")
     return Check("HOME/GOPATH", True, f"{'GOPATH' if gopath else 'HOME'}={where}")
+
+
+def check_version_skew(kubeconfig: str, spec_path: str, cache_dir: Path) -> Check:
+    """`doctor --kubeconfig`: the API server's version beside the spec's scheduler, under the skew policy."""
+    try:
+        server = apply.server_version(kubeclient.from_kubeconfig(kubeconfig))
+    except UserError as exc:
+        return Check("version skew", False, exc.message, exc.hint or "")
+    pair = apply.skew_pair(spec_path, server, cache_dir)
+    shown = f"scheduler {pair['scheduler'] or '?'}, API server {server}"
+    if pair["ok"] is None:
+        return Check("version skew", False, f"{shown}: {pair['reason']}", required=False,
+                     fix=f"this API server takes a scheduler of {' or '.join(pair['allowed_scheduler_minors'])}")
+    if not pair["ok"]:
+        verdict = skew.verdict(pair["scheduler"], server)
+        return Check("version skew", False, pair["reason"], skew.hint(verdict))
+    return Check("version skew", True, f"{shown}: within the policy ({skew.POLICY})")
 
 
 # Tools compiled from the Go module proxy the first time a task needs them (gotool.installed_programs):

@@ -59,6 +59,36 @@ class ServeConfig:
     one_write: bool = True  # each response's head and body in one write (extender/one_write.py); off: plain httptools
 
 
+def settings_rows(setting: Any, kind: Any) -> list[Any]:
+    """The `extender.*` rows of the settings table (settings.SETTINGS), built with its Setting and Kind:
+    ServeConfig's defaults with their meaning, kind and flag (this module imports nothing of core)."""
+    cfg = ServeConfig()
+
+    def row(key: str, default: Any, text: str, what: Any = None, flag: str | None = "") -> Any:
+        return setting(f"extender.{key}", default, text, what, flag)
+
+    return [
+        row("host", cfg.host, "listen address"),
+        row("port", cfg.port, "listen port, 0 for a free one", kind("port")),
+        row("kubeconfig", cfg.kubeconfig, "kubeconfig to watch pods and nodes with; empty: $KUBECONFIG, "
+            "~/.kube/config, in-cluster"),
+        row("policy", cfg.policy, "placement policy"),
+        row("url_prefix", cfg.url_prefix, "path prefix of the verbs, the urlPrefix's path"),
+        *[row(f"{verb}_verb", cfg.verbs[verb], f"{verb} verb path, empty disables") for verb in VERBS],
+        row("max_body_bytes", cfg.max_body_bytes, "largest request body accepted", kind("size", lo=1024)),
+        row("assume_ttl", cfg.assume_ttl, "seconds a pod bound here counts before the watch confirms it",
+            kind("duration", lo=0.001)),
+        row("tls_cert", cfg.tls.cert_file, "serve HTTPS with this PEM certificate; empty: plain HTTP"),
+        row("tls_key", cfg.tls.key_file, "PEM private key of the certificate; empty: in the cert file"),
+        row("tls_client_ca", cfg.tls.client_ca_file, "require client certificates signed by this CA, mTLS; "
+            "empty: none"),
+        row("log_level", cfg.log_level, "debug, info, warning or error", kind("enum", choices=LOG_LEVELS)),
+        row("one_write", cfg.one_write, "each response's head and body in one write; off: "
+            "`inv extender.serve --no-one-write`, `scheduler-extender --no-one-write`, or "
+            f"{ONE_WRITE_ENV}=0", flag="--no-one-write"),
+    ]
+
+
 def settings_defaults() -> dict[str, Any]:
     """ServeConfig's defaults as the flat `extender.*` settings table (settings.DEFAULTS)."""
     cfg = ServeConfig()

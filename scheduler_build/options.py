@@ -1,64 +1,50 @@
 """Typed option values: the one place a flag or setting's text becomes a number, size,
 duration, enum or version, with one error style (`--flag VALUE: what is wrong; e.g. ...`).
 
-`tasks._common.option` calls `convert()` for every option it resolves; the kind of
-each key is in KINDS, else the default's type decides (int, float, bool, str).
+`inputs.common.option` calls `convert()` for every value it decides; the kind of each
+key is declared with it (settings.SETTINGS), else the default's type decides (int, float, bool, str).
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
 from typing import Any
 
+from scheduler_build import settings
 from scheduler_build.errors import UserError
-from scheduler_build.extender_config import LOG_LEVELS
 
 _DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m(?!s))?\s*(?:(\d+(?:\.\d+)?)s?)?\s*$")
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
 _SIZE_UNITS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4}
 
 
-@dataclass(frozen=True)
-class Kind:
-    name: str  # int, float, duration, size, enum, version, port
-    lo: float | None = None
-    choices: tuple[str, ...] = ()
+Kind = settings.Kind  # a setting's kind is declared with it (settings.SETTINGS)
 
 
-# Keys whose values are more than their default's type says.
-KINDS: dict[str, Kind] = {
-    "deploy.timeout": Kind("duration", lo=1),
-    "cluster.timeout": Kind("duration", lo=1),
-    "extender.assume_ttl": Kind("duration", lo=0.001),
-    "push.backoff": Kind("duration", lo=0),
-    "push.retries": Kind("int", lo=0),
-    "extender.max_body_bytes": Kind("size", lo=1024),
-    "extender.port": Kind("port"),
-    "extender.log_level": Kind("enum", choices=LOG_LEVELS),
-    "build.os": Kind("enum", choices=("linux", "darwin", "windows")),
-    "k8s.version": Kind("version"),
-    "scaffold.k8s_version": Kind("version"),
-    "image.version": Kind("version"),
-}
+def kind_of(key: str) -> Kind | None:
+    """The declared kind of a setting (None: its default's type decides)."""
+    row = settings.BY_KEY.get(key)
+    return row.kind if row is not None else None
+
 
 _EXAMPLES = {"duration": "e.g. 300 (seconds), 90s, 5m or 1h30m", "size": "e.g. 65536, 512KiB, 64MiB or 1GiB",
              "int": "a whole number", "float": "a number", "port": "0..65535 (0 picks a free port)"}
 
 
-# Settings whose flag is not named after the key's last part.
-_FLAGS = {"k8s.version": "--k8s-version", "spec.path": "--spec", "paths.dist_dir": "--dist",
-          "sign.public_key": "--key"}
+def flag_of(key: str) -> str:
+    """The command-line flag of a setting."""
+    row = settings.BY_KEY.get(key)
+    return row.flag_name if row is not None else "--" + key.rsplit(".", 1)[-1].replace("_", "-")
 
 
 def source(key: str, from_flag: bool) -> str:
     """How an error names where a value came from: the flag, or the setting (invoke.yaml / env)."""
-    flag = _FLAGS.get(key) or "--" + key.rsplit(".", 1)[-1].replace("_", "-")
+    flag = flag_of(key)
     if from_flag:
         return flag
     env = key.upper().replace(".", "_")
-    return f"setting {key} (invoke.yaml, INVOKE_{env} or SCHEDULER_BUILD_{env}; flag {flag})"
+    return f"setting {key} (invoke.yaml, INVOKE_{env} or SCHEDULER_BUILD_{env}{'; flag ' + flag if flag else ''})"
 
 
 def duration_seconds(text: Any) -> float | None:
@@ -91,10 +77,10 @@ BOOLEAN_WORDS = {"true": True, "yes": True, "on": True, "1": True, "false": Fals
 
 
 def convert(key: str, value: Any, default: Any, from_flag: bool, where: str | None = None) -> Any:
-    """`value` as the option's kind (KINDS, else the default's type), or a one-line UserError.
+    """`value` as the option's kind (declared in settings.SETTINGS, else the default's type), or a one-line UserError.
 
     `where` names the value's origin (a file and key, an environment variable); default: the flag or setting."""
-    kind = KINDS.get(key) or Kind({bool: "bool", int: "int", float: "float"}.get(type(default), "str"))
+    kind = kind_of(key) or Kind({bool: "bool", int: "int", float: "float"}.get(type(default), "str"))
     where = where or source(key, from_flag)
     if kind.name == "bool":
         return boolean(value, where)

@@ -92,12 +92,6 @@ def load_yaml(text: str, loader: type[BoundedLoader] = BoundedLoader) -> Any:
     return yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
 
 
-def load_yaml_all(text: str, loader: type[BoundedLoader] = BoundedLoader) -> list[Any]:
-    """Every document of a YAML stream, bounded."""
-    check_size(text)
-    return list(yaml.load_all(text, Loader=loader))  # noqa: S506 - a SafeLoader subclass
-
-
 _JSON_STRING = re.compile(rb'"(?:\\.|[^"\\])*"')
 _JSON_BRACKET = re.compile(rb"[\[\]{}]")
 

@@ -7,111 +7,162 @@ reads the merged result so every task resolves options the same way.
 
 from __future__ import annotations
 
-import inspect
 import os
-import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from scheduler_build import errors
 from scheduler_build.errors import UserError
-from scheduler_build.extender_config import settings_defaults as extender_defaults
+from scheduler_build.extender_config import settings_rows as extender_settings
 
-# Defaults for every setting, registered on the root collection; invoke merges
-# files and environment variables over them. Env vars only reach keys listed here.
-DEFAULTS: dict[str, Any] = {
-    "k8s": {
-        # A minor ("1.36") resolves to its newest patch; "latest" to the newest release.
-        "version": "1.36",
-    },
-    "paths": {
-        "cache_dir": "",  # empty: $XDG_CACHE_HOME/scheduler-build or ~/.cache/scheduler-build
-        "dist_dir": "dist",
-    },
-    "builder": {
-        "image": "",  # empty: official golang:<go> if present or pullable, else bootstrapped
-        "pull": True,  # try pulling the official image before falling back
-        "goroot": "",  # empty: `go env GOROOT` of the host
-    },
-    "build": {
-        "name": "",  # dist/<name>/...; empty: the component name
-        "component": "kube-scheduler",
-        "os": "linux",
-        "arch": "",  # empty: the host's architecture
-        "cgo_static": False,
-        "source_date_epoch": "",  # empty: $SOURCE_DATE_EPOCH, else the release's commit time
-        "version_suffix": "",
-        "gocache_volume": "scheduler-build-gocache",
-        "reuse_builder": False,  # compile by `docker exec` in a long-lived builder (build/warm.py), which keeps running
-        "all_platforms": False,  # with a spec, build every platform it lists, not just the host's
-        "cache_from": "",  # registry repository to pull the workspace image and Go build cache from (docs/remote-engine.md)
-        "cache_to": "",  # registry repository to push the workspace image and Go build cache to (the engine pushes)
-    },
-    "cluster": {
-        "state_dir": "",  # empty: <cache_dir>/cluster
-        "apiserver": "",  # empty: build kube-apiserver of k8s.version with our own build
-        "etcd": "/usr/bin/etcd",  # Debian's etcd-server
-        "timeout": 180,  # seconds for each process to become ready (a loaded 2-core machine)
-        "registries": "",  # --node: registries the node pulls from, comma-separated http(s)://HOST:PORT
-        "registry_ca": "",  # --node: CA bundle for the https ones (empty: the engine's certs.d, else the system's)
-    },
-    "image": {
-        "platforms": "",  # empty: the spec's platforms, else the host's
-        "version": "",  # empty: the spec's version, else 0.1.0 (tag <k8s-version>-<version>)
-        "repository": "",  # empty: the spec's image.repository, else scheduler-build/<name>
-        "licenses": "Apache-2.0",  # org.opencontainers.image.licenses (Kubernetes' licence)
-        "source": "",  # org.opencontainers.image.source; empty: git's origin URL
-        "force": False,
-        "extender_tag": "",  # empty: scheduler-build/extender:<toolkit version>
-        "debian_mirror": "http://deb.debian.org/debian",  # debootstrap's mirror for the extender's base
-    },
-    "push": {
-        "retries": 4,  # per request, on connection errors, 5xx and 429
-        "backoff": 0.5,  # first delay in seconds, doubled per retry, capped at 8
-        "insecure": False,  # allow plain HTTP to non-loopback registries
-        "ca_cert": "",  # empty: /etc/docker/certs.d/<host:port>/ca.crt, else the system CAs
-    },
-    "spec": {
-        # The build spec every stage reads (build, image, config, deploy); `init` writes one. `build`
-        # and image.* with --no-spec, --k8s-version or --component build plain kube-scheduler.
-        # (This checkout's invoke.yaml points `inv` at examples/underlay/scheduler.yaml.)
-        "path": "scheduler.yaml",
-    },
-    "buildspec": {  # deprecated aliases (see ALIASES): read when set, with a warning
-        "path": "",
-        "all_platforms": False,
-    },
-    "scaffold": {
-        "k8s_version": "",  # empty: k8s.version
-        "force": False,  # replace a non-empty --out
-    },
-    "config": {
-        "spec": "",  # deprecated alias of spec.path (see ALIASES)
-        "out": "",  # empty: <paths.dist_dir>/config/<name>
-        "runner_image": "",  # empty: the newest local scheduler-build/golang:* (runs the binary, no network)
-        "scheduler_name": "default-scheduler",  # migrate-policy's profile name
-        "fields_only": False,
-        "require_batching": False,  # a profile without opportunistic batching fails config.validate
-    },
-    "deploy": {
-        "kubeconfig": "",  # empty: $KUBECONFIG
-        "context": "",
-        "timeout": 300,  # seconds to wait for the Deployment to become available
-        "no_wait": False,
-    },
-    "sign": {  # inv image.keygen / image.push --sign / image.verify (cosign, offline)
-        "key": "",  # image.push --sign: the private key, DIR/cosign.key or env://VAR
-        "public_key": "",  # image.verify: the public key, DIR/cosign.pub or env://VAR
-        "password": "",  # the key's password when COSIGN_PASSWORD is unset (empty: image.keygen wants --allow-empty-password)
-    },
-    "registry": {
-        "url": "",  # HOST[:PORT]/REPO, checked by `inv doctor` when set
-    },
-    # `inv extender.serve`; the console script scheduler-extender takes the same as flags.
-    # Their home is the extender's ServeConfig (the extender image has no settings module).
-    "extender": extender_defaults(),
-}
+@dataclass(frozen=True)
+class Kind:
+    """What a setting's text must be, beyond its default's type (options.convert reads it)."""
+
+    name: str  # int, float, duration, size, enum, version, port
+    lo: float | None = None
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting, declared once: its key, default, help, kind and flag. Everything else comes from
+    here: DEFAULTS (registered with invoke), the environment variables (env_vars), the value's
+    checks (options.convert), `help settings`, docs/settings.md and the flags' help (flag_help)."""
+
+    key: str  # section.key; the environment variables are INVOKE_/SCHEDULER_BUILD_SECTION_KEY
+    default: Any
+    help: str  # what it means; "empty: ..." says what an empty value means
+    kind: Kind | None = None  # None: the default's type (bool, int, float, str)
+    flag: str | None = ""  # the task flag that overrides it; empty: --<key's last part>; None: no flag
+
+    @property
+    def flag_name(self) -> str:
+        """The flag, or "" for a setting no task has a flag for."""
+        if self.flag is None:
+            return ""
+        return self.flag or "--" + self.key.rsplit(".", 1)[-1].replace("_", "-")
+
+
+# How to add a setting: one row here (key, default, help; kind and flag when the default's type and the
+# key's last part do not say them). Then read it in the task with option(c, "section.key", flag) (with
+# spec=... when the spec can say it too), give the flag help=flag_help("section.key"), and run
+# `python -m scheduler_build.settings --update docs/settings.md`. Nothing else restates the default.
+SETTINGS: tuple[Setting, ...] = (
+    Setting("k8s.version", "1.36", 'Kubernetes version: a minor ("1.36") resolves to its newest patch, "latest" to the '
+            "newest release", Kind("version"), "--k8s-version"),
+    Setting("paths.cache_dir", "", "downloads, resolved versions, builders' state; "
+            "empty: $XDG_CACHE_HOME/scheduler-build or ~/.cache/scheduler-build", flag=None),
+    Setting("paths.dist_dir", "dist", "output root: dist/<name>/<k8s-version>/<os>-<arch>/, dist/config/<name>/, "
+            "image layouts", flag="--dist"),
+    Setting("builder.image", "", "the golang image builds run in; empty: official golang:<go> if present or "
+            "pullable, else bootstrapped", flag="--builder-image"),
+    Setting("builder.pull", True, "try pulling the official golang image before falling back", flag="--no-pull"),
+    Setting("builder.goroot", "", "the Go a bootstrapped builder copies; empty: `go env GOROOT` of the host"),
+    Setting("build.name", "", "dist/<name>/... directory name; the spec's name wins; empty: the component name"),
+    Setting("build.component", "kube-scheduler", "what `inv build` compiles without a spec (kube-scheduler, "
+            "kube-apiserver)"),
+    Setting("build.os", "linux", "target GOOS (builds are linux-only)", Kind("enum", choices=("linux",))),
+    Setting("build.arch", "", "target architecture; empty: the host's"),
+    Setting("build.cgo_static", False, "compile with cgo, statically linked (needs gcc in the builder)"),
+    Setting("build.source_date_epoch", "", "build date stamp in seconds; empty: $SOURCE_DATE_EPOCH, else the "
+            "release's commit time"),
+    Setting("build.version_suffix", "", "appended to the stamped version: v1.36.3-<suffix>; the spec's "
+            "versionSuffix wins"),
+    Setting("build.gocache_volume", "scheduler-build-gocache", "Docker volume holding Go's build cache "
+            "(`inv clean --volume` removes it)"),
+    Setting("build.reuse_builder", False, "compile by `docker exec` in a long-lived builder (build/warm.py), "
+            "which keeps running", flag=None),
+    Setting("build.all_platforms", False, "with a spec, build every platform it lists, not just the host's"),
+    Setting("build.cache_from", "", "registry repository to pull the workspace image and Go build cache from "
+            "(docs/remote-engine.md)"),
+    Setting("build.cache_to", "", "registry repository to push the workspace image and Go build cache to "
+            "(the engine pushes)"),
+    Setting("cluster.state_dir", "", "the local cluster's files; empty: <cache_dir>/cluster"),
+    Setting("cluster.apiserver", "", "kube-apiserver binary; empty: build kube-apiserver of k8s.version with our "
+            "own build"),
+    Setting("cluster.etcd", "/usr/bin/etcd", "etcd binary (Debian's etcd-server)"),
+    Setting("cluster.timeout", 180, "seconds for each process to become ready (a loaded 2-core machine)",
+            Kind("duration", lo=1)),
+    Setting("cluster.registries", "", "--node: registries the node pulls from, comma-separated http(s)://HOST:PORT", flag=None),
+    Setting("cluster.registry_ca", "", "--node: CA bundle for the https ones (empty: the engine's certs.d, else "
+            "the system's)"),
+    Setting("image.platforms", "", "comma-separated platforms; the spec's platforms win; empty: the host's"),
+    Setting("image.version", "0.1.0", "the spec version in the tag <k8s-version>-<version>; the spec's version "
+            "wins", Kind("version")),
+    Setting("image.repository", "", "local image repository; the spec's image.repository wins; empty: "
+            "scheduler-build/<name>"),
+    Setting("image.licenses", "Apache-2.0", "org.opencontainers.image.licenses (Kubernetes' licence)", flag=None),
+    Setting("image.source", "", "org.opencontainers.image.source; empty: git's origin URL", flag=None),
+    Setting("image.force", False, "rebuild the image layout even when its inputs are unchanged"),
+    Setting("image.extender_tag", "", "the reference extender's image tag; empty: "
+            "scheduler-build/extender:<toolkit version>", flag="--tag"),
+    Setting("image.debian_mirror", "http://deb.debian.org/debian", "debootstrap's mirror for the extender's base",
+            flag="--mirror"),
+    Setting("push.retries", 4, "retries per request, on connection errors, 5xx and 429", Kind("int", lo=0)),
+    Setting("push.backoff", 0.5, "first retry delay in seconds, doubled per retry, capped at 8",
+            Kind("duration", lo=0), flag=None),
+    Setting("push.insecure", False, "allow plain HTTP to non-loopback registries (loopback ones may always)"),
+    Setting("push.ca_cert", "", "CA bundle for the registry's TLS; empty: /etc/docker/certs.d/<host:port>/ca.crt, "
+            "else the system CAs"),
+    Setting("spec.path", "scheduler.yaml", "THE build spec every stage reads (build, image, config, deploy); "
+            "`init` writes one; --no-spec, --k8s-version or --component build a plain kube-scheduler",
+            flag="--spec"),
+    Setting("buildspec.path", "", "deprecated alias of spec.path (read with a warning)", flag="--spec"),
+    Setting("buildspec.all_platforms", False, "deprecated alias of build.all_platforms (read with a warning)",
+            flag="--all-platforms"),
+    Setting("scaffold.k8s_version", "", "Kubernetes version a new plugin targets; empty: k8s.version",
+            Kind("version"), "--k8s-version"),
+    Setting("scaffold.force", False, "replace a non-empty --out"),
+    Setting("config.spec", "", "deprecated alias of spec.path (read with a warning)", flag="--spec"),
+    Setting("config.out", "", "where config.render writes; empty: <paths.dist_dir>/config/<name>"),
+    Setting("config.runner_image", "", "image config.validate runs the binary in; empty: the newest local "
+            "scheduler-build/golang:* (no network)", flag=None),
+    Setting("config.scheduler_name", "default-scheduler", "migrate-policy's profile name"),
+    Setting("config.fields_only", False, "`config.validate` checks fields only, without the binary"),
+    Setting("deploy.kubeconfig", "", "kubeconfig file; empty: $KUBECONFIG"),
+    Setting("deploy.context", "", "kubeconfig context; empty: its current-context"),
+    Setting("deploy.timeout", 300, "seconds to wait for the Deployment to become available", Kind("duration", lo=1)),
+    Setting("deploy.no_wait", False, "do not wait for the Deployment to become available"),
+    Setting("deploy.allow_version_skew", False, "deploy a scheduler outside Kubernetes' skew policy with the API "
+            "server"),
+    Setting("sign.key", "", "image.push --sign: the private key, DIR/cosign.key or env://VAR", flag="--key"),
+    Setting("sign.public_key", "", "image.verify: the public key, DIR/cosign.pub or env://VAR", flag="--key"),
+    Setting("sign.password", "", "the key's password when COSIGN_PASSWORD is unset (empty: image.keygen wants "
+            "--allow-empty-password)", flag=None),
+    Setting("registry.url", "", "HOST[:PORT]/REPO image.push pushes to; checked by `inv doctor` when set",
+            flag="--registry"),
+    # `inv extender.serve`; the console script scheduler-extender takes the same as flags. Their defaults'
+    # home is the extender's ServeConfig (the extender image has no settings module).
+    *extender_settings(Setting, Kind),
+)
+BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
+
+
+def _nested(rows: tuple[Setting, ...]) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for row in rows:
+        section, key = row.key.split(".", 1)
+        tree.setdefault(section, {})[key] = row.default
+    return tree
+
+
+# Every setting's default as invoke's nested config (registered on the root collection; invoke merges
+# files and environment variables over them; env vars only reach keys listed here). Derived, never edited.
+DEFAULTS: dict[str, Any] = _nested(SETTINGS)
+
+
+def setting(dotted: str) -> Setting:
+    """One setting's declaration (KeyError for an unknown key)."""
+    return BY_KEY[dotted]
+
+
+def flag_help(dotted: str, text: str = "", otherwise: str = "") -> str:
+    """A flag's help from its setting's declaration: `text` (default: the setting's help) and its default."""
+    return f"{text or setting(dotted).help} ({describe(dotted, otherwise)})"
+
 
 # Deprecated key -> its replacement. An alias is read when set (invoke.yaml, env) and
 # its replacement is not, with a one-line warning; two that disagree are an error.
@@ -124,19 +175,19 @@ _warned: set[str] = set()
 
 
 def get(config: Any, dotted: str, flag: Any = None) -> Any:
-    """Resolve one option: an explicit flag wins, then invoke config, then DEFAULTS.
-
-    The one place options are resolved (tasks call it through tasks._common.option)."""
+    """One option without a spec: an explicit flag wins, then invoke config (environment over files),
+    then DEFAULTS. Tasks decide through precedence.decide, which adds the spec and calls this."""
     if flag is not None:
         return flag
-    value = _lookup(config, dotted)
+    value = lookup(config, dotted)
     aliases = [old for old, new in ALIASES.items() if new == dotted]
     if aliases:
         value = _from_aliases(config, dotted, value, aliases)
     return value
 
 
-def _lookup(config: Any, dotted: str) -> Any:
+def lookup(config: Any, dotted: str) -> Any:
+    """The merged value of one setting (files, environment), else its default; aliases not consulted."""
     node: Any = config
     for part in dotted.split("."):
         try:
@@ -160,7 +211,7 @@ def _from_aliases(config: Any, dotted: str, value: Any, aliases: list[str]) -> A
     """The value of `dotted`, or of a deprecated alias set in its place."""
     chosen = {}
     for old in aliases:
-        old_value = _lookup(config, old)
+        old_value = lookup(config, old)
         if old_value != default(old):
             if old not in _warned:
                 _warned.add(old)
@@ -175,11 +226,8 @@ def _from_aliases(config: Any, dotted: str, value: Any, aliases: list[str]) -> A
 
 
 def default(dotted: str) -> Any:
-    """The default of one setting, from DEFAULTS (KeyError for an unknown key)."""
-    node: Any = DEFAULTS
-    for part in dotted.split("."):
-        node = node[part]
-    return node
+    """The default of one setting, from its declaration (KeyError for an unknown key)."""
+    return BY_KEY[dotted].default
 
 
 def describe(dotted: str, otherwise: str = "") -> str:
@@ -212,58 +260,11 @@ def cache_dir(config: Any = None) -> Path:
 
 REFERENCE_BEGIN = "<!-- settings-reference: generated by `python -m scheduler_build.settings --update docs/settings.md` -->"
 REFERENCE_END = "<!-- /settings-reference -->"
-_SECTION_LINE = re.compile(r'^    "(\w+)": \{')
-_KEY_LINE = re.compile(r'^        "(\w+)": .*?(?:#\s*(.*))?$')
-_COMMENT_LINE = re.compile(r"^\s+#\s*(.*)$")
 
 
-# Meanings of the keys DEFAULTS carries no comment for (a key with a comment uses that).
-_MEANINGS = {
-    "paths.dist_dir": "output root: dist/<name>/<k8s-version>/<os>-<arch>/, dist/config/<name>/, image layouts",
-    "build.component": "what `inv build` compiles without a spec (kube-scheduler, kube-apiserver)",
-    "build.os": "target GOOS",
-    "build.cgo_static": "compile with cgo, statically linked",
-    "build.version_suffix": "appended to the stamped version: v1.36.3-<suffix>",
-    "build.gocache_volume": "Docker volume holding Go's build cache (`inv clean --volume` removes it)",
-    "image.force": "rebuild the image layout even when its inputs are unchanged",
-    "config.fields_only": "`config.validate` checks fields only, without the binary",
-    "config.require_batching": "`config.validate` fails when a profile loses opportunistic batching "
-                               "(a plugin without SignPod, an extender): for CI",
-    "deploy.context": "kubeconfig context; empty: its current-context",
-    "deploy.no_wait": "do not wait for the Deployment to become available",
-    "extender.one_write": "each response's head and body in one write; off: `inv extender.serve --no-one-write`, "
-                          "`scheduler-extender --no-one-write`, or the `scheduler-build` variable set to 0",
-}
-
-
-def leaves(node: dict = DEFAULTS, prefix: str = "") -> list[tuple[str, Any]]:
+def leaves() -> list[tuple[str, Any]]:
     """Every setting as (dotted key, default), in the table's order."""
-    out: list[tuple[str, Any]] = []
-    for key, value in node.items():
-        if isinstance(value, dict):
-            out += leaves(value, f"{prefix}{key}.")
-        else:
-            out.append((f"{prefix}{key}", value))
-    return out
-
-
-def _comments() -> dict[str, str]:
-    """The comment each key carries in DEFAULTS' source (same line, else the lines just above)."""
-    found: dict[str, str] = {}
-    section, above = "", []
-    for line in inspect.getsource(sys.modules[__name__]).split("DEFAULTS: dict[str, Any] = {", 1)[1].splitlines():
-        if line.startswith("}"):
-            break
-        if match := _SECTION_LINE.match(line):
-            section, above = match.group(1), []
-        elif match := _KEY_LINE.match(line):
-            text = match.group(2) or " ".join(above)
-            if text:
-                found[f"{section}.{match.group(1)}"] = text
-            above = []
-        elif match := _COMMENT_LINE.match(line):
-            above.append(match.group(1))
-    return found
+    return [(row.key, row.default) for row in SETTINGS]
 
 
 def _shown(value: Any) -> str:
@@ -285,17 +286,14 @@ def env_vars(dotted: str) -> tuple[str, str]:
 
 def reference_markdown() -> str:
     """The settings reference (docs/settings.md): every key, its default, meaning and environment variables."""
-    comments = _comments()
-    rows = ["| key | default | meaning | `inv` env var | `scheduler-build` env var |", "|---|---|---|---|---|"]
-    for dotted, value in leaves():
-        meaning = comments.get(dotted) or _MEANINGS.get(dotted, "")
-        if dotted in ALIASES:
-            meaning = f"deprecated alias of `{ALIASES[dotted]}`"
-        elif dotted.startswith("extender.") and not meaning:
-            meaning = f"`inv extender.serve --{dotted.split('.', 1)[1].replace('_', '-')}` (and `scheduler-extender`)"
+    rows = ["| key | default | meaning | flag | `inv` env var | `scheduler-build` env var |",
+            "|---|---|---|---|---|---|"]
+    for row in SETTINGS:
+        dotted, value, meaning = row.key, row.default, row.help
         inv_var, sb_var = env_vars(dotted)
         meaning = errors.name_program(meaning, "scheduler-build")  # the page a pip user reads
-        rows.append(f"| `{dotted}` | {_shown(value)} | {meaning.replace('|', '/')} | `{inv_var}` | `{sb_var}` |")
+        rows.append(f"| `{dotted}` | {_shown(value)} | {meaning.replace('|', '/')} | {f'`{row.flag_name}`' if row.flag_name else '-'} | `{inv_var}` "
+                    f"| `{sb_var}` |")
     return "\n".join([REFERENCE_BEGIN, "", *rows, "", REFERENCE_END])
 
 

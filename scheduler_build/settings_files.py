@@ -17,7 +17,7 @@ import difflib
 import os
 from typing import Any
 
-from scheduler_build import options, settings
+from scheduler_build import options, registry_auth, settings
 from scheduler_build.errors import UserError
 
 INVOKE_SECTIONS = frozenset({"run", "runners", "sudo", "tasks", "timeouts"})  # invoke's own (Config.global_defaults)
@@ -37,6 +37,8 @@ def check_file(path: str, data: dict, shared: bool = False) -> None:
             raise UserError(f"{path}: unknown section {section!r}",
                             _did_you_mean(section, settings.DEFAULTS) or _sections_hint())
         table = settings.DEFAULTS[section]
+        if value is None:  # `build:` with every key commented out: an empty section, nothing set
+            continue
         if not isinstance(value, dict):
             natural = _NATURAL_KEY.get(section, next(iter(table)))
             other = " (is this file another invoke-based tool's?)" if shared else ""
@@ -51,13 +53,27 @@ def check_file(path: str, data: dict, shared: bool = False) -> None:
                 options.convert(dotted, item, table[key], from_flag=False, where=f"{path}: {dotted}")
 
 
+# Variables with the program's prefix that are not settings (registry credentials, registry_auth.py).
+NOT_SETTINGS = frozenset({registry_auth.USER_ENV, registry_auth.PASSWORD_ENV})
+
+
 def check_environment(prefix: str) -> None:
-    """Every set PREFIX_SECTION_KEY variable of a setting, read as that setting's kind."""
-    for dotted, default in settings.leaves():
-        var = f"{prefix.upper()}_{dotted.replace('.', '_').upper()}"
+    """Every set PREFIX_SECTION_KEY variable of a setting, read as that setting's kind; an unknown one
+    in one of our sections (or any unknown SCHEDULER_BUILD_* one) gets a "did you mean"."""
+    prefix = prefix.upper().replace("-", "_")
+    known = {f"{prefix}_{dotted.replace('.', '_').upper()}": (dotted, default) for dotted, default in settings.leaves()}
+    for var, (dotted, default) in known.items():
         if var in os.environ:
             options.convert(dotted, os.environ[var], default, from_flag=False,
                             where=f"environment variable {var}")
+    # Under `inv` the INVOKE_ prefix is invoke's too (INVOKE_RUN_ECHO): only our sections are checked there.
+    ours = (f"{prefix}_",) if prefix == "SCHEDULER_BUILD" else tuple(f"{prefix}_{s.upper()}_" for s in settings.DEFAULTS)
+    for var in sorted(os.environ):
+        if var.startswith(ours) and var not in known and var not in NOT_SETTINGS:
+            close = difflib.get_close_matches(var, list(known), n=1, cutoff=0.8)
+            raise UserError(f"environment variable {var}: not a setting",
+                            f"did you mean {close[0]}?" if close else "`scheduler-build help settings` lists them "
+                            f"(each as {prefix}_<SECTION>_<KEY>)")
 
 
 def check_config(config: Any) -> None:

@@ -20,8 +20,9 @@ from typing import Any, Iterable
 
 import yaml
 
-from scheduler_build import platforms
+from scheduler_build import platforms, settings
 from scheduler_build.image import assemble
+from scheduler_build.image.gomodules import SbomInputs
 from scheduler_build.image.request import ImageRequest, PlatformInput
 from scheduler_build.publish import daemon
 from scheduler_build.atomic import write_atomic
@@ -261,7 +262,8 @@ def scheduler_image(build_result: Any, dist_dir: Path, repository: str = "schedu
         repository=repository,
         inputs=[PlatformInput(platform=f"linux/{arch}", arch=arch, binary=Path(build_result.binary), build_info=info)],
         source_date_epoch=info.source_date_epoch,
-        dist_dir=Path(dist_dir),
+        dist_dir=Path(dist_dir), source="", revision="", dirty=False, licenses=settings.default("image.licenses"),
+        force=False, base_tag="", spec_sha256="", spec_dir=None, sbom_inputs=SbomInputs(),
     )
     result = assemble.build(request, arch)
     daemon.publish(result)

@@ -1,7 +1,8 @@
 """Every served Kubernetes minor in CI: scaffolds compiled and vetted in the builder, together.
 
-The served minors are what the resolve stage serves (versions.supported_minors of the proxy's
-listing), never a hand list. Each module is vendored on the host (`go mod vendor`, cached per
+The served minors are what the resolve stage served (versions.supported_minors of the proxy's
+listing) when tests/versions.yaml was pinned (testkit/versions.py), never a hand list. Each
+module is vendored on the host (`go mod vendor`, cached per
 go.mod + go.sum under <cache>/test-vendor), then every module is compiled and vetted in ONE
 container of the builder image, the way the build stage compiles (build/compile.py): no network,
 GOPROXY=off, -mod=vendor, -trimpath, the build tags of a real build, and the builds' Go build cache
@@ -29,7 +30,8 @@ from scheduler_build.build import builder_image
 from scheduler_build.build.compile import BUILD_TAGS, GOCACHE, build_environment
 from scheduler_build.build.workspace_image import _normalised, add_tree
 from scheduler_build.engine import Volume
-from scheduler_build.resolve import gomod, goproxy, versions
+from scheduler_build.resolve import gomod
+from testkit import versions as pinned
 
 REPO = Path(__file__).resolve().parents[1]
 MARK = "minors: exit "
@@ -37,10 +39,9 @@ GO_FLAGS = ["-trimpath", "-tags", ",".join(BUILD_TAGS)]
 
 
 def served() -> dict[str, str]:
-    """Minor -> newest patch of every minor the resolve stage serves, oldest first."""
-    known = goproxy.list_versions(versions.KUBERNETES_MODULE)
-    newest = versions.newest_patches(known)
-    return {minor: newest[minor] for minor in reversed(versions.supported_minors(known))}
+    """Minor -> the patch of every served minor the suite compiles, oldest first: pinned in tests/versions.yaml
+    (what the resolve stage served when it was pinned), the live proxy's under `inv test --canary`."""
+    return dict(pinned.current().served)
 
 
 def inv(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:

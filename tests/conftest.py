@@ -10,10 +10,18 @@ from pathlib import Path
 
 import pytest
 
+from testkit import versions as _versions
+
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
-# The Kubernetes minor the integration tests build; the newest patch is resolved.
-TEST_K8S_MINOR = "1.36"
+# The Kubernetes release the integration tests build: pinned in tests/versions.yaml (the canary: the live
+# proxy's). The pinned proxy listings go in front of GOPROXY for the whole session, so the minor resolves to
+# that same release here and in every `inv` the tests start, and no upstream release changes it.
+VERSIONS = _versions.current()
+TEST_K8S_VERSION = VERSIONS.default
+TEST_K8S_MINOR = VERSIONS.default_minor
+if not _versions.canary():
+    _versions.serve_listings(VERSIONS)
 
 # A test's tier is the directory it lives in (docs/development.md): unit/ carries no mark,
 # so the unit selection is `not integration and not e2e and not node`. node/ is also e2e,
@@ -48,12 +56,11 @@ def data_dir() -> Path:
 
 
 def build_request(dist: Path, **overrides):
-    from scheduler_build import settings
-    from scheduler_build.build.pipeline import BuildRequest
+    from scheduler_build.inputs.build import default_request
 
-    fields = dict(k8s_version=TEST_K8S_MINOR, dist_dir=dist, cache_dir=settings.cache_dir(), pull=False)
+    fields = dict(k8s_version=TEST_K8S_MINOR, dist_dir=dist, pull=False)
     fields.update(overrides)
-    return BuildRequest(**fields)
+    return default_request(**fields)
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,7 @@ import shlex
 import socket
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -121,9 +121,9 @@ class Job:
     environment: dict[str, str]
     # module path -> a local module's content snapshot, put in place of vendor/<module>
     # (snapshot.py), so the vendor tree (and the workspace image) need no refresh on an edit.
-    overlays: dict[str, Path] = field(default_factory=dict)
-    test: bool = False  # `go test -c` of job.package instead of `go build` (bench.perf's harness)
-    state_dir: Path = Path(".cache/builds")  # each output directory's lock and action record (uptodate.py)
+    overlays: dict[str, Path]
+    test: bool  # `go test -c` of job.package instead of `go build` (bench.perf's harness)
+    state_dir: Path  # each output directory's lock and action record (uptodate.py): <cache_dir>/builds
 
     def out_key(self, image: str) -> str:
         """One output directory per set of inputs, the same on every build of them (not per edit):

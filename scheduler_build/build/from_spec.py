@@ -8,6 +8,7 @@ platforms, and how the spec's fields fill a BuildRequest (flags still win).
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 
 from scheduler_build import platforms
@@ -15,6 +16,7 @@ from scheduler_build import spec as spec_mod
 from scheduler_build.build import patches
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.errors import UserError
+from scheduler_build.spec.errors import SPEC_HINT
 from scheduler_build.resolve import versions
 
 
@@ -32,7 +34,7 @@ def load_spec(path: Path) -> spec_mod.Spec:
     if not spec_mod.is_stdin(path) and not Path(path).is_file():
         raise UserError(
             f"build spec {path} not found (relative to {Path.cwd()})",
-            "pass --spec PATH, `inv init` writes a starter one, or --no-spec builds a plain kube-scheduler",
+            f"pass --spec PATH to an existing build spec; {SPEC_HINT}; --no-spec builds a plain kube-scheduler",
         )
     return spec_mod.load(path)
 
@@ -48,23 +50,27 @@ def spec_arches(loaded: spec_mod.Spec, all_platforms: bool) -> list[str]:
     return [listed[0]]
 
 
-def apply_spec(request: BuildRequest, loaded: spec_mod.Spec, *, k8s_version: str | None, name: str | None,
-               version_suffix: str | None) -> BuildRequest:
-    """Fill the request from the spec; explicit flags keep precedence."""
+def apply_spec(request: BuildRequest, loaded: spec_mod.Spec) -> BuildRequest:
+    """The spec's plugins and patches on a request whose values are already decided (settings.decide)."""
     if request.component != "kube-scheduler":
         raise UserError(f"a build spec builds kube-scheduler, not {request.component}", "drop --component or pass --no-spec")
-    return dataclasses.replace(
-        request,
-        k8s_version=k8s_version or loaded.kubernetes_version,
-        name=name or loaded.name,
-        version_suffix=version_suffix if version_suffix is not None else loaded.version_suffix,
-        plugin_sources=tuple(loaded.plugins),
-        patches=tuple(loaded.patches),
-    )
+    return dataclasses.replace(request, plugin_sources=tuple(loaded.plugins), patches=tuple(loaded.patches))
 
 
-def check_patches(loaded: spec_mod.Spec, version: str, cache_dir: Path) -> dict:
+@dataclass(frozen=True)
+class PatchCheck:
+    """`build.check-patches`: the spec's series against one release, applied in memory."""
+
+    spec: Path
+    kubernetes: str  # the exact release checked against
+    patches: tuple[patches.PatchReport, ...]
+
+    def to_dict(self) -> dict:
+        return {"spec": str(self.spec), "kubernetes": self.kubernetes, "patches": [p.to_dict() for p in self.patches]}
+
+
+def check_patches(loaded: spec_mod.Spec, version: str, cache_dir: Path) -> PatchCheck:
     """Resolve `version` and apply the spec's series in memory; raises PatchConflict on a rejected hunk."""
     resolution = versions.resolve(version, cache_dir)
     applied = patches.apply_series(list(loaded.patches), resolution)
-    return {"spec": str(loaded.path), "kubernetes": resolution.version, "patches": applied.report}
+    return PatchCheck(loaded.path, resolution.version, tuple(applied.report))

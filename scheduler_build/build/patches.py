@@ -52,13 +52,33 @@ class Target:
 
 
 @dataclass
+@dataclass(frozen=True)
+class PatchReport:
+    """What one patch of a series did: its file and digest, the files it changed, hunks and their offsets."""
+
+    file: str
+    sha256: str
+    targets: tuple[str, ...]  # module/path of every file it changes
+    hunks: int
+    offsets: tuple[int, ...]  # lines each hunk moved from where the patch says
+
+    def to_dict(self) -> dict:
+        return {"file": self.file, "sha256": self.sha256, "targets": list(self.targets), "hunks": self.hunks,
+                "offsets": list(self.offsets)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PatchReport:
+        return cls(data["file"], data["sha256"], tuple(data["targets"]), int(data["hunks"]), tuple(data["offsets"]))
+
+
+@dataclass
 class Applied:
     """The result of applying a series in memory."""
 
     # (module, rel) -> new text, or None for a deleted file
     changes: dict[tuple[str, str], str | None]
     versions: dict[str, str]  # module -> version the copies start from
-    report: list[dict]  # per patch: file, sha256, targets, hunks, offsets
+    report: list[PatchReport]
 
 
 def target(rel: str, resolution: Resolution, patch_name: str) -> Target:
@@ -84,7 +104,7 @@ def apply_series(patch_paths: list[Path], resolution: Resolution, source=gotool.
     """Apply the series in memory, in order; raise PatchConflict on the first rejected hunk."""
     changes: dict[tuple[str, str], str | None] = {}
     versions: dict[str, str] = {}
-    report: list[dict] = []
+    report: list[PatchReport] = []
     dirs: dict[str, Path] = {}
 
     def current(t: Target) -> str | None:
@@ -98,7 +118,8 @@ def apply_series(patch_paths: list[Path], resolution: Resolution, source=gotool.
 
     for patch_path in patch_paths:
         patch = parse(Path(patch_path))
-        entry = {"file": patch.path.name, "sha256": patch.sha256, "targets": [], "hunks": 0, "offsets": []}
+        targets: list[str] = []
+        hunks, moved = 0, []
         for fp in patch.files:
             t = target(fp.path, resolution, patch.path.name)
             versions[t.module] = t.version
@@ -112,10 +133,10 @@ def apply_series(patch_paths: list[Path], resolution: Resolution, source=gotool.
                 raise PatchConflict(f"patch {patch.path.name}: {where} does not exist", _rebase_hint(resolution))
             new_text, offsets = _apply_file(text, fp, patch.path.name, where, resolution)
             changes[(t.module, t.rel)] = None if fp.new_path is None else new_text
-            entry["targets"].append(f"{t.module}/{t.rel}")
-            entry["hunks"] += len(fp.hunks)
-            entry["offsets"] += offsets
-        report.append(entry)
+            targets.append(f"{t.module}/{t.rel}")
+            hunks += len(fp.hunks)
+            moved += offsets
+        report.append(PatchReport(patch.path.name, patch.sha256, tuple(targets), hunks, tuple(moved)))
     return Applied(changes=changes, versions=versions, report=report)
 
 
@@ -170,7 +191,7 @@ def _find(lines: list[str], old: list[str], expected: int) -> int | None:
 class Materialized:
     root: Path  # cache/patched/<key>
     modules: dict[str, Path]  # module -> its patched copy
-    report: list[dict]
+    report: list[PatchReport]
 
 
 def series_key(patch_paths: list[Path], resolution: Resolution) -> str:
@@ -191,7 +212,7 @@ def materialize(patch_paths: list[Path], resolution: Resolution, cache_root: Pat
     manifest = root / "series.json"
     if manifest.is_file():
         data = json.loads(manifest.read_text())
-        return Materialized(root=root, modules={m: root / module_slug(m) for m in data["modules"]}, report=data["report"])
+        return Materialized(root=root, modules={m: root / module_slug(m) for m in data["modules"]}, report=[PatchReport.from_dict(r) for r in data["report"]])
     applied = apply_series(patch_paths, resolution, source)
     root.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root.parent))
@@ -205,7 +226,8 @@ def materialize(patch_paths: list[Path], resolution: Resolution, cache_root: Pat
             if text is not None:
                 file.parent.mkdir(parents=True, exist_ok=True)
                 file.write_text(text, encoding="utf-8", errors="surrogateescape")
-        (tmp / "series.json").write_text(json.dumps({"modules": sorted(applied.versions), "report": applied.report}, indent=2, sort_keys=True))
+        (tmp / "series.json").write_text(json.dumps({"modules": sorted(applied.versions), "report": [r.to_dict() for r in applied.report]},
+                       indent=2, sort_keys=True))
         try:
             os.rename(tmp, root)
         except OSError:

@@ -14,11 +14,10 @@ import shutil
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from scheduler_build import settings
 from scheduler_build import __version__
 from scheduler_build.engine import Engine, connect
 from scheduler_build import epoch as epoch_mod
@@ -44,30 +43,33 @@ from scheduler_build.resolve import gomod, versions
 COMPONENTS_HINT = "components are the commands under k8s.io/kubernetes/cmd, e.g. kube-scheduler, kube-apiserver, kube-controller-manager"
 
 
-@dataclass
+@dataclass(frozen=True)
 class BuildRequest:
-    k8s_version: str = field(default_factory=lambda: settings.default("k8s.version"))  # one home: settings
-    component: str = "kube-scheduler"
-    name: str = ""
-    goos: str = "linux"
-    arch: str = ""
-    cgo_static: bool = False
-    builder_image: str = ""
-    pull: bool = True
-    goroot: str = ""
-    dist_dir: Path = Path("dist")
-    cache_dir: Path = Path(".cache")
-    source_date_epoch: str = ""
-    version_suffix: str = ""
-    gocache_volume: str = "scheduler-build-gocache"
-    reuse_builder: bool = field(default_factory=lambda: settings.default("build.reuse_builder"))  # warm.py
+    """One build, every value decided (inputs.build.build_request: the one precedence rule over the settings'
+    declared defaults); the stage applies no default of its own."""
+
+    k8s_version: str
+    component: str
+    name: str  # empty: the component's name
+    goos: str
+    arch: str  # empty: the host's
+    cgo_static: bool
+    builder_image: str  # empty: official golang:<go> if present or pullable, else bootstrapped
+    pull: bool
+    goroot: str  # empty: `go env GOROOT` of the host
+    dist_dir: Path
+    cache_dir: Path
+    source_date_epoch: str  # empty: $SOURCE_DATE_EPOCH, else the release's commit time
+    version_suffix: str
+    gocache_volume: str
+    reuse_builder: bool  # compile in the long-lived builder (warm.py)
     # Out-of-tree plugin sources (spec.PluginSource: local directories or module@version)
     # and the patch series against the kubernetes tree, both from a build spec (plugins.py).
-    plugin_sources: tuple = ()
-    patches: tuple[Path, ...] = ()
+    plugin_sources: tuple
+    patches: tuple[Path, ...]
     # The registry as the shared cache (registry_cache.py): repositories, empty for none.
-    cache_from: str = field(default_factory=lambda: settings.default("build.cache_from"))
-    cache_to: str = field(default_factory=lambda: settings.default("build.cache_to"))
+    cache_from: str
+    cache_to: str
 
 
 @dataclass
@@ -234,7 +236,7 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
             workspace=plan.vendored.workspace_dir, vendor=plan.vendored.vendor_dir, out_dir=out_dir,
             gocache_volume=request.gocache_volume, package=plan.package, binary_name=request.component,
             flags=plan.flags, environment=plan.env, overlays=dict(plan.custom.overlays),
-            state_dir=Path(request.cache_dir) / "builds",
+            test=False, state_dir=Path(request.cache_dir) / "builds",
         )
         image = plan.workspace_image
         if request.reuse_builder:

@@ -200,6 +200,6 @@ def prepare(
         done = patches_mod.materialize(patch_paths, resolution, cache_root)
         for module in sorted(done.modules):
             custom.local_replaces[module] = f"../../patched/{done.root.name}/{patches_mod.module_slug(module)}"
-        custom.patches_info = [PatchInfo(file=r["file"], sha256=r["sha256"], targets=r["targets"]) for r in done.report]
+        custom.patches_info = [PatchInfo(file=r.file, sha256=r.sha256, targets=list(r.targets)) for r in done.report]
         log(f"    {len(patch_paths)} patch(es) applied to {', '.join(sorted(done.modules))}")
     return custom

@@ -2,7 +2,7 @@
 
 Two images per workspace key (workspace_image.image_key), both moved by the engine
 itself (its own registry configuration: certs.d, insecure registries; credentials as
-for image.push, publish/registry_auth.credentials), so a worker reaches the cache
+for image.push, registry_auth.credentials), so a worker reaches the cache
 wherever its engine runs:
 
 - `REPO:ws-<key>`: the workspace image (the builder plus the vendored tree).
@@ -26,7 +26,7 @@ from scheduler_build.build.workspace_image import KEY_LABEL, tag_for
 from scheduler_build.engine import Engine, Volume
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
-from scheduler_build.publish import registry_auth
+from scheduler_build import registry_auth
 
 SNAPSHOT = "/gocache-snapshot"
 _REPO = re.compile(r"^[a-z0-9.-]+(:\d+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+$")

@@ -24,6 +24,7 @@ import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from scheduler_build.atomic import write_atomic
 from scheduler_build.cluster import pki as cluster_pki
@@ -273,11 +274,34 @@ def down(state_dir: Path) -> list[str]:
     return stopped
 
 
-def status(state_dir: Path) -> dict:
+@dataclass(frozen=True)
+class Status:
+    """`cluster.status`: which recorded processes run, and whether the API server answers /readyz."""
+
+    state_dir: str
+    running: bool
+    recorded: bool  # a state file exists (nothing else is known without one)
+    ready: bool = False
+    server: str = ""
+    version: str = ""
+    processes: dict[str, bool] = field(default_factory=dict)
+    admin_kubeconfig: str = ""
+    scheduler_kubeconfig: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON `cluster.status` prints (without a state file: the directory and running only)."""
+        if not self.recorded:
+            return {"state_dir": self.state_dir, "running": self.running}
+        return {"state_dir": self.state_dir, "running": self.running, "ready": self.ready, "server": self.server,
+                "version": self.version, "processes": dict(self.processes),
+                "admin_kubeconfig": self.admin_kubeconfig, "scheduler_kubeconfig": self.scheduler_kubeconfig}
+
+
+def status(state_dir: Path) -> Status:
     """Which recorded processes run, and whether the API server answers /readyz."""
     state = load_state(Path(state_dir))
     if state is None:
-        return {"state_dir": str(state_dir), "running": False}
+        return Status(state_dir=str(state_dir), running=False, recorded=False)
     procs = {name: alive(rec) for name, rec in state.processes.items()}
     ready = False
     if procs.get("kube-apiserver"):
@@ -285,8 +309,6 @@ def status(state_dir: Path) -> dict:
             ready = http_get(f"{state.server}/readyz", _ssl_context(state))[0] == 200
         except (OSError, ssl.SSLError):
             ready = False
-    return {
-        "state_dir": state.state_dir, "running": all(procs.values()) and bool(procs), "ready": ready,
-        "server": state.server, "version": state.version, "processes": procs,
-        "admin_kubeconfig": state.admin_kubeconfig, "scheduler_kubeconfig": state.scheduler_kubeconfig,
-    }
+    return Status(state_dir=state.state_dir, running=all(procs.values()) and bool(procs), recorded=True, ready=ready,
+                  server=state.server, version=state.version, processes=procs,
+                  admin_kubeconfig=state.admin_kubeconfig, scheduler_kubeconfig=state.scheduler_kubeconfig)

@@ -19,7 +19,6 @@ from scheduler_build.atomic import write_atomic
 # The service network only feeds the allocator of Service IPs; nothing routes it.
 SERVICE_CIDR = "10.0.0.0/24"
 CLUSTER_NAME = "scheduler-build"
-ROLES = ("ca", "apiserver", "admin", "scheduler")
 # With a node (cluster.up --node): the API server's client certificate towards the
 # kubelet, the identities the bootstrap RBAC (or the Node authorizer) knows, and the
 # kubelet's serving certificate.

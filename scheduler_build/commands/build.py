@@ -10,35 +10,34 @@ from scheduler_build.build import pipeline as build_stage
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 from scheduler_build.commands._common import build_request, describe, emit, emit_json, load_spec, option, user_errors
+from scheduler_build.settings import flag_help
 
 
 @task(
     default=True,
     auto_shortflags=False,  # with many flags invoke's generated short ones collide (`--, --no-pull`)
     help={
-        "k8s-version": f"Kubernetes version: 1.36, v1.36.2, latest ({describe('k8s.version')})",
-        "arch": f"target architecture, e.g. amd64 or arm64 ({describe('build.arch', 'the host architecture')})",
-        "os": f"target OS ({describe('build.os')})",
-        "component": f"command under k8s.io/kubernetes/cmd to build ({describe('build.component')})",
-        "name": f"dist/<name>/... directory name ({describe('build.name', 'the component')})",
-        "cgo-static": f"link with cgo, -linkmode external -extldflags -static, needs gcc in the builder "
-                      f"({describe('build.cgo_static')})",
-        "builder-image": f"compile in this image instead of the official or bootstrapped golang image "
-                         f"({describe('builder.image')})",
+        "k8s-version": "Kubernetes version: 1.36, v1.36.2, latest; a plain build unless --spec is given too "
+                       f"(default: the spec's, else {describe('k8s.version').removeprefix('default: ')})",
+        "arch": flag_help("build.arch", otherwise="the host architecture"),
+        "os": flag_help("build.os"),
+        "component": flag_help("build.component"),
+        "name": "dist/<name>/... directory name (default: the spec's name, else build.name, else the component)",
+        "cgo-static": flag_help("build.cgo_static"),
+        "builder-image": flag_help("builder.image"),
         "no-pull": f"never try pulling the official golang image (else builder.pull decides, {describe('builder.pull')})",
-        "dist": f"output root ({describe('paths.dist_dir')})",
-        "source-date-epoch": "build date stamp in seconds "
-                             f"({describe('build.source_date_epoch', '$SOURCE_DATE_EPOCH, else the release time')})",
-        "version-suffix": f"appended to the stamped version, e.g. acme.1 -> v1.36.3-acme.1 ({describe('build.version_suffix')})",
-        "gocache-volume": f"docker volume holding Go's build cache ({describe('build.gocache_volume')})",
+        "dist": flag_help("paths.dist_dir"),
+        "source-date-epoch": flag_help("build.source_date_epoch", otherwise="$SOURCE_DATE_EPOCH, else the release time"),
+        "version-suffix": "appended to the stamped version, e.g. acme.1 -> v1.36.3-acme.1 "
+                          f"(default: the spec's versionSuffix, else {describe('build.version_suffix').removeprefix('default: ')})",
+        "gocache-volume": flag_help("build.gocache_volume"),
         "json": "print build-info.json on stdout instead of the binary path",
         "spec": f"build spec with plugins, patches, version, suffix ({describe('spec.path')}, "
                 "unless --k8s-version or --component asks for a plain build)",
         "no-spec": "plain build: no plugins, no patches, even with spec.path set",
-        "all-platforms": "with a spec, build every platform it lists, else the host's or its first "
-                         f"({describe('build.all_platforms')})",
-        "cache-from": f"registry repository to take the workspace image and Go build cache from ({describe('build.cache_from')})",
-        "cache-to": f"registry repository to push the workspace image and Go build cache to ({describe('build.cache_to')})",
+        "all-platforms": flag_help("build.all_platforms"),
+        "cache-from": flag_help("build.cache_from"),
+        "cache-to": flag_help("build.cache_to"),
     },
 )
 @user_errors
@@ -97,12 +96,12 @@ def check_patches(c, spec=None, k8s_version=None, json=False):
     version = k8s_version or loaded.kubernetes_version
     report = from_spec.check_patches(loaded, version, settings.cache_dir(c.config))
     if json:
-        emit_json(report)
+        emit_json(report.to_dict())
     else:
-        lines = [f"kubernetes {report['kubernetes']}: {len(report['patches'])} patch(es) apply cleanly"]
-        for entry in report["patches"]:
-            moved = [o for o in entry["offsets"] if o]
-            lines.append(f"  ok  {entry['file']}  {entry['hunks']} hunk(s) in {len(entry['targets'])} file(s)"
+        lines = [f"kubernetes {report.kubernetes}: {len(report.patches)} patch(es) apply cleanly"]
+        for entry in report.patches:
+            moved = [o for o in entry.offsets if o]
+            lines.append(f"  ok  {entry.file}  {entry.hunks} hunk(s) in {len(entry.targets)} file(s)"
                          + (f", offsets {moved}" if moved else ""))
         emit("\n".join(lines))
 

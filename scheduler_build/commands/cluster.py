@@ -15,6 +15,7 @@ from scheduler_build.cluster import node as node_mod
 from scheduler_build.cluster import registries as registries_mod
 from scheduler_build.config import render
 from scheduler_build.config import target
+from scheduler_build.deploy import apply
 from scheduler_build.errors import UserError
 from scheduler_build.extender_config import default_image_tag
 from scheduler_build.image import assemble
@@ -107,16 +108,23 @@ def down(c, state_dir=None):
 
 @task(help={
     "state-dir": f"the cluster's state directory ({STATE_DIR_DEFAULT})",
+    "spec": f"the build spec whose scheduler is judged against the API server's version ({describe('spec.path')})",
 })
 @user_errors
-def status(c, state_dir=None):
-    """Print whether the cluster's processes run and the API server is ready, as JSON."""
+def status(c, state_dir=None, spec=None):
+    """Print whether the cluster's processes run and the API server is ready, as JSON.
+
+    With the version skew pair: the spec's scheduler beside the API server, judged by Kubernetes' policy."""
     directory = resolve_state_dir(c, state_dir)
-    report = cluster_mod.status(directory)
+    control_plane = cluster_mod.status(directory)
+    report = control_plane.as_dict()
+    if control_plane.running or control_plane.version:
+        report["version_skew"] = apply.skew_pair(option(c, "spec.path", spec), control_plane.version,
+                                                  settings.cache_dir(c.config))
     node_report = node_mod.status(directory)
     if node_report:
         report["node"] = node_report
-        report["running"] = report.get("running", False) and node_report["running"]
+        report["running"] = control_plane.running and node_report["running"]
     emit_json(report)
 
 

@@ -27,6 +27,7 @@ from scheduler_build.publish import sign as sign_stage
 from scheduler_build import epoch
 from scheduler_build.atomic import write_atomic
 from scheduler_build.progress import log, phase
+from scheduler_build.inputs.config import render_target, spec_of
 from scheduler_build.commands._common import (cosign_runner, describe, emit, emit_json, option, registry_client,
                                               user_errors)
 
@@ -51,8 +52,8 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=Fals
            json=False, force=False):
     """Render the KubeSchedulerConfiguration, ConfigMap, RBAC, Deployment (and extender) with a kustomization."""
     image = manifests.check_image_flag(image) if image else None
-    loaded = spec_mod.load(option(c, "spec.path", spec))
-    out_dir = Path(option(c, "config.out", out) or Path(option(c, "paths.dist_dir")) / "config" / loaded.name)
+    decided = render_target(c, spec=spec, out=out)
+    loaded, out_dir = decided.spec, decided.out_dir
     if tls_secrets and Path(tls_secrets).resolve() == out_dir.resolve():
         raise UserError("--tls-secrets must name a directory apart from --out (it holds private keys)",
                         "e.g. --tls-secrets secrets/ and encrypt or seal that file before committing it")
@@ -100,7 +101,7 @@ def chart(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False
           insecure=False, sign=False, key=None, json=False, force=False):
     """Write a Helm chart of the same objects config.render writes; values.yaml holds the per-cluster choices."""
     image = manifests.check_image_flag(image) if image else None
-    loaded = spec_mod.load(option(c, "spec.path", spec))
+    loaded = spec_of(c, spec, "config.chart")
     out_dir = Path(out or Path(option(c, "paths.dist_dir")) / "chart" / loaded.name)
     owned.check_writable(out_dir, "--out")
     ref = _image(c, loaded, image, k8s_version, pin_digest)
@@ -143,8 +144,7 @@ def _image(c, loaded, image, k8s_version, pin_digest) -> str:
     layout = image_stage.layout_dir(Path(option(c, "paths.dist_dir")), loaded.name, version)
     recorded = image_info.ImageInfo.previous(layout)
     where = str(layout / image_info.FILE_NAME)
-    return manifests.pin(ref, {"repository": recorded.repository, "tags": recorded.tags,
-                               "index_digest": recorded.index_digest} if recorded else {}, where)
+    return manifests.pin(ref, recorded, where)
 
 
 @task(help={

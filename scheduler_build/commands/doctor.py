@@ -13,14 +13,20 @@ from scheduler_build.commands._common import describe, emit, emit_json, option, 
     "registry": f"also check that this registry (HOST[:PORT]) answers ({describe('registry.url', 'none')})",
     "json": "print the checks as JSON",
     "node": "check what `cluster.up --node` needs instead (containerd 2, runc, CNI, iptables, cgroups, capabilities)",
+    "kubeconfig": "also read this cluster's API server version and judge the spec's scheduler against it "
+                  "(Kubernetes' version skew policy)",
+    "spec": f"the build spec --kubeconfig judges ({describe('spec.path')})",
 })
 @user_errors
-def doctor(c, registry=None, json=False, node=False):
+def doctor(c, registry=None, json=False, node=False, kubeconfig=None, spec=None):
     """Check every prerequisite of a build and say how to fix what is missing."""
     if node:
         checks = doctor_checks.node_checks(settings.cache_dir(c.config))
     else:
         checks = doctor_checks.run_all(c.config, option(c, "registry.url", registry))
+    if kubeconfig:
+        checks.append(doctor_checks.check_version_skew(kubeconfig, option(c, "spec.path", spec),
+                                                       settings.cache_dir(c.config)))
     if json:
         emit_json([check.__dict__ for check in checks])
     else:

@@ -4,25 +4,15 @@ from invoke import Collection, task
 
 from scheduler_build.errors import UserError
 from scheduler_build.extender_config import VERBS, ServeConfig, TLSOptions
-from scheduler_build.commands._common import describe, option, user_errors
+from scheduler_build.commands._common import option, user_errors
+from scheduler_build.settings import SETTINGS, describe, flag_help
 
 
 @task(
     auto_shortflags=False,  # -h is help, never --host; a server task takes long flags only
     help={
-        "host": f"listen address ({describe('extender.host')})",
-        "port": f"listen port, 0 for a free one ({describe('extender.port')})",
-        "kubeconfig": "kubeconfig for list/watch and bind "
-                      f"({describe('extender.kubeconfig', '$KUBECONFIG, ~/.kube/config, in-cluster')})",
-        "policy": f"placement policy ({describe('extender.policy')})",
-        "url-prefix": f"path prefix of the verbs, the urlPrefix's path ({describe('extender.url_prefix')})",
-        **{f"{verb}-verb": f"{verb} verb path, empty disables ({describe(f'extender.{verb}_verb')})" for verb in VERBS},
-        "max-body-bytes": f"largest request body accepted ({describe('extender.max_body_bytes')})",
-        "assume-ttl": f"seconds a pod bound here counts before the watch confirms it ({describe('extender.assume_ttl')})",
-        "tls-cert": f"serve HTTPS with this PEM certificate ({describe('extender.tls_cert', 'plain HTTP')})",
-        "tls-key": f"PEM private key of the certificate ({describe('extender.tls_key', 'in the cert file')})",
-        "tls-client-ca": f"require client certificates signed by this CA, mTLS ({describe('extender.tls_client_ca', 'none')})",
-        "log-level": f"debug, info, warning or error ({describe('extender.log_level')})",
+        **{row.flag_name[2:]: flag_help(row.key) for row in SETTINGS
+           if row.key.startswith("extender.") and row.key != "extender.one_write"},
         "no-one-write": "serve with plain httptools: head and body in two writes, for side-by-side measurement "
                         f"({describe('extender.one_write')})",
     },

@@ -16,52 +16,27 @@ from scheduler_build.image import assemble as image_stage
 from scheduler_build.image import extender as extender_image
 from scheduler_build.image import provenance
 from scheduler_build.image import request as image_request
-from scheduler_build.platforms import check_dist_name, host_arch  # not `platforms`: the tasks' --platforms flag has that name
+from scheduler_build.platforms import host_arch  # not `platforms`: the tasks' --platforms flag has that name
 from scheduler_build.progress import log, phase
-from scheduler_build.spec.formats import IMAGE_REPO
 from scheduler_build.publish import archive as archive_stage
 from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish import sign as sign_stage
 from scheduler_build.publish import verify as verify_stage
+from scheduler_build.inputs.image import inputs
+from scheduler_build.settings import flag_help
 from scheduler_build.commands._common import (build_request, cosign_password, cosign_runner, describe, emit, emit_json,
-                                              load_spec, option,
-                                              registry_client, user_errors)
-
-
-def _repository(repository: str) -> str:
-    """--repository / image.repository: checked before binaries are built for it."""
-    if repository and not IMAGE_REPO.match(repository):
-        raise UserError(f"--repository {repository!r}: not an image repository",
-                        "lower-case, e.g. scheduler-build/kube-scheduler or registry.example.com/acme/kube-scheduler (no tag)")
-    return repository
-
-
-def _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force) -> image_request.Options:
-    # The same choice as `inv build`: --spec, else spec.path unless --no-spec/--k8s-version; loaded once.
-    return image_request.Options(
-        spec=load_spec(c, spec, no_spec, plain_flags=bool(k8s_version)),
-        k8s_version=k8s_version or "",
-        k8s_default=option(c, "k8s.version"),
-        platforms=option(c, "image.platforms", platforms) or "",
-        name=check_dist_name(name) if name else (option(c, "build.name") or ""),
-        spec_version=option(c, "image.version", version) or "",
-        repository=_repository(option(c, "image.repository", repository) or ""),
-        dist_dir=Path(option(c, "paths.dist_dir", dist)),
-        cache_dir=settings.cache_dir(c.config),
-        source_date_epoch=str(option(c, "build.source_date_epoch", source_date_epoch) or ""),
-        licenses=option(c, "image.licenses"),
-        source=option(c, "image.source"),
-        force=option(c, "image.force", force),
-    )
+                                              option, registry_client, user_errors)
 
 
 def _request_for(c, planned: image_request.Plan) -> image_flow.RequestFor:
-    """A missing platform's build reads the same builder.* and build.* settings as `inv build` (one home)."""
+    """A missing platform's build reads the same builder.* and build.* settings as `inv build` (one home),
+    decided here, before the flow runs: the flow only sets the platform."""
     opts = planned.opts
-    return lambda arch: build_request(c, k8s_version=planned.requested, arch=arch, component="kube-scheduler",
-                                      name=planned.name, dist=opts.dist_dir, source_date_epoch=opts.source_date_epoch,
-                                      spec=planned.spec)
+    decided = build_request(c, k8s_version=planned.requested, arch=host_arch(), component="kube-scheduler",
+                            name=planned.name, dist=opts.dist_dir, source_date_epoch=opts.source_date_epoch,
+                            spec=planned.spec)
+    return lambda arch: dataclasses.replace(decided, arch=arch)
 
 
 def _plan(opts: image_request.Options) -> image_request.Plan:
@@ -77,7 +52,8 @@ COMMON_HELP = {
     "platforms": "comma-separated, e.g. linux/amd64,linux/arm64 (default: the spec's, else image.platforms, else the host's)",
     "dist": f"output root holding dist/<name>/<k8s-version>/ ({describe('paths.dist_dir')})",
     "name": "dist/<name>/... and the image title (default: the spec's name, else build.name, else kube-scheduler)",
-    "version": "the spec version in the tag <k8s-version>-<version> (default: the spec's, else image.version = 0.1.0)",
+    "version": "the spec version in the tag <k8s-version>-<version> "
+               f"(default: the spec's, else {describe('image.version').removeprefix('default: ')})",
     "repository": "local image repository (default: the spec's image.repository, else scheduler-build/<name>)",
     "source-date-epoch": "image creation time in seconds (default: $SOURCE_DATE_EPOCH, else the binary's build date)",
 }
@@ -87,7 +63,7 @@ COMMON_HELP = {
     auto_shortflags=False,
     help={
         **COMMON_HELP,
-        "force": f"rebuild even when an identical image (same inputs) is already present ({describe('image.force')})",
+        "force": flag_help("image.force"),
         "json": "print the result as JSON instead of one tag per line",
         "oci-archive": "also write the whole layout (index, images, SBOMs, provenance) as one tar FILE, for air-gapped transfer",
     },
@@ -96,7 +72,8 @@ COMMON_HELP = {
 def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None, repository=None,
           source_date_epoch=None, force=False, json=False, oci_archive=None):
     """Assemble reproducible FROM-scratch images (one per platform), their SBOMs, provenance and an OCI index."""
-    opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, force)
+    opts = inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms, dist=dist, name=name,
+                  version=version, repository=repository, source_date_epoch=source_date_epoch, force=force)
     owned.check_writable(opts.dist_dir, "--dist")  # every output checked before any work starts
     forced = oci_archive and owned.check_file(Path(oci_archive), opts.cache_dir, bool(force), "--oci-archive")
     with phase("image.build"):
@@ -119,7 +96,7 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
     help={
         **COMMON_HELP,
         "registry": "HOST[:PORT]/REPO to push to (default: registry.url, else the spec's image.repository)",
-        "retries": f"retries per request on transient failures, with exponential backoff ({describe('push.retries')})",
+        "retries": flag_help("push.retries"),
         "insecure": "allow plain HTTP to a non-loopback registry, loopback registries may always use it "
                     f"({describe('push.insecure')})",
         "ca-cert": "CA bundle for the registry's TLS (default: /etc/docker/certs.d/<host:port>/ca.crt, else the system's)",
@@ -136,22 +113,25 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
          repository=None, source_date_epoch=None, retries=None, insecure=False, ca_cert=None, no_build=False, json=False,
          sign=False, key=None, from_archive=None):
     """Push the image index, every platform image and both SBOMs; with --sign, sign and attest; print each by digest."""
-    key_ref = sign_stage.key_ref(option(c, "sign.key", key)) if sign else ""  # a bad key fails before any upload
+    # Everything decided before any work: a bad key, target or registry setting fails before a build or upload.
+    key_ref = sign_stage.key_ref(option(c, "sign.key", key)) if sign else ""
+    signer = _signer(c, key_ref)
     if from_archive:
         target = registry_stage.parse_target(option(c, "registry.url", registry))
+        client = registry_client(c, target, ca_cert, insecure, retries)
         with archive_stage.extracted(Path(from_archive)) as layout:
-            pushed = image_flow.push_layout(layout, registry_client(c, target, ca_cert, insecure, retries), _signer(c, key_ref))
+            pushed = image_flow.push(None, layout, None, host_arch(), client, signer)
     else:
-        opts = _options(c, spec, no_spec, k8s_version, platforms, dist, name, version, repository, source_date_epoch, False)
+        opts = inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms, dist=dist, name=name,
+                      version=version, repository=repository, source_date_epoch=source_date_epoch)
         planned = _plan(opts)  # one spec load, one resolve for the whole push
-        if no_build:
-            layout = image_stage.layout_dir(opts.dist_dir, planned.name, planned.version)
-        else:
-            layout = image_flow.package(planned, _request_for(c, planned), host_arch())[1].layout
         # Where to: --registry, else registry.url, else the spec's image.repository.
         fallback_repo = planned.spec.image.repository if planned.spec else ""
-        target = registry_stage.parse_target(option(c, "registry.url", registry) or fallback_repo)
-        pushed = image_flow.push_layout(layout, registry_client(c, target, ca_cert, insecure, retries), _signer(c, key_ref))
+        client = registry_client(c, registry_stage.parse_target(option(c, "registry.url", registry) or fallback_repo),
+                                 ca_cert, insecure, retries)
+        layout = image_stage.layout_dir(opts.dist_dir, planned.name, planned.version) if no_build else None
+        pushed = image_flow.push(planned, layout, None if no_build else _request_for(c, planned), host_arch(), client,
+                                 signer)
     if json:
         emit_json(pushed.as_dict())
     else:
@@ -159,16 +139,19 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
 
 
 def _signer(c, key_ref: str) -> image_flow.Signer | None:
-    """With a key: sign the index and images and attest their provenance with the pinned cosign."""
+    """With a key: sign the index and images and attest their provenance with the pinned cosign (its cache
+    and the key's password decided now; cosign itself is built on first use, only if the push gets there)."""
     if not key_ref:
         return None
-    return lambda layout, client: sign_stage.sign_pushed(cosign_runner(c), key_ref, layout, client)
+    cache, password = settings.cache_dir(c.config), cosign_password(c)
+    return lambda layout, client: sign_stage.sign_pushed(
+        cosign_tool.Cosign(cosign_tool.binary(cache), password=password), key_ref, layout, client)
 
 
 @task(
     help={
-        "tag": f"image tag ({describe('image.extender_tag', f'{IMAGE_REPOSITORY}:<toolkit version>')})",
-        "mirror": f"Debian mirror for debootstrap ({describe('image.debian_mirror')})",
+        "tag": flag_help("image.extender_tag", otherwise=f"{IMAGE_REPOSITORY}:<toolkit version>"),
+        "mirror": flag_help("image.debian_mirror"),
         "force": "rebuild even when the tag exists on the same cached base",
     },
 )
@@ -227,7 +210,7 @@ def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False, rebuild=F
         if json:
             emit_json(report.as_dict())
         else:
-            emit("\n".join(f"{'ok' if x['ok'] else 'FAIL'} {x['check']} {x['subject']}" for x in report.checks))
+            emit("\n".join(f"{'ok' if x.ok else 'FAIL'} {x.check} {x.subject}" for x in report.checks))
         if not report.ok:
             raise UserError(f"{ref} failed verification: " + "; ".join(report.failures()), "the checks are listed on stdout")
 
@@ -251,9 +234,10 @@ def _rebuild(c, report: verify_stage.Report, spec, no_spec, version) -> None:
         return
     recorded = provenance.Recorded.from_statement(next(iter(report.statements.values())))
     with tempfile.TemporaryDirectory(prefix="scheduler-build-rebuild-") as dist:
-        opts = _options(c, spec, no_spec, None if (spec or not no_spec) else recorded.kubernetes_version,
-                        ",".join(recorded.platforms), dist, recorded.name, version, None,
-                        str(recorded.binary_source_date_epoch), True)
+        opts = inputs(c, spec=spec, no_spec=no_spec,
+                      k8s_version=None if (spec or not no_spec) else recorded.kubernetes_version,
+                      platforms=",".join(recorded.platforms), dist=dist, name=recorded.name, version=version,
+                      source_date_epoch=str(recorded.binary_source_date_epoch), force=True)
         local = sha256_file(opts.spec.path) if opts.spec is not None else ""
         if recorded.spec_sha256 != local:
             raise UserError(f"--rebuild: the image was built from spec sha256 {recorded.spec_sha256 or '(none)'}, "

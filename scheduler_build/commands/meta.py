@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import difflib
 
-from invoke import task
+from typing import Any
 
-from scheduler_build import about, cli, settings
+from invoke import Task, task
+
+from scheduler_build import about, settings
 from scheduler_build.errors import UserError
 from scheduler_build.commands._common import emit, user_errors
 
@@ -22,7 +24,7 @@ COMPLETION = """Shell completion for scheduler-build (task names, then each task
 
 The script calls `scheduler-build --complete` on each TAB; it imports no build code."""
 
-FILES = f"""Settings: flag, then environment variable, then settings file, then default.
+FILES = f"""Every value: flag, then the build spec, then environment variable, then settings file, then default.
 
   scheduler-build.yaml   the project's file: the nearest one at or above the working directory
   ~/.scheduler-build.yaml, /etc/scheduler-build.yaml   the user's and the machine's
@@ -42,10 +44,18 @@ Every key: `scheduler-build help settings`."""
 
 
 def _settings_table() -> str:
-    rows = [("key", "default", "environment variable")]
-    rows += [(key, settings.shown_plain(value), settings.env_vars(key)[1]) for key, value in settings.leaves()]
-    width = [max(len(row[i]) for row in rows) for i in range(2)]
-    return "\n".join(f"{a:<{width[0]}}  {b:<{width[1]}}  {c}" for a, b, c in rows)
+    """Every setting: key, default, flag and variable, then what it means (which tells spec.path from its
+    deprecated aliases buildspec.path and config.spec)."""
+    rows = [("key", "default", "flag", "environment variable")]
+    rows += [(row.key, settings.shown_plain(row.default), row.flag_name or "-", settings.env_vars(row.key)[1])
+             for row in settings.SETTINGS]
+    width = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = []
+    for i, (key, default, flag, var) in enumerate(rows):
+        lines.append(f"{key:<{width[0]}}  {default:<{width[1]}}  {flag:<{width[2]}}  {var}")
+        if i:
+            lines.append(f"    {settings.SETTINGS[i - 1].help}")
+    return "\n".join(lines)
 
 
 TOPICS = {
@@ -55,21 +65,26 @@ TOPICS = {
 }
 
 
-@task(name="help", positional=["topic"],
-      help={"topic": f"a task (e.g. build) or a topic: {', '.join(TOPICS)}"})
-@user_errors
-def help_(c, topic):
-    """Show help: the tasks (no TOPIC), one task's flags, or a topic (settings, settings-files, completion)."""
-    if topic in TOPICS:
-        emit(TOPICS[topic]())
-        return
-    names = [alias for name, aliases in cli.program.collection.task_names.items() for alias in (name, *aliases)]
-    if topic in names:
-        cli.program.print_task_help(topic)
-        return
-    close = difflib.get_close_matches(topic, [*TOPICS, *names], n=1)
-    raise UserError(f"help: no task or topic {topic!r}",
-                    f"did you mean {close[0]!r}?" if close else f"topics: {', '.join(TOPICS)}; tasks: scheduler-build --list")
+def help_task(program: Any) -> Task:
+    """The `help` task of `program` (scheduler_build.cli passes its own: this module imports no front door)."""
+
+    @task(name="help", positional=["topic"],
+          help={"topic": f"a task (e.g. build) or a topic: {', '.join(TOPICS)}"})
+    @user_errors
+    def help_(c, topic):
+        """Show help: the tasks (no TOPIC), one task's flags, or a topic (settings, settings-files, completion)."""
+        if topic in TOPICS:
+            emit(TOPICS[topic]())
+            return
+        names = [alias for name, aliases in program.collection.task_names.items() for alias in (name, *aliases)]
+        if topic in names:
+            program.print_task_help(topic)
+            return
+        close = difflib.get_close_matches(topic, [*TOPICS, *names], n=1)
+        raise UserError(f"help: no task or topic {topic!r}",
+                        f"did you mean {close[0]!r}?" if close else f"topics: {', '.join(TOPICS)}; tasks: scheduler-build --list")
+
+    return help_
 
 
 @task

@@ -26,6 +26,7 @@ from scheduler_build import extender_tls
 from scheduler_build import spec as spec_mod
 from scheduler_build.config import output, schedulerconfig
 from scheduler_build.errors import UserError
+from scheduler_build.image.info import ImageInfo
 from scheduler_build.spec import Spec
 from scheduler_build.spec.formats import IMAGE_REPO, IMAGE_TAG
 from scheduler_build.templating import render as render_template
@@ -105,18 +106,18 @@ def check_image_flag(ref: str, flag: str = "--image") -> str:
     return ref
 
 
-def pin(ref: str, info: dict, where: str) -> str:
-    """`ref` by digest: REPO:TAG@<the index digest image-info.json (`info`, read from `where`) records for
-    that repository and tag>, the digest image.push pushes unchanged. One UserError when it holds none."""
+def pin(ref: str, recorded: ImageInfo | None, where: str) -> str:
+    """`ref` by digest: REPO:TAG@<the index digest image-info.json (`recorded`, read from `where`) records
+    for that repository and tag>, the digest image.push pushes unchanged. One UserError when it holds none."""
     repo, _, tag = ref.rpartition(":")
     if "@" in ref:
         return ref
-    if not info or info.get("repository") != repo or tag not in (info.get("tags") or []) \
-            or not _DIGEST.match(str(info.get("index_digest", ""))):
+    if recorded is None or recorded.repository != repo or tag not in recorded.tags \
+            or not _DIGEST.match(recorded.index_digest):
         raise UserError(f"--pin-digest: {where} records no image {ref}",
                         "build it first (inv image.build --spec S; image.push pushes that digest), "
                         "or pass --image REF@sha256:DIGEST")
-    return f"{ref}@{info['index_digest']}"
+    return f"{ref}@{recorded.index_digest}"
 
 
 def image_ref(spec: Spec, k8s_version: str) -> str:

@@ -20,8 +20,9 @@ from typing import Any, Callable
 import yaml
 
 from scheduler_build import kubeclient
-from scheduler_build.config import schemas
-from scheduler_build.deploy import rollout, tls
+from scheduler_build import spec as spec_mod
+from scheduler_build.config import schemas, target
+from scheduler_build.deploy import rollout, skew, tls
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 
@@ -46,10 +47,11 @@ class DeployReport:
     available: bool | None = None  # None: not waited for
     reasons: list[str] = field(default_factory=list)
     deployments: list[str] = field(default_factory=list)
+    skew: dict | None = None  # the scheduler/API server pair and the policy's verdict (None: not checked)
 
     def as_dict(self) -> dict:
         return {"applied": [a.__dict__ for a in self.applied], "available": self.available,
-                "reasons": self.reasons, "deployments": self.deployments}
+                "reasons": self.reasons, "deployments": self.deployments, "version_skew": self.skew}
 
 
 def load_dir(directory: Path) -> list[dict]:
@@ -66,7 +68,9 @@ def load_files(files: dict[str, str]) -> list[dict]:
 
 
 def kustomized(read: Callable[[str], str | None], where: str) -> list[dict]:
-    """The one kustomization reader: each resource it lists, read through `read(name)` (None: missing), in order."""
+    """A rendering's objects as deploy applies them: each resource its kustomization lists, read through
+    `read(name)` (None: missing), in order; a missing or broken one is an error. (config/output and
+    config/chart read the same list for their own purposes, leniently.)"""
     kust = f"{where}/{KUSTOMIZATION}"
     try:
         resources = (yaml.safe_load(read(KUSTOMIZATION) or "") or {}).get("resources") or []
@@ -176,10 +180,51 @@ def check_offline(deferred: list[dict], offline_check: Callable[[list[dict]], li
 
 
 def server_version(client: Any) -> str:
-    """The API server's release (v1.36.3), the schemas an offline check uses."""
+    """The API server's release (v1.36.3, from /version): the skew check's and the offline check's."""
     from kubernetes import client as k8s  # heavy optional: only when deploying
+    from kubernetes.client.rest import ApiException
+    from urllib3.exceptions import HTTPError as Urllib3Error
 
-    return str(k8s.VersionApi(client).get_code().git_version).split("+", 1)[0]
+    try:
+        return str(k8s.VersionApi(client).get_code().git_version).split("+", 1)[0]
+    except (Urllib3Error, OSError) as exc:
+        raise UserError(f"cannot reach the API server at {client.configuration.host}: {exc}",
+                        "check the kubeconfig's server and that the cluster is up") from None
+    except ApiException as exc:
+        raise UserError(f"the API server refused /version: {exc.status} {exc.reason}",
+                        "check the kubeconfig's credentials") from None
+
+
+def scheduler_version_of(objects: list[dict]) -> str:
+    """The Kubernetes release of a rendered scheduler, from its image's default tag (<k8s-version>-<version>),
+    or "" when the tag does not start with one (a tag set by hand)."""
+    for obj in objects:
+        if obj.get("kind") != "Deployment":
+            continue
+        for container in (((obj.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or []:
+            if container.get("name") == "kube-scheduler":
+                tag = str(container.get("image", "")).split("@", 1)[0].rpartition("/")[2].partition(":")[2]
+                return skew.tag_version(tag)
+    return ""
+
+
+def check_skew(client: Any, scheduler: str, allow: bool) -> dict | None:
+    """The API server's version first, then the policy: a refused pair is a UserError unless `allow`."""
+    server = server_version(client)
+    if not scheduler:
+        log(f"    warning: version skew not checked: the scheduler's Kubernetes version is unknown (its image tag "
+            f"names none); the API server is {server}; deploy --spec S checks it")
+        return None
+    try:
+        found = skew.verdict(scheduler, server)
+    except ValueError as exc:  # a server reporting no usable version: say so, do not guess
+        log(f"    warning: version skew not checked: the API server's {exc}")
+        return None
+    if not found.ok and not allow:
+        raise UserError(found.reason, skew.hint(found))
+    log(f"    version skew: scheduler {scheduler}, API server {server}: "
+        + ("within the policy" if found.ok else "outside the policy, allowed by --allow-version-skew"))
+    return found.as_dict()
 
 
 def schema_check(client: Any, cache_dir: Path) -> Callable[[list[dict]], list[str]]:
@@ -187,11 +232,33 @@ def schema_check(client: Any, cache_dir: Path) -> Callable[[list[dict]], list[st
     return lambda objects: schemas.check(objects, server_version(client), cache_dir)
 
 
-def deploy(objects: list[dict], kubeconfig: Path, context: str | None = None, dry_run: bool = False,
-           wait: bool = True, timeout: float = 300.0, rotate_certs: bool = False,
-           cache_dir: Path | None = None) -> DeployReport:
+def skew_pair(spec_path: str | Path, server: str, cache_dir: Path) -> dict:
+    """The scheduler a spec targets beside the API server `server`, judged by the skew policy
+    (deploy/skew.py), for `doctor --kubeconfig` and `cluster.status`. Without a readable spec, or when its
+    version cannot be resolved, the scheduler side is None with the reason, and the allowed minors are still said."""
+    try:
+        allowed = list(skew.allowed_minors(server))
+    except ValueError:
+        allowed = []
+    pair = {"scheduler": None, "apiserver": server, "ok": None, "reason": "", "allowed_scheduler_minors": allowed}
+    if not allowed:
+        return {**pair, "reason": f"the API server's version is unknown ({server!r})"}
+    if not Path(spec_path).is_file():
+        return {**pair, "reason": f"no spec at {spec_path}: pass --spec or set spec.path to judge a scheduler"}
+    try:
+        release = target.kubernetes_release(spec_mod.load(spec_path), None, cache_dir)
+        return skew.verdict(release, server).as_dict()
+    except UserError as exc:
+        return {**pair, "reason": f"the spec's version is unknown: {exc.message}"}
+
+
+def deploy(objects: list[dict], kubeconfig: Path, context: str | None, *, dry_run: bool, wait: bool, timeout: float,
+           rotate_certs: bool, cache_dir: Path | None, scheduler_version: str, allow_skew: bool) -> DeployReport:
+    """Apply `objects` (dry run or not) and wait. The API server's version is read first: a scheduler
+    (`scheduler_version`; "" when unknown) outside the skew policy is refused before anything is applied."""
     client = kubeclient.from_kubeconfig(kubeconfig, context)
     report = DeployReport()
+    report.skew = check_skew(client, scheduler_version, allow_skew)
     report.deployments = [f"{o['metadata'].get('namespace', 'default')}/{o['metadata']['name']}"
                           for o in objects if o.get("kind") == "Deployment"]
     targets = [tuple(d.split("/", 1)) for d in report.deployments]

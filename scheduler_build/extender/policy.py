@@ -19,7 +19,6 @@ class Unresolvable(str):
 
 
 MAX_SCORE = 10  # extender/v1 MaxExtenderPriority; kube-scheduler does not clamp
-TERMINATED_PHASES = frozenset(("Succeeded", "Failed"))
 
 
 class Policy(ABC):

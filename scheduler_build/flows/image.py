@@ -60,6 +60,18 @@ def push_layout(layout: Path, client: registry_stage.Client, sign: Signer | None
     return pushed
 
 
+def push(planned: image_request.Plan | None, layout: Path | None, request_for: RequestFor | None, host: str,
+         client: registry_stage.Client, sign: Signer | None) -> registry_stage.PushResult:
+    """image.push's conductor: the given layout (an extracted archive, or dist/'s with --no-build), else
+    build what dist/ lacks and assemble the layout first (no engine: nothing is loaded, and a current
+    layout is reused as it is); then push, and sign when a signer is given."""
+    if layout is None:
+        assert planned is not None and request_for is not None
+        build_missing(planned, request_for)
+        layout = image_stage.build(image_request.prepare(planned), host).layout
+    return push_layout(layout, client, sign)
+
+
 def rebuild_and_compare(report: verify_stage.Report, planned: image_request.Plan, request_for: RequestFor,
                         image_epoch: int, host: str) -> None:
     """Rebuild every verified platform image from the recorded inputs and compare digests: the binaries with

@@ -9,7 +9,6 @@ the pushed digest), and `inv image.verify` compares the two.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 import os
 from pathlib import Path
@@ -17,7 +16,6 @@ from typing import Any
 
 from scheduler_build import __version__
 from scheduler_build import epoch as epoch_mod
-from scheduler_build import spec as spec_mod
 from scheduler_build.build.info import BuildInfo
 from scheduler_build.errors import UserError
 from scheduler_build.image import oci
@@ -35,13 +33,6 @@ def version_suffix(info: BuildInfo) -> str:
     """What the build appended to the Kubernetes version (`v1.36.3-acme.1` -> `-acme.1`)."""
     stamped, version = info.kubernetes.stamped_version, info.kubernetes.version
     return stamped[len(version):] if stamped.startswith(version) else stamped
-
-
-def spec_digest(spec_path: str | Path | None) -> str:
-    """sha256 of the spec file's bytes, or "" for a build without a spec."""
-    if spec_path and spec_mod.is_stdin(spec_path):  # `--spec -`: the text read from standard input
-        return hashlib.sha256(spec_mod.stdin_text().encode()).hexdigest()
-    return hashlib.sha256(Path(spec_path).read_bytes()).hexdigest() if spec_path else ""
 
 
 def relative_uri(path: str | Path, spec_dir: Path | None) -> str:

@@ -28,21 +28,25 @@ _TAG_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _SEMVER_IDENT = re.compile(r"^[0-9A-Za-z-]+$")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Options:
-    spec: spec_mod.Spec | None = None  # loaded once by the task (commands._common.load_spec)
-    k8s_version: str = ""
-    k8s_default: str = ""  # the k8s.version setting, for plain builds without --k8s-version
-    platforms: str = ""
-    name: str = ""
-    spec_version: str = ""
-    repository: str = ""
-    dist_dir: Path = Path("dist")
-    cache_dir: Path = Path(".cache")
-    source_date_epoch: str = ""
-    licenses: str = "Apache-2.0"
-    source: str = ""
-    force: bool = False
+    """What to package, every value already decided (commands.image._options, by settings.decide):
+    the stage applies no precedence of its own, only what an empty value means."""
+
+    spec: spec_mod.Spec | None  # loaded once by the task (commands._common.load_spec)
+    k8s_version: str  # the version asked for: a minor, a release or latest
+    k8s_flag: bool  # given on the command line (the build command it suggests repeats it)
+    platforms: str  # empty: the host's
+    name: str
+    spec_version: str
+    version_flag: bool  # given on the command line: the spec's image.tag no longer applies
+    repository: str  # empty: scheduler-build/<name>
+    dist_dir: Path
+    cache_dir: Path
+    source_date_epoch: str
+    licenses: str
+    source: str
+    force: bool
 
 
 @dataclass
@@ -62,15 +66,15 @@ class ImageRequest:
     inputs: list[PlatformInput]
     source_date_epoch: int
     dist_dir: Path
-    source: str = ""
-    revision: str = ""
-    dirty: bool = False
-    licenses: str = "Apache-2.0"
-    force: bool = False
-    base_tag: str = ""  # the spec's image.tag; empty: <k8s-version>-<spec-version>
-    spec_sha256: str = ""  # of the spec file's bytes (the provenance's external parameters); empty without a spec
-    spec_dir: Path | None = None  # local sources are named relative to it (provenance, SBOMs); None without a spec
-    sbom_inputs: SbomInputs = SbomInputs()  # the spec's supplier and author, the patch series
+    source: str  # org.opencontainers.image.source; empty: "unknown"
+    revision: str  # git commit; empty outside git
+    dirty: bool
+    licenses: str
+    force: bool
+    base_tag: str  # the spec's image.tag; empty: <k8s-version>-<spec-version>
+    spec_sha256: str  # of the spec file's bytes (the provenance's external parameters); empty without a spec
+    spec_dir: Path | None  # local sources are named relative to it (provenance, SBOMs); None without a spec
+    sbom_inputs: SbomInputs  # the spec's supplier and author, the patch series
 
 
 # --- platforms, versions, tags, git --------------------------------------------------
@@ -185,7 +189,7 @@ class Plan:
         args = ["inv", "build"]
         if self.spec is not None:
             args += ["--spec", str(self.spec.path)]
-            if self.opts.k8s_version:
+            if self.opts.k8s_flag:
                 args += ["--k8s-version", self.opts.k8s_version]
         else:
             args += ["--no-spec", "--k8s-version", self.requested]
@@ -197,18 +201,14 @@ class Plan:
 
 
 def plan(opts: Options, host_arch: str) -> Plan:
-    """Resolve the loaded spec and flags (flags win) into what to package; reads no binary."""
-    spec = opts.spec
-    requested = opts.k8s_version or (spec.kubernetes_version if spec else "") or opts.k8s_default
-    if not requested:
+    """What to package from the decided options (only what an empty value means); reads no binary."""
+    if not opts.k8s_version:
         raise UserError("no Kubernetes version to package", "pass --k8s-version or set k8s.version")
-    platforms_text = opts.platforms or (",".join(spec.platforms) if spec and spec.platforms else f"linux/{host_arch}")
-    parsed = parse_platforms(platforms_text)
-    name = opts.name or (spec.name if spec else "") or "kube-scheduler"
-    spec_version = check_spec_version(opts.spec_version or (spec.version if spec else "") or "0.1.0")
-    repository = opts.repository or (spec.image.repository if spec and spec.image.repository else "") or spec_mod.default_repository(name)
-    version = versions.resolve(requested, opts.cache_dir).version
-    return Plan(opts, spec, requested, version, name, spec_version, repository, parsed)
+    parsed = parse_platforms(opts.platforms or f"linux/{host_arch}")
+    spec_version = check_spec_version(opts.spec_version)
+    repository = opts.repository or spec_mod.default_repository(opts.name)
+    version = versions.resolve(opts.k8s_version, opts.cache_dir).version
+    return Plan(opts, opts.spec, opts.k8s_version, version, opts.name, spec_version, repository, parsed)
 
 
 def read_input(planned: Plan, plat: str, arch: str) -> PlatformInput:
@@ -255,7 +255,7 @@ def prepare(planned: Plan) -> ImageRequest:
         name=planned.name, k8s_version=planned.version, spec_version=planned.spec_version, repository=planned.repository,
         inputs=inputs, source_date_epoch=epoch, dist_dir=Path(opts.dist_dir), source=opts.source or origin,
         revision=full, dirty=dirty, licenses=opts.licenses, force=opts.force,
-        base_tag=(spec.image.tag if spec is not None and spec.image.tag and not opts.spec_version else ""),
+        base_tag=(spec.image.tag if spec is not None and spec.image.tag and not opts.version_flag else ""),
         spec_sha256=sha256_file(spec.path) if spec is not None else "",
         spec_dir=spec.path.parent if spec is not None else None, sbom_inputs=sbom_inputs(spec, inputs[0].build_info),
     )

@@ -29,28 +29,42 @@ ACCEPT = [oci.INDEX, oci.MANIFEST, "application/vnd.docker.distribution.manifest
           "application/vnd.docker.distribution.manifest.list.v2+json"]
 
 
+@dataclass(frozen=True)
+class Check:
+    """One verification: what was checked, of which subject, whether it held and why not."""
+
+    check: str
+    subject: str
+    ok: bool
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "subject": self.subject, "ok": self.ok, "detail": self.detail}
+
+
 @dataclass
 class Report:
     reference: str
     digest: str = ""
-    checks: list[dict[str, Any]] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
     statements: dict[str, dict] = field(default_factory=dict)  # image digest -> its verified provenance statement
     images: dict[str, str] = field(default_factory=dict)  # platform -> image digest
 
     def add(self, name: str, subject: str, ok: bool, detail: str = "") -> bool:
-        self.checks.append({"check": name, "subject": subject, "ok": ok, "detail": detail})
+        self.checks.append(Check(name, subject, ok, detail))
         log(f"    {'ok  ' if ok else 'FAIL'} {name} {subject[:26]}{': ' + detail if detail else ''}")
         return ok
 
     @property
     def ok(self) -> bool:
-        return bool(self.checks) and all(c["ok"] for c in self.checks)
+        return bool(self.checks) and all(c.ok for c in self.checks)
 
     def failures(self) -> list[str]:
-        return [f"{c['check']} of {c['subject']}: {c['detail']}" for c in self.checks if not c["ok"]]
+        return [f"{c.check} of {c.subject}: {c.detail}" for c in self.checks if not c.ok]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"reference": self.reference, "digest": self.digest, "ok": self.ok, "checks": self.checks}
+        return {"reference": self.reference, "digest": self.digest, "ok": self.ok,
+                "checks": [c.as_dict() for c in self.checks]}
 
 
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")

@@ -21,13 +21,11 @@ _counter = itertools.count()
 def built_apiserver(built_scheduler, tmp_path_factory):
     """kube-apiserver of exactly the scheduler's version (same patch), built once per session."""
     from scheduler_build.build import pipeline as build
-    from scheduler_build import settings
+    from scheduler_build.inputs.build import default_request
 
     dist = tmp_path_factory.mktemp("dist-apiserver")
-    request = build.BuildRequest(
-        k8s_version=built_scheduler.info.kubernetes.version, component="kube-apiserver",
-        dist_dir=dist, cache_dir=settings.cache_dir(), pull=False,
-    )
+    request = default_request(k8s_version=built_scheduler.info.kubernetes.version, component="kube-apiserver",
+                              dist_dir=dist, pull=False)
     return build.run(request)
 
 

@@ -21,10 +21,10 @@ import pytest
 
 from testkit import docker_sdk
 from scheduler_build import platforms
-from scheduler_build import spec as spec_mod
 from scheduler_build.engine import connect
 from scheduler_build.build import elf
-from scheduler_build.publish import registry, registry_auth
+from scheduler_build import registry_auth
+from scheduler_build.publish import registry
 from scheduler_build.errors import UserError
 
 from conftest import build_request
@@ -466,7 +466,12 @@ def _packaged_labels(build_result, tmp_path: Path, **options) -> tuple[dict, dic
     platform_dir = build_result.binary.parent
     dist = tmp_path / "dist"
     shutil.copytree(platform_dir, dist / platform_dir.relative_to(platform_dir.parents[2]))
-    opts = image_request.Options(platforms=f"linux/{host}", dist_dir=dist, cache_dir=settings.cache_dir(), **options)
+    from invoke import Config, Context
+
+    from scheduler_build.inputs import image as image_inputs
+
+    context = Context(config=Config(defaults=settings.DEFAULTS))
+    opts = image_inputs.inputs(context, platforms=f"linux/{host}", dist=dist, no_spec="spec" not in options, **options)
     request = image_request.prepare(image_request.plan(opts, host))
     result = assemble.build(request, host)
     layout = oci.Layout(result.layout)
@@ -480,7 +485,7 @@ def test_patches_label_is_the_patch_series_digest(built_example_scheduler, built
 
     key = "org.scheduler-build.patches.digest"
     spec = REPO / "examples/underlay/scheduler.yaml"
-    labels, info = _packaged_labels(built_example_scheduler, tmp_path / "patched", spec=spec_mod.load(spec))
+    labels, info = _packaged_labels(built_example_scheduler, tmp_path / "patched", spec=str(spec))
     patch = REPO / "examples/patches/0001-scheduler-add-AcmeSchedulable-in-tree-plugin.patch"
     series = f"{patch.name}\0{hashlib.sha256(patch.read_bytes()).hexdigest()}\n".encode()
     expected = "sha256:" + hashlib.sha256(series).hexdigest()

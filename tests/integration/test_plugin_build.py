@@ -1,4 +1,4 @@
-"""Scaffolds compiled and tested with the real Go toolchain for every minor the resolver offers, and ONE real
+"""Scaffolds compiled and tested with the real Go toolchain for every served minor the suite pins, and ONE real
 plugin + patch build (the example spec) in the builder container, validated by the binary itself.
 
 Cost (cold): one host compile of the framework's dependency graph per minor for the
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, build_request
+from conftest import REPO, VERSIONS, build_request
 
 
 SPEC = REPO / "examples/underlay/scheduler.yaml"
@@ -35,22 +35,14 @@ def go(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(["go", *args], cwd=cwd, env=env, capture_output=True, text=True)
 
 
-def newest_minor() -> str:
-    from scheduler_build.resolve import versions
-    from scheduler_build import settings
-
-    return versions.resolve("latest", settings.cache_dir()).minor
-
-
-@pytest.mark.parametrize("minor", ["1.34", "1.35", "1.36", "newest"])  # every minor the resolver offers
+@pytest.mark.parametrize("minor", list(VERSIONS.served))  # every served minor the suite pins (tests/versions.yaml)
 def test_scaffold_compiles_vets_and_passes_its_tests(tmp_path, minor):
-    version = newest_minor() if minor == "newest" else minor
     out = tmp_path / "allpoints"
     made = inv("scaffold.plugin", "--name", "AllPoints", "--points", ALL_POINTS, "--module", "example.com/t/allpoints",
-               "--k8s-version", version, "--out", str(out), "--json")
+               "--k8s-version", minor, "--out", str(out), "--json")
     assert made.returncode == 0, made.stderr[-3000:]
     result = json.loads(made.stdout)
-    assert result["k8s_version"].startswith(f"v{version}.")
+    assert result["k8s_version"] == VERSIONS.served[minor]  # the minor resolved to the pinned patch, in a fresh `inv`
     assert {"go.mod", "go.sum", "cmd/scheduler/main.go", "config/scheduler-config.yaml", "README.md",
             "pkg/allpoints/allpoints.go", "pkg/allpoints/args.go", "pkg/allpoints/allpoints_test.go"} <= set(result["files"])
     unformatted = subprocess.run(["gofmt", "-l", "."], cwd=out, capture_output=True, text=True)

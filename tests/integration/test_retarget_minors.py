@@ -4,7 +4,7 @@
   has (from 1.35: the types live in k8s.io/kube-scheduler/framework), with extension points whose
   signatures did not change since, is retargeted to the newest served minor with --write. The exit
   status is 0, go.mod and go.sum are written, and the written module compiles and vets in the builder
-  the way the build stage compiles (support/minors.py), an independent check of retarget's own compile.
+  the way the build stage compiles (testkit/minors.py), an independent check of retarget's own compile.
 - Not carryable: the scaffold of the oldest served minor (1.34's Handle/Plugin still in
   k8s.io/kubernetes, which kept no aliases after 1.35 moved them). The exit status is 1, nothing is
   written, and the report says why: it names the moves.

@@ -19,9 +19,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from invoke import Config, Context
 
 from scheduler_build import platforms, settings
-from scheduler_build import spec as spec_mod
+from scheduler_build.inputs import image as image_inputs
 from scheduler_build.image import assemble, oci
 from scheduler_build.image import info as image_info
 from scheduler_build.image import request as image_request
@@ -42,8 +43,9 @@ def outputs(built_example_scheduler, tmp_path_factory) -> dict:
     dist = work / "dist"
     shutil.copytree(platform_dir, dist / platform_dir.relative_to(platform_dir.parents[2]))
     host = platforms.host_arch()
-    opts = image_request.Options(spec=spec_mod.load(str(SPEC)), platforms=f"linux/{host}", dist_dir=dist, cache_dir=settings.cache_dir(),
-                                 repository="scheduler-build-test/sbom-judges")
+    context = Context(config=Config(defaults=settings.DEFAULTS))
+    opts = image_inputs.inputs(context, spec=str(SPEC), platforms=f"linux/{host}", dist=dist,
+                              repository="scheduler-build-test/sbom-judges")
     result = assemble.build(image_request.prepare(image_request.plan(opts, host)), host)
     info = json.loads((result.layout / image_info.FILE_NAME).read_text())["platforms"][0]
     statement = work / "provenance.json"

@@ -255,7 +255,7 @@ def test_the_node_pulls_what_image_push_pushed(node, node_registries, scheme):
         got = core.read_namespaced_pod(name, "default").status
         assert got.phase == "Succeeded", got.container_statuses
         assert got.container_statuses[0].image_id.endswith(pushed["index_digest"]), got.container_statuses[0].image_id
-        assert "Kubernetes v1.36.3-acme.1" in core.read_namespaced_pod_log(name, "default")
+        assert f"Kubernetes {stamped_spec_version()}" in core.read_namespaced_pod_log(name, "default")
         events = core.list_namespaced_event("default", field_selector=f"involvedObject.name={name}").items
         assert any(e.reason == "Pulled" for e in events), [(e.reason, e.message) for e in events]
     finally:
@@ -271,6 +271,16 @@ def test_a_second_node_cluster_is_refused(node, tmp_path):
 
 
 SPEC = "examples/underlay/scheduler.yaml"
+
+
+def stamped_spec_version() -> str:
+    """The version the example spec's build stamps: its minor resolved to the suite's pinned release
+    (tests/versions.yaml), with its versionSuffix, as the build stage stamps it."""
+    from conftest import TEST_K8S_VERSION
+    from scheduler_build import spec as spec_mod
+    from scheduler_build.build.pipeline import stamped_version
+
+    return stamped_version(TEST_K8S_VERSION, spec_mod.load(Path(__file__).resolve().parents[2] / SPEC).version_suffix)
 
 
 def test_the_rendered_scheduler_and_extender_run_and_schedule_through_cluster_dns(node):

@@ -100,6 +100,19 @@ def _inv(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
                           text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO), **env})
 
 
+def suite_builder() -> str:
+    """The builder image the suite's default build compiles in (a shared one `clean --images` lists and keeps),
+    as the build stage selects it for the pinned release's Go."""
+    from conftest import TEST_K8S_VERSION
+    from scheduler_build import settings
+    from scheduler_build.build import builder_image
+    from scheduler_build.engine import connect
+    from scheduler_build.resolve import versions
+
+    go = versions.resolve(TEST_K8S_VERSION, settings.cache_dir()).go_version
+    return builder_image.select(connect(), go, pull=False).image
+
+
 @pytest.mark.integration
 def test_inv_clean_dry_run_then_real_removal(tmp_path):
     """Real dist and cache directories and a real Docker volume: --dry-run lists them with sizes and removes
@@ -108,7 +121,8 @@ def test_inv_clean_dry_run_then_real_removal(tmp_path):
     client = docker.from_env()
     volume = f"scheduler-build-clean-test-{uuid.uuid4().hex[:8]}"
     client.volumes.create(volume)
-    client.containers.run("scheduler-build/golang:1.26.8", ["sh", "-c", "head -c 65536 /dev/zero > /v/blob"],
+    builder = suite_builder()
+    client.containers.run(builder, ["sh", "-c", "head -c 65536 /dev/zero > /v/blob"],
                           volumes={volume: {"bind": "/v", "mode": "rw"}}, network_mode="none", remove=True)
     dist, cache = tmp_path / "dist", tmp_path / "cache"
     ours = make_dist(dist)
@@ -136,8 +150,8 @@ def test_inv_clean_dry_run_then_real_removal(tmp_path):
             client.volumes.get(volume)
 
         images = _inv(["clean", "--images", "--dry-run"], env)  # the shared builder: listed, kept
-        assert images.returncode == 0 and "scheduler-build/golang:1.26.8" in images.stdout
-        assert client.images.get("scheduler-build/golang:1.26.8")
+        assert images.returncode == 0 and builder in images.stdout
+        assert client.images.get(builder)
     finally:
         try:
             client.volumes.get(volume).remove(force=True)

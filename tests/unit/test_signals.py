@@ -86,7 +86,7 @@ import sys, time
 from pathlib import Path
 from scheduler_build.build import compile
 job = compile.Job(workspace=Path("w"), vendor=Path("v"), out_dir=Path("o"), gocache_volume="v", package="p",
-                  binary_name="b", flags="", environment={}, state_dir=Path(sys.argv[1]))
+                  binary_name="b", flags="", environment={}, overlays={}, test=False, state_dir=Path(sys.argv[1]))
 with compile.output_lock(job, "k"):
     print("holding", flush=True)
     time.sleep(float(sys.argv[2]))

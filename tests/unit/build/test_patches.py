@@ -98,8 +98,8 @@ def test_apply_with_offset_and_new_and_deleted_files(tmp_path, trees):
     assert applied.changes[("k8s.io/kubernetes", "pkg/scheduler/gone.go")] is None
     assert applied.changes[("k8s.io/api", "core/v1/types.go")].endswith("type Pod struct{ Acme bool }\n")
     assert applied.versions == {"k8s.io/kubernetes": "v1.36.3", "k8s.io/api": "v0.36.3"}
-    assert applied.report[1]["offsets"] == [-3]
-    assert [r["file"] for r in applied.report] == ["0001.patch", "0002.patch", "0003.patch"]
+    assert applied.report[1].offsets == (-3,)
+    assert [r.file for r in applied.report] == ["0001.patch", "0002.patch", "0003.patch"]
 
 
 def test_real_conflict_names_patch_target_and_hunk(tmp_path, trees):
@@ -173,7 +173,7 @@ def test_materialize_leaves_module_cache_alone_and_is_content_addressed(tmp_path
     # The module cache is unchanged: the patched file was replaced, not written through a hard link.
     assert {p: p.read_bytes() for p in trees["k8s.io/kubernetes"].rglob("*") if p.is_file()} == before
     assert os.stat(copy / "pkg/scheduler/a.go").st_ino != os.stat(trees["k8s.io/kubernetes"] / "pkg/scheduler/a.go").st_ino
-    assert done.root.parent == cache / "patched" and done.report[0]["file"] == "0001.patch"
+    assert done.root.parent == cache / "patched" and done.report[0].file == "0001.patch"
     # Second call: served from the cache without applying again.
     again = patches.materialize([patch], resolution(), cache, lambda *a: pytest.fail("re-applied a cached series"))
     assert again.root == done.root

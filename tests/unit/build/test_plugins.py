@@ -12,7 +12,7 @@ from scheduler_build.build import plugins
 from scheduler_build.build import snapshot
 from scheduler_build.build import from_spec
 from scheduler_build import spec as spec_mod
-from scheduler_build.build.pipeline import BuildRequest
+from scheduler_build.inputs.build import default_request
 from scheduler_build.errors import UserError
 from scheduler_build.build.workspace import render_wrapper
 
@@ -150,14 +150,11 @@ def test_missing_spec_is_a_user_error(tmp_path):
 
 def test_example_spec_fills_the_request():
     loaded = spec_mod.load(REPO / "examples/underlay/scheduler.yaml")
-    request = from_spec.apply_spec(BuildRequest(), loaded, k8s_version=None, name=None, version_suffix=None)
-    assert request.k8s_version == "1.36" and request.name == loaded.name and request.version_suffix == "acme.1"
+    request = from_spec.apply_spec(default_request(), loaded)
     assert [p.package for p in request.plugin_sources] == ["example.com/acme/underlay/pkg/underlayiplimit"]
     assert [p.name for p in request.patches] == ["0001-scheduler-add-AcmeSchedulable-in-tree-plugin.patch"]
-    flagged = from_spec.apply_spec(BuildRequest(), loaded, k8s_version="1.37", name="x", version_suffix="")
-    assert (flagged.k8s_version, flagged.name, flagged.version_suffix) == ("1.37", "x", "")
     with pytest.raises(UserError, match="builds kube-scheduler, not kube-apiserver"):
-        from_spec.apply_spec(BuildRequest(component="kube-apiserver"), loaded, k8s_version=None, name=None, version_suffix=None)
+        from_spec.apply_spec(default_request(component="kube-apiserver"), loaded)
 
 
 def test_spec_arches(monkeypatch):

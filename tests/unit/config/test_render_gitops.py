@@ -19,6 +19,7 @@ from scheduler_build import spec as spec_mod
 from scheduler_build.config import output, tls_secrets
 from scheduler_build.config import render as manifests
 from scheduler_build.errors import UserError
+from scheduler_build.image.info import ImageInfo
 
 REPO = Path(__file__).resolve().parents[3]
 FULL = REPO / "tests" / "data" / "config" / "specs" / "intree-full.yaml"
@@ -155,10 +156,12 @@ def test_cli_plain_render_reports_what_changed(tmp_path):
 
 def test_pin_digest_takes_the_index_digest_the_layout_records():
     digest = "sha256:" + "c" * 64
-    info = {"repository": "registry.example.com/acme/s", "tags": ["v1.36.3-1.0.0"], "index_digest": digest}
+    info = ImageInfo(name="s", repository="registry.example.com/acme/s", kubernetes_version="v1.36.3",
+                     tags=["v1.36.3-1.0.0"], inputs_key="k", source_date_epoch=0, index_digest=digest, index_size=1)
     assert manifests.pin("registry.example.com/acme/s:v1.36.3-1.0.0", info, "x") == \
         f"registry.example.com/acme/s:v1.36.3-1.0.0@{digest}"
-    for wrong in ({}, dict(info, tags=["other"]), dict(info, repository="elsewhere/s"), dict(info, index_digest="x")):
+    for wrong in (None, dataclasses.replace(info, tags=["other"]), dataclasses.replace(info, repository="elsewhere/s"),
+                  dataclasses.replace(info, index_digest="x")):
         with pytest.raises(UserError, match="--pin-digest: x records no image"):
             manifests.pin("registry.example.com/acme/s:v1.36.3-1.0.0", wrong, "x")
     files = manifests.render_files(full(), f"r/x:1@{digest}")

@@ -22,7 +22,8 @@ from scheduler_build.image import layer
 from scheduler_build.image import oci
 from scheduler_build.image import request as image
 from scheduler_build.image import sbom
-from scheduler_build.publish import registry, registry_auth
+from scheduler_build import registry_auth
+from scheduler_build.publish import registry
 
 VERSION_M = """/x/kube-scheduler: go1.26.8
 \tpath\tscheduler-build.local/wrapper
@@ -168,12 +169,23 @@ def test_build_info_round_trips_and_rejects_foreign_files(tmp_path):
         build_info.BuildInfo.from_file(tmp_path / "missing.json")
 
 
+def _inputs(cache: Path, **flags) -> image.Options:
+    """The image task's inputs, decided as `inv image.build` decides them (default settings, this cache)."""
+    from invoke import Config, Context
+
+    from scheduler_build import settings
+    from scheduler_build.inputs import image as image_inputs
+
+    config = Config(defaults=settings.DEFAULTS, overrides={"paths": {"cache_dir": str(cache)}})
+    return image_inputs.inputs(Context(config=config), **flags)
+
+
 def test_missing_platform_names_the_build_command(tmp_path, monkeypatch):
     from scheduler_build.resolve import versions
 
     monkeypatch.setattr(versions, "resolve", lambda requested, cache: versions.Resolution(
         requested=requested, version="v1.36.3", minor="1.36", go_version="1.26.0", staging_version="v0.36.3"))
-    opts = image.Options(k8s_version="1.36", platforms="linux/amd64,linux/arm64", dist_dir=tmp_path / "out", cache_dir=tmp_path)
+    opts = _inputs(tmp_path, no_spec=True, k8s_version="1.36", platforms="linux/amd64,linux/arm64", dist=tmp_path / "out")
     planned = image.plan(opts, "amd64")
     assert planned.missing() == [("linux/amd64", "amd64"), ("linux/arm64", "arm64")]
     with pytest.raises(UserError) as err:
@@ -182,9 +194,9 @@ def test_missing_platform_names_the_build_command(tmp_path, monkeypatch):
     assert f"inv build --no-spec --k8s-version 1.36 --dist {tmp_path / 'out'} --arch amd64" in err.value.hint
     spec = Path(__file__).resolve().parents[3] / "examples/underlay/scheduler.yaml"
     loaded = spec_mod.load(spec)
-    assert image.plan(image.Options(spec=loaded, cache_dir=tmp_path), "amd64").build_command("arm64") == \
+    assert image.plan(_inputs(tmp_path, spec=str(spec), dist="dist"), "amd64").build_command("arm64") == \
         f"inv build --spec {spec} --arch arm64"
-    planned = image.plan(image.Options(spec=loaded, platforms="linux/arm64", dist_dir=tmp_path / "dist", cache_dir=tmp_path), "amd64")
+    planned = image.plan(_inputs(tmp_path, spec=str(spec), platforms="linux/arm64", dist=tmp_path / "dist"), "amd64")
     # What dist/ holds is read through BuildInfo; an edited binary is refused.
     target = planned.platform_dir("arm64")
     target.mkdir(parents=True)

@@ -6,7 +6,7 @@
 - The module-level import graph of scheduler_build has no cycle.
 - Core (everything outside extender/ and the task layer) never imports the extender at module level,
   and `inv` (the task layer) loads none of its heavy packages.
-- No task module is imported outside the task layer (the console script's cli.py serves it; bench/commands.py
+- No task module is imported outside the task layer (the console script's cli/ serves it; bench/commands.py
   and the checkout's tasks.py are the developer's task layer).
 
 Each check is a function over a source tree; a planted tree shows each one catches its fault.
@@ -102,7 +102,7 @@ def function_import_faults(root: Path, package: str = PACKAGE) -> list[str]:
         for line, fn, imported in function_imports(path, known):
             if name.startswith(f"{package}.commands"):
                 ok = imported.startswith(f"{package}.") and not imported.startswith(f"{package}.commands")
-            elif name in FRONT_DOOR:
+            elif name in FRONT_DOOR or name.startswith(f"{package}.cli."):
                 # The console script's front door sits above the task layer: it imports the task
                 # collection, the settings-file reader and cli itself only when a task runs, so that
                 # --version, --list and completion start fast (issue 22).
@@ -166,7 +166,43 @@ def task_module_imports(files: list[Path], root: Path, package: str = PACKAGE) -
     return faults
 
 
-ENTRY_POINTS = ("cli.py", "__main__.py")  # `scheduler-build` itself: the program that serves the task layer
+# The stages in the order data flows through them (spec → resolve → workspace/vendor/patch/compile/verify
+# → image → push → render → deploy; scaffold writes a plugin before the build, retarget moves one between
+# minors, cluster runs what was built). A stage imports only itself and earlier stages; above them sit
+# flows/ (conductors), inputs/ (decided inputs) and commands/ (tasks).
+STAGES = ("spec", "resolve", "scaffold", "build", "retarget", "image", "publish", "config", "deploy", "cluster")
+ABOVE_STAGES = ("flows", "inputs", "commands")
+# What reads settings: no stage or flow imports these (their values arrive decided, in a request).
+SETTINGS_MODULES = ("settings", "options", "precedence", "settings_files")
+
+
+def _layer(module: str, package: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 and parts[0] == package else None
+
+
+def stage_order_faults(root: Path, package: str = PACKAGE) -> list[str]:
+    """Imports (at module level or in a function) from a stage of a later stage, of flows/inputs/commands,
+    and from a stage or flow of a module that reads settings."""
+    known = modules(root, package)
+    faults = []
+    for name, path in sorted(known.items()):
+        layer = _layer(name, package)
+        if layer not in STAGES and layer != "flows":
+            continue
+        imported = module_level_imports(path, known) + [m for _, _, m in function_imports(path, known)]
+        for target in sorted(set(imported)):
+            other = _layer(target, package)
+            if target in {f"{package}.{m}" for m in SETTINGS_MODULES}:
+                faults.append(f"{name} reads settings ({target})")
+            elif layer in STAGES and other in ABOVE_STAGES:
+                faults.append(f"{name} (a stage) imports {target} ({other})")
+            elif layer in STAGES and other in STAGES and STAGES.index(other) > STAGES.index(layer):
+                faults.append(f"{name} imports {target}, a later stage")
+    return faults
+
+
+ENTRY_POINTS = ("cli/__init__.py", "cli/files.py", "cli/program.py", "cli/rewrite.py", "__main__.py")  # `scheduler-build` itself: the program that serves the task layer
 
 
 def outside_the_task_layer(root: Path) -> list[Path]:
@@ -199,6 +235,13 @@ def test_inv_loads_none_of_the_extenders_heavy_packages():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}).stdout
     assert out.strip() == "[]"
+
+
+def test_stages_import_only_earlier_stages_and_read_no_setting():
+    faults = stage_order_faults(REPO)
+    # The maintainer's table generator (`python -m scheduler_build.resolve.version_table`) names the cache
+    # in its __main__ block; nothing a task runs goes through it.
+    assert faults == [f"{PACKAGE}.resolve.version_table reads settings ({PACKAGE}.settings)"]
 
 
 def test_no_task_module_is_imported_outside_the_task_layer():
@@ -237,6 +280,13 @@ def test_each_check_catches_its_planted_fault(tmp_path):
         "bench/image_bench.py": "from scheduler_build.commands import image as image_tasks\n",
         "bench/commands.py": "from scheduler_build.commands import image\n",
         "testkit/__init__.py": "",
+        f"{PACKAGE}/build/__init__.py": "",
+        f"{PACKAGE}/build/pipeline.py": "from scheduler_build.spec import model\n",
+        f"{PACKAGE}/build/compile.py": "from scheduler_build.image import assemble\n",
+        f"{PACKAGE}/image/__init__.py": "",
+        f"{PACKAGE}/image/assemble.py": "from scheduler_build.build import pipeline\nfrom scheduler_build import settings\n",
+        f"{PACKAGE}/flows/__init__.py": "",
+        f"{PACKAGE}/flows/image.py": "from scheduler_build.image import assemble\nfrom scheduler_build.publish import registry\n",
     })
     assert function_import_faults(root) == [f"{PACKAGE}.spec.model:2 all_extenders() imports {PACKAGE}.config.render"]
     found = cycle(import_graph(root))
@@ -244,3 +294,8 @@ def test_each_check_catches_its_planted_fault(tmp_path):
     assert core_extender_imports(root) == [f"{PACKAGE}.settings imports {PACKAGE}.extender.app"]
     assert task_module_imports(outside_the_task_layer(root), root) == [
         f"bench/image_bench.py:1 imports {PACKAGE}.commands.image"]
+    # build → spec and flows → any stage are allowed; a later stage, or a setting read, is not.
+    assert stage_order_faults(root) == [
+        f"{PACKAGE}.build.compile imports {PACKAGE}.image.assemble, a later stage",
+        f"{PACKAGE}.image.assemble reads settings ({PACKAGE}.settings)",
+        f"{PACKAGE}.spec.model imports {PACKAGE}.config.render, a later stage"]

@@ -1,0 +1,91 @@
+"""The `scheduler-build` program: invoke's Program with the flags that mean something here."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from invoke import Argument, Collection, Program
+from invoke.parser import ParserContext
+
+from scheduler_build import about, cli_listing, errors, progress
+from scheduler_build.cli.files import check_config_flag
+
+
+_KEPT_CORE = ("complete", "debug", "help", "list", "list-depth", "list-format", "print-completion-script", "version",
+              "write-pyc")
+
+
+class SchedulerBuildProgram(Program):
+    """invoke's Program with the flags that mean something here: no run-related core flags,
+    `--config FILE` (no `-f`, which swallowed the task name), `-q/--quiet`, `-v/--verbose`, a version
+    line with the commit, and the task namespace imported only when a task or listing needs it."""
+
+    def __init__(self, namespace_factory: Callable[[], Collection], **kwargs: Any):
+        self._namespace_factory, self._namespace = namespace_factory, None
+        super().__init__(**kwargs)
+
+    @property
+    def namespace(self) -> Collection:  # type: ignore[override]
+        if self._namespace is None:
+            self._namespace = self._namespace_factory()
+        return self._namespace
+
+    @namespace.setter
+    def namespace(self, value: Collection | None) -> None:
+        self._namespace = value
+
+    def core_args(self) -> list[Argument]:
+        kept = [arg for arg in super().core_args() if arg.name in _KEPT_CORE]
+        return kept + [
+            Argument(names=("config",), help="a settings file read after all others (YAML or JSON)"),
+            Argument(names=("quiet", "q"), kind=bool, default=False,
+                     help="no phase lines on stderr (errors and warnings are still printed)"),
+            Argument(names=("verbose", "v"), kind=bool, default=False,
+                     help="also name the settings files read, before the phase lines"),
+        ]
+
+    @property
+    def initial_context(self) -> ParserContext:  # type: ignore[override]
+        return ParserContext(args=self.core_args())  # never a loader's --collection / --search-root
+
+    def print_help(self) -> None:
+        super().print_help()
+        print("Help on a task: scheduler-build help TASK; topics: scheduler-build help settings | settings-files | "
+              "completion")
+
+    def print_columns(self, tuples: Any) -> None:
+        """Help texts and task summaries name `scheduler-build TASK`, not `inv TASK` (errors.for_program)."""
+        super().print_columns([(name, errors.for_program(text) if text else text) for name, text in tuples])
+
+    def print_version(self) -> None:
+        print(about.version_line(self.name))
+
+    def run(self, argv: list[str] | None = None, exit: bool = True) -> None:
+        """Hints name `scheduler-build ...`, not `inv ...`, for this run (and only this one, in-process)."""
+        previous, errors.PROGRAM[0] = errors.PROGRAM[0], self.binary
+        try:
+            super().run(argv, exit)
+        finally:
+            errors.PROGRAM[0] = previous
+
+    def parse_collection(self) -> None:
+        """`--list` and TAB completion are served from the cached listing when there is one."""
+        if self._namespace is None and (self.args.list.value or self.args.complete.value) and not self.args.help.value:
+            self._namespace = cli_listing.load()
+        super().parse_collection()
+
+    def parse_core(self, argv: list[str] | None) -> None:
+        super().parse_core(argv)
+        progress.set_verbosity(0 if self.args.quiet.value else 2 if self.args.verbose.value else 1)
+
+    def update_config(self, merge: bool = True) -> None:
+        """invoke's version reads the run-related flags this program does not have."""
+        check_config_flag(self.args.config.value)
+        self.config.set_runtime_path(self.args.config.value)
+        self.config.load_runtime(merge=False)
+        if merge:
+            self.config.merge()
+        if progress.verbosity() >= 2:
+            for level in ("system", "user", "project", "runtime"):
+                if getattr(self.config, f"_{level}_found", None):
+                    progress.log(f"settings: {getattr(self.config, f'_{level}_path')} ({level})")

@@ -1,0 +1,68 @@
+"""`option`: one value, decided by the one precedence rule and typed; `load_spec`: the one spec load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from invoke import Context
+
+from scheduler_build import options, precedence, settings
+from scheduler_build.build import from_spec
+from scheduler_build.spec.model import Spec
+
+
+class _Off:
+    """An explicit `--no-X`: off, and unlike an absent flag (False) it overrides the settings."""
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "OFF"
+
+
+OFF = _Off()
+
+
+def option(c: Any, key: str, flag: Any = None, spec: Any = None, spec_field: str = "") -> Any:
+    """Resolve one option by the one precedence rule (settings.decide): flag > spec > environment >
+    settings file > default.
+
+    A flag is "not given" when it is None (value options default to None) or False
+    (invoke passes False for an absent boolean flag), so booleans resolve the same
+    way: `--force` turns it on, otherwise the setting decides. `spec` is the spec's value for
+    this setting (None or "": the spec leaves it open; `spec_field` names it). The result has the
+    default's type (bool, int, float); a value that cannot be cast is a UserError
+    naming the flag or setting it came from (scheduler_build/options.py)."""
+    config = c.config if isinstance(c, Context) else c
+    given = None if flag is False else (False if flag is OFF else flag)
+    value = precedence.decide(config, key, given, spec, spec_field)
+    from_spec = given is None and spec not in (None, "")
+    # options.convert is the one place values become numbers, sizes, durations, enums, versions.
+    value = options.convert(key, value, settings.default(key), from_flag=given is not None,
+                            where=f"the spec's {spec_field or key}" if from_spec else None)
+    if key in PATH_KEYS and given is None and not from_spec and value and not Path(value).expanduser().is_absolute():
+        # A path from a setting (default, invoke.yaml, env) is relative to the project directory,
+        # a path on the command line to the current directory: `cd examples && inv ...` works.
+        value = str(project_dir(config) / value)
+    return value
+
+
+PATH_KEYS = frozenset({"spec.path", "paths.dist_dir", "config.out"})
+
+
+def project_dir(config: Any) -> Path:
+    """Where tasks.py / invoke.yaml live (for scheduler-build: the current directory)."""
+    prefix = getattr(config, "_project_prefix", None) if config is not None else None
+    return Path(prefix) if prefix else Path.cwd()
+
+
+def load_spec(c: Any, flag: str | None = None, no_spec: bool = False, plain_flags: bool = False) -> Spec | None:
+    """The task's build spec, loaded once: --spec, else spec.path unless --no-spec or flags ask for a plain build."""
+    configured = option(c, "spec.path")
+    path = from_spec.choose_spec(flag, no_spec, configured, plain_flags=plain_flags)
+    if path is None and plain_flags and not no_spec and configured and Path(configured).is_file():
+        precedence.note(f"a plain kube-scheduler: --k8s-version/--component without --spec leave the spec "
+                        f"{configured} unread (pass --spec {configured} to build it, --no-spec to silence this)")
+    return from_spec.load_spec(path) if path is not None else None
