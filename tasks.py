@@ -7,9 +7,11 @@ are composed here, the way invoke's own tasks.py composes its collections.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from invoke import Collection, task
@@ -32,6 +34,18 @@ from testkit.e2e import pytest_argv
 REPO = Path(__file__).resolve().parent
 signals.install()  # `inv`: SIGTERM and SIGHUP take Ctrl-C's path, as under scheduler-build (entry.py)
 UNIT = "not integration and not e2e and not node"
+LAST = "remote_engine or pipelines"  # through a second engine, or whole CI pipelines: the slowest, run last
+# A full run's tiers, in order, each its own pytest run (so the e2e control plane is down before
+# the node tier): the cheapest and broadest first, so a unit failure is known in minutes.
+TIERS = [
+    ("unit", UNIT),
+    ("unit-pythons", UNIT),  # again on the oldest and newest supported Python
+    ("integration", f"integration and not e2e and not node and not ({LAST})"),
+    ("e2e", f"e2e and not node and not ({LAST})"),
+    ("node", "node"),  # alone: a real node of its own
+    ("remote-engine-and-pipelines", f"({LAST}) and not node"),
+]
+NO_TESTS = 5  # pytest's exit code when a selection is empty (e.g. no node tests on this machine)
 
 
 def _pytest(argv: list[str]) -> None:
@@ -47,24 +61,69 @@ def _pytest(argv: list[str]) -> None:
     "marker": "only tests with this pytest marker expression, e.g. integration",
     "verbose": "pytest -v",
     "pythons": "also run the unit tests on the oldest and newest supported Python (always on a full run)",
+    "keep-going": "a full run: run every tier even after one failed (it still fails at the end)",
     "canary": "instead: build what the Go module proxy serves now (not tests/versions.yaml) and say what is new",
 })
-def test(c, fast=False, k=None, marker=None, verbose=False, pythons=False, canary=False):
-    """Run the test suite: unit, integration and e2e (all of them unless --fast)."""
+def test(c, fast=False, k=None, marker=None, verbose=False, pythons=False, keep_going=False, canary=False):
+    """Run the test suite: tier by tier (unit, unit on other Pythons, integration, e2e, node, remote engine and
+    pipelines), stopping at the first failing tier; --fast, -k or --marker: one pytest run of that selection."""
     if canary:
         return _canary(k, verbose)
-    argv = [sys.executable, "-m", "pytest"]
-    if fast:
-        argv += ["-m", UNIT]
-    elif marker:
-        argv += ["-m", marker]
-    if k:
-        argv += ["-k", k]
-    if verbose:
-        argv.append("-v")
-    _pytest(argv)
-    if pythons or not (fast or k or marker):
-        _unit_tests_on_each_end()
+    if fast or k or marker:
+        argv = [sys.executable, "-m", "pytest", "-m", UNIT if fast else marker] if (fast or marker) else \
+            [sys.executable, "-m", "pytest"]
+        _pytest(argv + (["-k", k] if k else []) + (["-v"] if verbose else []))
+        if pythons:
+            _unit_tests_on_each_end(records(), verbose)
+        return
+    run_tiers([name for name, _ in TIERS], lambda name, out: _tier(name, out, verbose), records(), keep_going)
+
+
+def records() -> Path:
+    """This run's directory of JUnit XML and durations, one pair per tier, under the cache."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    out = settings.cache_dir() / "test-runs" / stamp
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def run_tiers(names: list[str], run_one, out: Path, keep_going: bool = False) -> list[str]:
+    """Run each tier by `run_one(name, out)` (its exit code) in order; stop at the first failure unless
+    `keep_going`; write out/summary.json (seconds and exit code per tier). Raises Exit when one failed."""
+    summary: list[dict] = []
+    failed: list[str] = []
+    for name in names:
+        started = time.monotonic()
+        code = run_one(name, out)
+        code = 0 if code == NO_TESTS else code
+        summary.append({"tier": name, "seconds": round(time.monotonic() - started, 1), "exit_code": code})
+        write_atomic(out / "summary.json", json.dumps(summary, indent=1) + "\n")
+        log(f"tier {name}: {'passed' if code == 0 else f'FAILED (exit {code})'} in {summary[-1]['seconds']:.0f} s")
+        if code != 0:
+            failed.append(name)
+            if not keep_going:
+                break
+    log(f"per-tier JUnit XML, durations and summary.json: {out}")
+    if failed:
+        skipped = names[names.index(failed[-1]) + 1:] if not keep_going else []
+        raise Exit(f"error: tier(s) {', '.join(failed)} failed" +
+                   (f"; not run: {', '.join(skipped)} (--keep-going runs them)" if skipped else ""), code=1)
+    return [s["tier"] for s in summary]
+
+
+def _tier(name: str, out: Path, verbose: bool) -> int:
+    if name == "unit-pythons":
+        return _unit_tests_on_each_end(out, verbose)
+    marker = dict(TIERS)[name]
+    argv = [sys.executable, "-m", "pytest", "-m", marker, *_records_args(out, name), *(["-v"] if verbose else [])]
+    log(f"+ tier {name}: " + " ".join(argv[1:]))
+    return subprocess.call(argv, cwd=REPO)
+
+
+def _records_args(out: Path, name: str) -> list[str]:
+    """The tier's JUnit XML and its slowest tests (pytest's --durations, kept in a file beside it)."""
+    return [f"--junitxml={out / (name + '.xml')}", "--durations=30", "--durations-min=1.0",
+            f"--durations-file={out / (name + '-durations.txt')}"]  # tests/conftest.py
 
 
 CANARY_TESTS = ["tests/integration/test_served_minors.py", "tests/integration/test_retarget_minors.py"]
@@ -110,19 +169,23 @@ def bump_test_versions(c):
     print("\n".join(new) if new else "nothing new: tests/versions.yaml already pins what the proxy serves")
 
 
-def _unit_tests_on_each_end() -> None:
+def _unit_tests_on_each_end(out: Path, verbose: bool = False) -> int:
     """The unit tests again on the oldest and the newest supported Python (testkit/pythons.py)."""
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
     for minor in [m for m in supported_pythons.ends() if m != running]:  # the running one has just run them
         try:
             env_dir = supported_pythons.venv(minor, settings.cache_dir(), log)
         except (RuntimeError, subprocess.CalledProcessError) as exc:
-            raise Exit(f"error: {exc}", code=2) from None
+            log(f"error: Python {minor}: {exc}")
+            return 2
         env = dict(os.environ, PATH=f"{env_dir / 'bin'}:{os.environ.get('PATH', '')}")
-        argv = [str(env_dir / "bin" / "python"), "-m", "pytest", "-q", "-m", UNIT]
+        argv = [str(env_dir / "bin" / "python"), "-m", "pytest", "-q", "-m", UNIT,
+                *_records_args(out, f"unit-python{minor}"), *(["-v"] if verbose else [])]
         log(f"+ python {minor}: " + " ".join(argv[1:]))
-        if subprocess.call(argv, cwd=REPO, env=env) != 0:
-            raise Exit(code=1)
+        code = subprocess.call(argv, cwd=REPO, env=env)
+        if code != 0:
+            return code
+    return 0
 
 
 @task(default=True, help={

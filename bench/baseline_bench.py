@@ -19,6 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bench import record
+
 REPO = Path(__file__).resolve().parent.parent
 CHILD = ("import json, sys\nimport bench.plugin_edit_bench as m\n"
          "print(json.dumps(m.run(sys.argv[1], int(sys.argv[2]))))\n")
@@ -46,7 +48,11 @@ def run(baseline: str, k8s_version: str, runs: int = 3, repeats: int = 3) -> dic
         for _ in range(runs):
             for side, tree in (("ours", REPO), ("baseline", worktree)):
                 loads.append(os.getloadavg()[0])
-                sides[side].append(_run_tree(tree, k8s_version, repeats))
+                result = _run_tree(tree, k8s_version, repeats)
+                sides[side].append(result)
+                for kind in ("edit", "nochange"):  # the child's rounds, in the order it ran them
+                    for seconds in result[f"{kind}_ours_s"]:
+                        record.run(kind, side, seconds)
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=REPO, check=False)
         worktree.parent.rmdir()
@@ -59,7 +65,7 @@ def run(baseline: str, k8s_version: str, runs: int = 3, repeats: int = 3) -> dic
     med = statistics.median
     return {
         "ours": ours_commit, "baseline": commit, "runs": runs, "repeats": repeats, "load_averages": loads,
-        "machine": "2-core / 24 GiB Debian bookworm VM (shared)", "figures": figures, "phases": phases, "native": native,
+"figures": figures, "phases": phases, "native": native,
         "ratios": {kind: med(figures["ours"][kind]) / med(figures["baseline"][kind]) for kind in ("edit", "nochange")},
     }
 

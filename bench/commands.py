@@ -6,7 +6,9 @@ from pathlib import Path
 
 from invoke import Collection, task
 
+from bench import record
 from scheduler_build.atomic import write_atomic
+from scheduler_build.progress import log
 from scheduler_build.errors import UserError
 from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
 
@@ -19,18 +21,22 @@ def _bench_module(name: str):
     return importlib.import_module(f"bench.{name}")
 
 
-def _report(module, results: dict, json: bool) -> None:
-    """Raw figures as JSON, else the module's Markdown table (for BENCHMARKS.md)."""
+def _report(task_name: str, module, fn, json: bool) -> dict:
+    """Run `fn` under bench/record.py (its raw file goes to bench/results/), then print its figures:
+    as JSON, else the module's Markdown table."""
+    results, raw = record.measure(task_name, fn)
+    log(f"raw file: {record.write(raw).relative_to(record.REPO)}")
     if json:
         emit_json(results, sort_keys=False)
     else:
         emit(module.markdown(results))
+    return results
 
 
 @task(name="build", help={
     "k8s-version": f"{K8S_HELP} to build",
     "repeats": "warm runs per side (default 5)",
-    "no-cold": "skip the two cold builds (about 3 minutes each on 2 cores)",
+    "no-cold": "skip the two cold builds (minutes each)",
     "plugin-edit": "instead: the example plugin edited (and not) vs its own native `go build ./cmd/scheduler`",
     "fresh-worker": "instead: a fresh worker (empty cache dir, second empty engine) building a key another worker "
                     "pushed with --cache-to, vs a local cold build (docs/remote-engine.md)",
@@ -41,24 +47,26 @@ def _report(module, results: dict, json: bool) -> None:
 @user_errors
 def build_bench(c, k8s_version=None, repeats=5, no_cold=False, plugin_edit=False, fresh_worker=False, json=False,
                 baseline=None, runs=3):
-    """Warm `inv build` after touching one file vs a native `go build`, plus cold time and peak memory."""
+    """Warm `inv build` (main package relinked) vs a native `go build`, plus cold time and peak memory."""
     if fresh_worker:
         module = _bench_module("fresh_worker_bench")
-        _report(module, module.run(option(c, "k8s.version", k8s_version)), json)
+        _report("bench.build.fresh-worker", module, lambda: module.run(option(c, "k8s.version", k8s_version)), json)
         return
     if baseline:
         if not plugin_edit:
             raise UserError("--baseline compares the plugin-edit loop", "add --plugin-edit")
         module = _bench_module("baseline_bench")
-        _report(module, module.run(baseline, option(c, "k8s.version", k8s_version), int(runs), int(repeats)), json)
+        _report("bench.build.baseline", module,
+                lambda: module.run(baseline, option(c, "k8s.version", k8s_version), int(runs), int(repeats)), json)
         return
     if plugin_edit:
         module = _bench_module("plugin_edit_bench")
-        _report(module, module.run(option(c, "k8s.version", k8s_version), int(repeats)), json)
+        _report("bench.build.plugin-edit", module, lambda: module.run(option(c, "k8s.version", k8s_version), int(repeats)),
+                json)
         return
     module = _bench_module("build_bench")
-    results = module.run(option(c, "k8s.version", k8s_version), int(repeats), cold=not no_cold)
-    _report(module, results, json)
+    _report("bench.build", module, lambda: module.run(option(c, "k8s.version", k8s_version), int(repeats), cold=not no_cold),
+            json)
 
 
 @task(name="extender", help={
@@ -71,8 +79,8 @@ def build_bench(c, k8s_version=None, repeats=5, no_cold=False, plugin_edit=False
 def extender_bench(c, nodes="100,1000,5000", seconds=3.0, concurrency=1, json=False):
     """Python extender vs a Go stdlib extender: filter/prioritize, NodeList/NodeNames, rps and p50/p99."""
     module = _bench_module("extender.run")
-    results = module.run([int(n) for n in str(nodes).split(",") if n.strip()], float(seconds), int(concurrency))
-    _report(module, results, json)
+    sizes = [int(n) for n in str(nodes).split(",") if n.strip()]
+    _report("bench.extender", module, lambda: module.run(sizes, float(seconds), int(concurrency)), json)
 
 
 @task(name="image", help={
@@ -84,8 +92,7 @@ def extender_bench(c, nodes="100,1000,5000", seconds=3.0, concurrency=1, json=Fa
 def image_bench(c, k8s_version=None, repeats=3, json=False):
     """Image size vs binary, image.build cold/warm vs `docker build`, push vs `docker push` to a local registry."""
     module = _bench_module("image_bench")
-    results = module.run(option(c, "k8s.version", k8s_version), int(repeats))
-    _report(module, results, json)
+    _report("bench.image", module, lambda: module.run(option(c, "k8s.version", k8s_version), int(repeats)), json)
 
 
 @task(name="e2e", help={
@@ -113,17 +120,21 @@ def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants="abcd", k8s_version=N
         raise UserError(f"--qps {qps}: must be positive", "e.g. --qps 5000")
     if node:
         module = _bench_module("node_bench")
-        _report(module, module.run(int(pods), int(nodes), int(repeats), int(qps)), json)
+        _report("bench.e2e.node", module, lambda: module.run(int(pods), int(nodes), int(repeats), int(qps)), json)
         return
     bad = sorted(set(variants) - set("abcde"))
     if bad or not variants:
         raise UserError(f"--variants {variants!r}: unknown {''.join(bad) or 'empty'}", "use letters of abcde, e.g. --variants ac")
     module = _bench_module("e2e_bench")
-    results = module.run(int(pods), int(nodes), int(repeats), variants, option(c, "k8s.version", k8s_version),
-                         trace=bool(trace))
-    png = module.chart(results, Path(chart) if chart else BENCH_DIR.parent / "docs" / "benchmarks" / "e2e-throughput.png")
-    results["chart"] = str(png)
-    _report(module, results, json)
+    png_path = Path(chart) if chart else BENCH_DIR.parent / "docs" / "benchmarks" / "e2e-throughput.png"
+
+    def measured() -> dict:
+        results = module.run(int(pods), int(nodes), int(repeats), variants, option(c, "k8s.version", k8s_version),
+                             trace=bool(trace))
+        results["chart"] = str(module.chart(results, png_path))
+        return results
+
+    _report("bench.e2e", module, measured, json)
 
 
 @task(name="startup", help={
@@ -134,7 +145,7 @@ def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants="abcd", k8s_version=N
 def startup_bench(c, repeats=15, json=False):
     """Start-up of scheduler-build (--version, --list, completion) vs `python -c 'import invoke'`."""
     module = _bench_module("startup_bench")
-    _report(module, module.run(int(repeats)), json)
+    _report("bench.startup", module, lambda: module.run(int(repeats)), json)
 
 
 
@@ -174,11 +185,17 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nob
             raise UserError(f"--compare {compare}: no such file", "pass a file an earlier `inv bench.perf --json FILE` wrote")
         reference = load_json(Path(compare).read_bytes())
     loaded = from_spec.load_spec(Path(spec or option(c, "spec.path")))
-    results = perf_run.run(loaded, perf_variants.parse_workloads(workloads), perf_variants.parse_variants(variants),
-                           int(repeats), settings.cache_dir(c.config), option(c, "build.gocache_volume"),
-                           option(c, "builder.image"), option(c, "builder.pull"))
-    if chart:
-        results["chart"] = str(perf_report.chart(results, Path(chart)))
+
+    def measured() -> dict:
+        results = perf_run.run(loaded, perf_variants.parse_workloads(workloads), perf_variants.parse_variants(variants),
+                               int(repeats), settings.cache_dir(c.config), option(c, "build.gocache_volume"),
+                               option(c, "builder.image"), option(c, "builder.pull"))
+        if chart:
+            results["chart"] = str(perf_report.chart(results, Path(chart)))
+        return results
+
+    results, raw = record.measure("bench.perf", measured)
+    log(f"raw file: {record.write(raw).relative_to(record.REPO)}")
     if json:
         write_atomic(Path(json), jsonlib.dumps(results, indent=2) + "\n")
     emit(perf_report.markdown(results))
@@ -190,4 +207,20 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nob
         emit(f"no regression beyond {threshold * 100:.0f}% against {compare}")
 
 
-ns = Collection("bench", build_bench, extender_bench, image_bench, e2e_bench, perf_bench, startup_bench)
+@task(name="report", help={
+    "check": "write nothing; fail when BENCHMARKS.md differs from what the raw files say",
+})
+@user_errors
+def report_bench(c, check=False):
+    """Render BENCHMARKS.md from the raw files bench/rows.json lists (bench/results/)."""
+    from bench import report
+
+    if check:
+        report.check()
+        emit("BENCHMARKS.md matches its raw files")
+        return
+    write_atomic(report.REPO / report.OUTPUT, report.render())
+    log("wrote BENCHMARKS.md")
+
+
+ns = Collection("bench", build_bench, extender_bench, image_bench, e2e_bench, perf_bench, startup_bench, report_bench)

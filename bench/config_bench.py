@@ -27,6 +27,7 @@ from scheduler_build.config import render
 from scheduler_build.config import validate as config_validate
 from scheduler_build.resolve import intree
 from scheduler_build import pki
+from bench import record
 from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 
@@ -73,7 +74,9 @@ def run(binary: Path, repeats: int = 7) -> dict:
     _container_run(binary, config, image)  # warm the page cache for both
     for _ in range(repeats):
         container.append(_container_run(binary, config, image))
+        record.run("validate", "container", container[-1])
         host.append(_host_run(binary, config))
+        record.run("validate", "host", host[-1])
     cache_root = settings.cache_dir()
     cached = cache_root / "intree-plugins" / f"{version}.json"
     cold, warm = [], []
@@ -109,9 +112,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
     binary = Path(args.binary) if args.binary else sorted(REPO.glob("dist/kube-scheduler/*/linux-*/kube-scheduler"))[-1]
-    result = run(binary, args.repeats)
-    out = REPO / "bench" / "results" / "config.json"
-    out.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    result, raw = record.measure("bench.config", lambda: run(binary, args.repeats))
+    print(f"raw file: {record.write(raw)}", file=sys.stderr)
     print(json.dumps(result, indent=2, sort_keys=True))
 
 

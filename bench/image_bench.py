@@ -22,6 +22,7 @@ from pathlib import Path
 
 from invoke import Config, Context
 
+from bench import record
 from scheduler_build.inputs.build import default_request
 from scheduler_build.engine import connect
 from scheduler_build import platforms, settings
@@ -104,13 +105,16 @@ def _measure_builds(client, repository: str, package, layout_link: Path, repeats
         start = time.monotonic()
         result = package()
         times["cold"].append(time.monotonic() - start)
+        record.run("image build cold", "ours", times["cold"][-1])
         start = time.monotonic()
         again = package()
         times["warm"].append(time.monotonic() - start)
+        record.run("image build warm", "ours", times["warm"][-1])
         assert again.skipped
         start = time.monotonic()
         package(force=True)
         times["forced"].append(time.monotonic() - start)
+        record.run("image build forced", "ours", times["forced"][-1])
     return result, times
 
 
@@ -128,6 +132,7 @@ def _docker_build_baseline(client, result, context: Path, repository: str, repea
         start = time.monotonic()
         connect().build(context, f"{repository}:dockerfile-{i}", on_line=lambda line: None)
         baseline.append(time.monotonic() - start)
+        record.run("image build forced", "docker build", baseline[-1])
     for i in range(repeats):
         client.images.remove(f"{repository}:dockerfile-{i}", force=True)
     return baseline
@@ -144,6 +149,7 @@ def _measure_pushes(client, result, engine_image, work: Path, repeats: int) -> d
                 start = time.monotonic()
                 registry.push(result.layout, registry.Client(target))
                 times[key].append(time.monotonic() - start)
+                record.run(key.replace("_", " "), "ours", times[key][-1])
         finally:
             reg.stop()
         reg = Registry(work / f"engine-reg-{i}").start()
@@ -156,6 +162,7 @@ def _measure_pushes(client, result, engine_image, work: Path, repeats: int) -> d
                 if "error" in chunk or "errorDetail" in chunk:
                     raise RuntimeError(f"docker push failed: {chunk.get('error')}")
             times["docker_push"].append(time.monotonic() - start)
+            record.run("push cold", "docker push", times["docker_push"][-1])
             client.images.remove(f"{ref}:bench")
         finally:
             reg.stop()

@@ -12,6 +12,7 @@ on a copy. Alternating repeats; medians. Run: python -m bench.patch_bench [--rep
 from __future__ import annotations
 
 import argparse
+import sys
 import json
 import statistics
 import subprocess
@@ -22,6 +23,7 @@ from pathlib import Path
 from scheduler_build.resolve import versions
 from scheduler_build import gotool
 from scheduler_build.build import patches
+from bench import record
 from scheduler_build import settings
 
 REPO = Path(__file__).resolve().parent.parent
@@ -39,6 +41,7 @@ def run(repeats: int = 5, version: str = settings.default("k8s.version")) -> dic
             start = time.perf_counter()
             done = patches.materialize(SERIES, resolution, tmp / "cache")
             ours.append(time.perf_counter() - start)
+            record.run("materialize", "ours", ours[-1])
             # New bytes on disk: files not hard-linked to the module cache.
             sizes["ours_bytes"] = sum(f.stat().st_size for f in (tmp / "cache").rglob("*") if f.is_file() and f.stat().st_nlink == 1)
             assert (done.modules[versions.KUBERNETES_MODULE] / "pkg/scheduler/framework/plugins/acmeschedulable/acme_schedulable.go").is_file()
@@ -49,6 +52,7 @@ def run(repeats: int = 5, version: str = settings.default("k8s.version")) -> dic
             subprocess.run(["chmod", "-R", "u+w", str(copy)], check=True)
             subprocess.run(["git", "apply", *map(str, SERIES)], cwd=copy, check=True)
             base.append(time.perf_counter() - start)
+            record.run("materialize", "cp + git apply", base[-1])
             sizes["baseline_bytes"] = int(subprocess.run(["du", "-sb", str(copy)], capture_output=True, text=True).stdout.split()[0])
 
             start = time.perf_counter()
@@ -91,8 +95,6 @@ if __name__ == "__main__":
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = run(args.repeats)
-    out = REPO / "bench/results/patches.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
+    result, raw = record.measure("bench.patches", lambda: run(args.repeats))
+    print(f"raw file: {record.write(raw)}", file=sys.stderr)
     print(json.dumps(result, indent=2) if args.json else markdown(result))

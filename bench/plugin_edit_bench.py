@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import record
 from scheduler_build.inputs.build import default_request
 from scheduler_build import settings
 from scheduler_build.build import compile as compile_stage
@@ -85,14 +86,16 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 5) ->
                 seconds, info = _ours(request)
                 figures[f"{kind}_ours_s"].append(seconds)
                 figures[f"{kind}_phases"].append(info["phases_seconds"])
+                record.run(kind, "ours", seconds, phases=info["phases_seconds"])
                 assert kind == "nochange" or info["vendor"]["cached"], "an edit re-ran tidy or vendor"
-                figures[f"{kind}_native_s"].append(native_build(native_dir, work / "native-scheduler", flags))
+                native = native_build(native_dir, work / "native-scheduler", flags)
+                figures[f"{kind}_native_s"].append(native)
+                record.run(kind, "native", native)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     med = statistics.median
     return {
         "k8s_version": info["kubernetes"]["version"], "builder": info["builder"]["image"], "repeats": repeats,
-        "machine": "2-core / 24 GiB Debian bookworm VM, shared with other helpers' compiles (loaded)",
         **figures,
         "edit_ratio": med(figures["edit_ours_s"]) / med(figures["edit_native_s"]),
         "nochange_ratio": med(figures["nochange_ours_s"]) / med(figures["nochange_native_s"]),

@@ -15,6 +15,8 @@ import sys
 import tempfile
 import time
 
+from bench import record
+
 CASES = {
     "--version": ["--version"],
     "--list": ["--list"],
@@ -45,8 +47,11 @@ def run(repeats: int = 15) -> dict:
             ours, floor = [], []
             _seconds(program + args, empty)  # warm the page cache once
             for _ in range(repeats):
-                ours.append(_seconds(program + args, empty))
-                floor.append(_seconds(baseline, empty))
+                for side, argv, into in (("ours", program + args, ours), ("baseline", baseline, floor)):
+                    wall, cpu = _seconds(argv, empty)
+                    into.append((wall, cpu))
+                    record.run(f"{name} wall", side, wall)
+                    record.run(f"{name} CPU", side, cpu)
             results["cases"][name] = {
                 "median_s": statistics.median(w for w, _ in ours), "baseline_median_s": statistics.median(w for w, _ in floor),
                 "cpu_median_s": statistics.median(c for _, c in ours),

@@ -103,3 +103,18 @@ then
   python3 -m pip install -q --disable-pip-version-check -e '.[test]' >/dev/null 2>&1 \
     || python3 -m pip install --disable-pip-version-check -e '.[test]'
 fi
+
+# kubectl: `kubectl kustomize` and `kubectl apply -k` in the tests. Built like the other components
+# (our hermetic build of k8s.io/kubernetes/cmd/kubectl, cached by its inputs) when the machine has none;
+# Debian ships no kubectl.
+if ! have kubectl; then
+  if [ "$(id -u)" = 0 ]; then
+    say "building kubectl (inv build --no-spec --component kubectl)"
+    kubectl_bin="$(inv build --no-spec --component kubectl --no-pull --dist "${XDG_CACHE_HOME:-$HOME/.cache}/scheduler-build/tools" --json \
+      | python3 -c 'import json, sys; print(json.load(sys.stdin)["binary"]["path"])')"
+    ln -sf "$kubectl_bin" /usr/local/bin/kubectl
+  else
+    say "kubectl is missing: run this as root to build it, or install kubectl"
+    exit 1
+  fi
+fi

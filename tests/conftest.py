@@ -99,3 +99,22 @@ def built_example_scheduler(tmp_path_factory):
     info = json.loads(done.stdout)
     binary = Path(info["binary"]["path"])
     return BuildResult(binary=binary, build_info=binary.parent / "build-info.json", info=BuildInfo.from_dict(info))
+
+
+# `inv test` keeps every test's duration per tier (--durations-file), beside its JUnit XML.
+_DURATIONS: dict[str, float] = {}
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--durations-file", default="", help="write every test's duration (s, slowest first) here")
+
+
+def pytest_runtest_logreport(report) -> None:
+    _DURATIONS[report.nodeid] = _DURATIONS.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session) -> None:
+    path = session.config.getoption("--durations-file")
+    if path:
+        rows = sorted(_DURATIONS.items(), key=lambda item: -item[1])
+        Path(path).write_text("".join(f"{seconds:9.2f}  {nodeid}\n" for nodeid, seconds in rows))

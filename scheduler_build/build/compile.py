@@ -20,8 +20,9 @@ import os
 import shlex
 import socket
 import sys
+import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -124,6 +125,9 @@ class Job:
     overlays: dict[str, Path]
     test: bool  # `go test -c` of job.package instead of `go build` (bench.perf's harness)
     state_dir: Path  # each output directory's lock and action record (uptodate.py): <cache_dir>/builds
+    # Seconds of each step of the compile (inputs, create, put, go, copy-out, remove), filled by
+    # the runner: the build's phases show where a compile's time goes (bench.build --plugin-edit).
+    timings: dict[str, float] = field(default_factory=dict, compare=False)
 
     def out_key(self, image: str) -> str:
         """One output directory per set of inputs, the same on every build of them (not per edit):
@@ -134,6 +138,15 @@ class Job:
 
 def out_volume(gocache_volume: str) -> str:
     return f"{gocache_volume}-out"
+
+
+@contextmanager
+def timed(job: Job, step: str) -> Iterator[None]:
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        job.timings[step] = round(job.timings.get(step, 0.0) + time.monotonic() - started, 3)
 
 
 @contextmanager
@@ -213,20 +226,28 @@ def run(engine: Engine, image: str, job: Job, network: str = "none",
     volumes = [Volume(GOCACHE, job.gocache_volume), Volume(OUT, out_volume(job.gocache_volume))]
     dest = Path(job.out_dir) / job.binary_name
     stream_line("+ " + shlex.join(argv))
-    inputs = inputs_tar(job.workspace, job.overlays, dirs=[f"out/{key}"])
-    action = uptodate.action_key(image_id, job.environment, argv, inputs) if image_id else ""
+    with timed(job, "inputs"):
+        inputs = inputs_tar(job.workspace, job.overlays, dirs=[f"out/{key}"])
+        action = uptodate.action_key(image_id, job.environment, argv, inputs) if image_id else ""
     record = uptodate.record_path(job.state_dir, key)
     with output_lock(job, key):
         if action and uptodate.up_to_date(record, action, dest):
             stream_line("    up to date: the last compile of these inputs made this binary (no container)")
             return 0, argv
         stop_orphans(engine, key)
+        removing = time.monotonic()
         with engine.container(image, with_progress(argv, job.package), volumes=volumes, environment=job.environment,
                               workdir=SRC, network=network, labels={OUTPUT_LABEL: key}) as box:
-            box.put("/", inputs)
-            code = box.run(on_line)
+            job.timings["create"] = round(time.monotonic() - removing, 3)
+            with timed(job, "put"):
+                box.put("/", inputs)
+            with timed(job, "go"):
+                code = box.run(on_line)
             if code == 0:
-                collect(box, output, dest)
+                with timed(job, "copy-out"):
+                    collect(box, output, dest)
                 if action:
                     uptodate.remember(record, action, dest)
+            removing = time.monotonic()
+        job.timings["remove"] = round(time.monotonic() - removing, 3)
     return code, argv

@@ -243,6 +243,7 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
             code, argv = warm.run(plan.engine, image.tag, job, image_id=image.image_id, on_line=capture)
         else:
             code, argv = compile_stage.run(plan.engine, image.tag, job, on_line=capture, image_id=image.image_id)
+        plan.phases.update({f"compile.{step}": seconds for step, seconds in job.timings.items()})
         if code != 0:
             _explain_compile_failure(plan, output)
             raise BuildFailed(f"go build of {request.component} {plan.git_version} failed (exit {code}); the compiler output is above")

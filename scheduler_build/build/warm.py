@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from scheduler_build.build.compile import (
-    GOCACHE, OUT, SRC, VENDOR, Job, collect, go_build_command, output_lock, with_progress,
+    GOCACHE, OUT, SRC, VENDOR, Job, collect, go_build_command, output_lock, timed, with_progress,
 )
 from scheduler_build.build.workspace_image import inputs_tar
 from scheduler_build.engine import Engine, Volume
@@ -51,26 +51,32 @@ def clear_command(overlays: dict[str, Path]) -> list[str]:
 def run(engine: Engine, image: str, job: Job, *, image_id: str,
         on_line: Callable[[str], None] = stream_line) -> tuple[int, list[str]]:
     """Compile like compile.run, by exec in the long-lived builder of the workspace image `image`."""
-    box = engine.ensure_running(container_name(image_id, job.gocache_volume), image,
-                                volumes=[Volume(GOCACHE, job.gocache_volume)],
-                                labels={LABEL: "1", VOLUME_LABEL: job.gocache_volume})
+    name = container_name(image_id, job.gocache_volume)
+    with timed(job, "create"):
+        box = engine.ensure_running(name, image, volumes=[Volume(GOCACHE, job.gocache_volume)],
+                                    labels={LABEL: "1", VOLUME_LABEL: job.gocache_volume})
     key = job.out_key(image)
     output = f"{OUT}/{key}/{job.binary_name}"
     argv = go_build_command(job.package, output, job.flags, job.test)
-    with output_lock(job, key):
-        code = box.exec(clear_command(job.overlays), environment={}, workdir="/", on_line=on_line)
-        if code != 0:
-            return code, argv
-        box.put("/", inputs_tar(job.workspace, job.overlays, dirs=["out", f"out/{key}"]))
+    # One builder holds one workspace (/src and the local modules under vendor/) at a time: builds
+    # of other outputs in the same builder take turns too, or one would compile the other's files.
+    with output_lock(job, name):
+        with timed(job, "put"):
+            code = box.exec(clear_command(job.overlays), environment={}, workdir="/", on_line=on_line)
+            if code != 0:
+                return code, argv
+            box.put("/", inputs_tar(job.workspace, job.overlays, dirs=["out", f"out/{key}"]))
         stream_line(f"+ (exec in {box.id[:12]}) " + shlex.join(argv))
         try:
-            code = box.exec(with_progress(argv, job.package), environment=job.environment, workdir=SRC,
-                            on_line=on_line)
+            with timed(job, "go"):
+                code = box.exec(with_progress(argv, job.package), environment=job.environment, workdir=SRC,
+                                on_line=on_line)
         except KeyboardInterrupt:
             # An exec'd process outlives its client: only removing the builder stops the compile (and
             # frees the output for the next build, which starts a new builder).
             box.remove()
             raise
         if code == 0:
-            collect(box, output, Path(job.out_dir) / job.binary_name)
+            with timed(job, "copy-out"):
+                collect(box, output, Path(job.out_dir) / job.binary_name)
     return code, argv

@@ -10,16 +10,15 @@ the same file stays in tests/unit/project/test_pipelines.py.
 
 Kept cheap: the unit-test step runs a few unit tests (PYTEST_ADDOPTS in the runner's
 global environment, as DRONE_RUNNER_ENVIRON would set it), and the cache directory the
-steps mount is this machine's warm cache.
-
-Until the build stops bind-mounting host paths (issue 19 item 1), a build step in a
-container fails where the engine cannot see the step's paths; the build steps expect
-exactly that refusal (which also shows they reached the engine through the socket)
-and pass the day the build runs, with no edit here.
+steps mount is this machine's warm cache. The release pipeline runs whole: its two
+builds concurrently, then the image, the signed push to a registry on 127.0.0.1 (the
+steps share the host's network) and the verify; each step's environment is read from
+inside its container.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -28,12 +27,14 @@ import yaml
 
 from scheduler_build import settings
 from scheduler_build.image import ci_step
-from testkit.drone_docker import environment, run_pipeline
+from testkit.drone_docker import run_pipeline
+from testkit.registry_server import Registry
 
+pytestmark = pytest.mark.pipelines  # inv test runs these last (tasks.py TIERS)
 
 REPO = Path(__file__).resolve().parents[2]
 UNIT_TESTS = "-m 'not integration and not e2e and not node' -k 'release_matrix'"
-BIND_REFUSED = "bind source path does not exist"  # the engine's words when it cannot see a host path
+PASSWORD = "drone-pw-4c1e"
 
 
 def pipeline(name: str, text: str | None = None) -> dict:
@@ -60,11 +61,8 @@ def run(doc: dict, checkout: Path, **kwargs):
                         host_paths={"/var/cache/scheduler-build": settings.cache_dir()}, **kwargs)
 
 
-def expect_build(result) -> None:
-    """A build step passes, or (until the build stops bind-mounting) the engine refuses its host paths."""
-    if result.exit_code != 0:
-        assert BIND_REFUSED in result.logs, result.logs[-3000:]
-        pytest.xfail(f"step {result.name}: the build still bind-mounts host paths (issue 19 item 1)")
+def expect_ok(result) -> None:
+    assert result.exit_code == 0, f"step {result.name}: {result.logs[-3000:]}"
 
 
 def test_pull_request_docker_pipeline_in_step_containers(step_image, checkout):
@@ -76,7 +74,8 @@ def test_pull_request_docker_pipeline_in_step_containers(step_image, checkout):
     assert unit.exit_code == 0 and "passed" in unit.logs and "+ inv test --fast" in unit.logs, unit.logs[-3000:]
     assert render.exit_code == 0 and "+ inv config.render" in render.logs, render.logs[-3000:]
     assert render.environment["XDG_CACHE_HOME"] == "/var/cache" and "XDG_CACHE_HOME" not in unit.environment
-    expect_build(result.step("build"))
+    expect_ok(result.step("build"))
+    assert "+ inv build" in result.step("build").logs
 
 
 def test_negative_control_a_broken_step_stops_the_pipeline(step_image, checkout):
@@ -89,19 +88,32 @@ def test_negative_control_a_broken_step_stops_the_pipeline(step_image, checkout)
     assert "nope.yaml" in result.steps[0].logs
 
 
-def test_release_docker_pipeline_builds_in_step_containers_and_scopes_secrets(step_image, checkout):
-    secrets = {"cosign_key": "not-a-key-4c1e", "cosign_password": "pw-4c1e", "registry_repository": "127.0.0.1:9/acme/x",
-               "registry_username": "", "registry_password": "", "cosign_pub": "", "build_cache_repository": ""}
+@pytest.fixture(scope="module")
+def signing(tmp_path_factory):
+    keys = tmp_path_factory.mktemp("drone-keys")
+    env = dict(os.environ, COSIGN_PASSWORD=PASSWORD)
+    done = subprocess.run(["inv", "image.keygen", "--out", str(keys)], cwd=REPO, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    registry = Registry(tmp_path_factory.mktemp("drone-registry")).start()
+    yield registry.host, keys
+    registry.stop()
+
+
+def test_release_docker_pipeline_builds_pushes_and_verifies_in_step_containers(step_image, checkout, signing):
+    host, keys = signing
+    secrets = {"cosign_key": (keys / "cosign.key").read_text(), "cosign_password": PASSWORD,
+               "registry_repository": f"{host}/acme/drone-release", "registry_username": "", "registry_password": "",
+               "cosign_pub": (keys / "cosign.pub").read_text(), "build_cache_repository": ""}
     doc = pipeline("release-docker")
-    steps = {s["name"]: s for s in doc["steps"]}
-    # Secrets: the signing key reaches the push step's environment and no other.
-    assert [n for n, s in steps.items() if "COSIGN_KEY" in environment(doc, s, secrets, {})] == ["push"]
-    # Push and verify need a registry the step containers reach; test registries listen on
-    # 127.0.0.1 only (the host's, not a container's): the build steps and the image step run.
-    doc["steps"] = [s for s in doc["steps"] if s["name"] not in ("push", "verify")]
-    result = run(doc, checkout, secrets=secrets, event="tag")
-    first = result.steps[0]
-    assert first.name == "build-amd64" and "COSIGN_KEY" not in first.environment
-    expect_build(first)
-    assert result.ok and [s.name for s in result.steps] == ["build-amd64", "build-arm64", "image"], \
-        [(s.name, s.logs[-2000:]) for s in result.steps if s.exit_code]
+    assert not run(doc, checkout, secrets=secrets, event="pull_request").triggered  # its trigger: version tags only
+    result = run(doc, checkout, secrets=secrets, event="tag", ref="refs/tags/v0.0.0-drone")
+    for step in result.steps:
+        expect_ok(step)
+    assert sorted(s.name for s in result.steps) == ["build-amd64", "build-arm64", "image", "push", "verify"]
+    assert result.overlapped("build-amd64", "build-arm64")  # independent steps run concurrently
+    # Secrets, as each running step saw them: the signing key in the push step alone, the public key in verify.
+    assert [s.name for s in result.steps if "COSIGN_KEY" in s.environment] == ["push"]
+    assert result.step("push").environment["COSIGN_KEY"] == secrets["cosign_key"]
+    assert [s.name for s in result.steps if "COSIGN_PUB" in s.environment] == ["verify"]
+    verify = result.step("verify").logs
+    assert "ok provenance" in verify and "\nFAIL " not in verify, verify[-3000:]

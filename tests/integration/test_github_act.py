@@ -23,11 +23,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from scheduler_build import gotool, settings
 from testkit.act_runner import Act, seed_warm_cache
 from testkit.registry_server import Registry
 
+pytestmark = pytest.mark.pipelines  # inv test runs these last (tasks.py TIERS)
 
 REPO = Path(__file__).resolve().parents[2]
 PASSWORD = "act-pipeline-pw-7e1d"
@@ -93,8 +95,10 @@ def test_release_workflow_fans_out_from_the_spec_and_pushes_signed(act, release_
     act.secrets = {"COSIGN_KEY": (keys / "cosign.key").read_text(), "COSIGN_PASSWORD": PASSWORD,
                    "REGISTRY_USERNAME": "", "REGISTRY_PASSWORD": ""}
     act.variables = {"REGISTRY_REPOSITORY": f"{host}/acme/act-release", "COSIGN_PUB": (keys / "cosign.pub").read_text()}
-    # `-j release`: the release job and what it needs (matrix, build); the optional perf-gate job runs
-    # a benchmark, which never runs in tests.
+    # `-j release`: the release job and what it needs (matrix, build), which is every job of the workflow:
+    # a job `-j release` leaves out (as the perf gate was) would never run here.
+    workflow = yaml.safe_load((REPO / "ci/github/release.yml").read_text())
+    assert sorted(workflow["jobs"]) == ["build", "matrix", "release"], sorted(workflow["jobs"])
     proc = act.run("push", REPO / "ci/github/release.yml", {"ref": "refs/tags/v0.0.0-act"}, job="release")
     assert proc.returncode == 0, proc.stdout[-8000:] + proc.stderr[-2000:]
     # One build job per platform of the example spec (its one Kubernetes version), then the index job.

@@ -29,6 +29,7 @@ import yaml
 
 from testkit.registry_server import Registry
 
+pytestmark = pytest.mark.pipelines  # inv test runs these last (tasks.py TIERS)
 
 REPO = Path(__file__).resolve().parents[2]
 PASSWORD = "pipeline-pw-2c9f41aa"

@@ -7,7 +7,9 @@ image but the builder, copied in from the machine's engine through the API (no p
 Cost (cold): one kube-scheduler compile of the example spec in the test engine (its Go build
 cache volume starts empty), a partial one for the plain build (the unpatched packages are in
 that volume by then), one image layer, a retarget of a one-package module; the fault test starts a second engine and kills it
-during the compile.
+during the compile. These builds, in an engine with its own empty Go cache, compared byte for
+byte with the local ones, are the suite's cold reproducibility check (test_build_integration
+no longer repeats it with a second cold compile in the machine's engine).
 """
 
 from __future__ import annotations

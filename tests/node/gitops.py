@@ -71,7 +71,7 @@ def scheduled_through(kubeconfig: str, scheduler: str, namespace: str) -> None:
 
 def kubectl_apply_k(kubeconfig: str, state_dir: Path, tmp_path: Path) -> None:
     kubectl = shutil.which("kubectl")
-    assert kubectl, "this test applies with kubectl (preinstalled on this machine kind)"
+    assert kubectl, "this test applies with kubectl: bash ci/setup.sh builds it (as root)"
     images_loaded(state_dir)
     out, secrets = tmp_path / "deploy", tmp_path / "secrets"
     rendered = inv("config.render", "--spec", str(derived_spec(tmp_path, "gitops")), "--out", str(out), "--plain",

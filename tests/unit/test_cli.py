@@ -38,7 +38,8 @@ PRODUCT = {"doctor", "clean", "init", "build.build", "build.check-patches", "dev
            "deploy.deploy", "extender.serve", "image.build", "image.push", "image.extender", "image.keygen",
            "image.verify", "image.policy", "k8s.resolve", "release.matrix", "release.step-image",
            "k8s.versions", "scaffold.plugin", "plugin.retarget"}
-DEVELOPER = {"test", "bump-test-versions", "e2e.e2e", "bench.build", "bench.e2e", "bench.extender", "bench.image", "bench.perf", "bench.startup"}
+DEVELOPER = {"test", "bump-test-versions", "e2e.e2e", "bench.build", "bench.e2e", "bench.extender", "bench.image", "bench.perf",
+             "bench.report", "bench.startup"}
 
 
 def test_console_script_lists_the_products_tasks_only(capsys, tmp_path, monkeypatch):

@@ -276,12 +276,32 @@ def test_the_extender_refuses_a_client_without_certificate_and_probes_stay_plain
         server.stop()
 
 
-def test_the_extender_image_is_keyed_on_its_code():
+def test_the_extender_image_is_keyed_on_its_code(tmp_path, monkeypatch):
     # A present image built from other extender code (e.g. without --health-port) must not be reused.
+    import shutil
+
+    from scheduler_build import resources
     from scheduler_build.image import extender as extender_image
 
-    assert extender_image.source_digest() == extender_image.source_digest()
-    assert len(extender_image.source_digest()) == 16
+    copy = tmp_path / "scheduler_build"
+    shutil.copytree(str(resources.package()), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    installed = extender_image.source_digest()
+    monkeypatch.setattr(resources, "package", lambda: copy)
+    assert extender_image.source_digest() == installed and len(installed) == 16  # same code, same key
+
+    def edited(path: Path) -> str:
+        original = path.read_bytes()
+        path.write_bytes(original + b"\n# one byte more\n")
+        try:
+            return extender_image.source_digest()
+        finally:
+            path.write_bytes(original)
+
+    assert edited(copy / "extender" / "protocol.py") != installed  # the extender's own code
+    assert edited(copy / "errors.py") != installed  # code outside extender/ that it imports
+    assert edited(copy / "build" / "pipeline.py") == installed  # negative control: code the image does not hold
+    monkeypatch.setattr(extender_image, "runtime_wheels", lambda: ["msgspec>=99"])
+    assert extender_image.source_digest() != installed  # a new pin of its wheels
 
 
 @pytest.mark.parametrize("argv", [["--port", "8888", "--health-port", "8888"], ["--health-port", "70000"]])

@@ -32,20 +32,40 @@ def rendered(key: str) -> dict[str, str]:
     return render.render_files(spec, render.image_ref(spec, K8S))
 
 
-@pytest.mark.parametrize("key", sorted(SPECS))
-def test_rendered_files_match_golden(key):
-    files = rendered(key)
-    golden_dir = GOLDEN / key
-    if os.environ.get("UPDATE_GOLDEN") == "1":
+def golden_differences(files: dict[str, str], golden_dir: Path, update: bool) -> list[str]:
+    """The golden files that differ from `files` (missing, extra or changed), compared before
+    anything is written; with `update` they are rewritten too, and still reported, so a run
+    that accepts new goldens never passes: rerun without UPDATE_GOLDEN=1 after reviewing the diff."""
+    expected = {p.name: p.read_text() for p in golden_dir.iterdir()} if golden_dir.is_dir() else {}
+    differ = sorted(name for name in set(files) | set(expected) if files.get(name) != expected.get(name))
+    if update and differ:
         golden_dir.mkdir(parents=True, exist_ok=True)
-        for old in golden_dir.iterdir():
-            old.unlink()
+        for name in set(expected) - set(files):
+            (golden_dir / name).unlink()
         for name, text in files.items():
             (golden_dir / name).write_text(text)
-    expected = {p.name: p.read_text() for p in golden_dir.iterdir()}
-    assert sorted(files) == sorted(expected)
-    for name in files:
-        assert files[name] == expected[name], f"{key}/{name} differs from its golden (UPDATE_GOLDEN=1 to accept)"
+    return differ
+
+
+@pytest.mark.parametrize("key", sorted(SPECS))
+def test_rendered_files_match_golden(key):
+    update = os.environ.get("UPDATE_GOLDEN") == "1"
+    differ = golden_differences(rendered(key), GOLDEN / key, update)
+    assert not differ, (f"{key}: {', '.join(differ)} " +
+                        ("rewritten: review `git diff`, then rerun without UPDATE_GOLDEN=1" if update else
+                         "differ from the goldens (UPDATE_GOLDEN=1 to accept)"))
+
+
+def test_a_golden_difference_fails_even_while_updating(tmp_path):
+    # Negative control: a changed, a missing and an extra golden are each found, with and without
+    # UPDATE_GOLDEN; updating rewrites them, after which the same files compare equal.
+    files = {"a.yaml": "a: 1\n", "b.yaml": "b: 1\n"}
+    (tmp_path / "a.yaml").write_text("a: 2\n")
+    (tmp_path / "c.yaml").write_text("c: 1\n")
+    assert golden_differences(files, tmp_path, update=False) == ["a.yaml", "b.yaml", "c.yaml"]
+    assert golden_differences(files, tmp_path, update=True) == ["a.yaml", "b.yaml", "c.yaml"]
+    assert golden_differences(files, tmp_path, update=False) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.yaml", "b.yaml"]
 
 
 @pytest.mark.parametrize("key", sorted(SPECS))
@@ -161,10 +181,12 @@ def test_patched_plugin_names_need_a_registration(tmp_path):
     assert intree.patched_plugin_names([plugin, registry]) == {"AcmeThing"}
 
 
-@pytest.mark.skipif(not __import__("shutil").which("kubectl"), reason="kubectl is not installed")
 def test_kubectl_kustomize_builds_the_rendered_directory(tmp_path):
     """`kubectl apply -k DIR` works: kustomize (built into kubectl, offline) accepts the directory."""
+    import shutil
     import subprocess
+
+    assert shutil.which("kubectl"), "kubectl is missing: bash ci/setup.sh builds it (as root)"
 
     spec = spec_mod.load(SPECS["intree-full"][0])
     files = render.render(spec, tmp_path / "out", "r/x:1")

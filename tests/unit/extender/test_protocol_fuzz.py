@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 
 import msgspec
+import pytest
 from testkit.extender_fixtures import call, small_cluster, synced_extender
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -118,14 +119,43 @@ def test_mutated_real_requests(path, body):
     check(path, body)
 
 
-@FUZZ
-@given(body=mutated_requests())
-def test_fast_path_agrees_with_the_reference_decoder(body):
-    """Where the msgspec fast path accepts a request, the generic decoder reads the same."""
+def agree(body: bytes) -> None:
+    """Where the msgspec fast path accepts a request, the generic decoder reads the same. Only the
+    fast path's own way of declining (protocol._Fallback) skips the comparison: any other exception
+    is a bug of the fast path and fails."""
     try:
         fast = protocol._fast_extender_args(body)
-    except Exception:
+    except protocol._Fallback:
         return  # the fast path declined; the reference decoder handles it
     generic = protocol.decode_extender_args_generic(body)
     assert (fast.pod.labels, fast.pod.uid, fast.names) == (generic.pod.labels, generic.pod.uid, generic.names)
     assert [n.labels for n in fast.nodes or []] == [n.labels for n in generic.nodes or []]
+
+
+@FUZZ
+@given(body=mutated_requests())
+def test_fast_path_agrees_with_the_reference_decoder(body):
+    agree(body)
+
+
+def test_agree_fails_on_a_crash_or_a_disagreement_of_the_fast_path(monkeypatch):
+    # Negative control: a fast path that raises anything but _Fallback, or reads other labels, fails.
+    body = msgspec.json.encode(samples.filter_args(samples.pod("p"), NODES[:2], False))
+    agree(body)
+    real = protocol._fast_extender_args
+
+    def crash(raw: bytes):
+        raise TypeError("planted")
+
+    monkeypatch.setattr(protocol, "_fast_extender_args", crash)
+    with pytest.raises(TypeError, match="planted"):
+        agree(body)
+
+    def wrong_labels(raw: bytes):
+        args = real(raw)
+        args.pod.labels["app"] = "other"
+        return args
+
+    monkeypatch.setattr(protocol, "_fast_extender_args", wrong_labels)
+    with pytest.raises(AssertionError):
+        agree(body)

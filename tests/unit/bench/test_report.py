@@ -1,0 +1,115 @@
+"""BENCHMARKS.md is what bench/report.py renders from the raw files (`inv bench.report --check`)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench import record, report
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def test_benchmarks_md_matches_its_raw_files():
+    proc = subprocess.run([sys.executable, "-m", "invoke", "bench.report", "--check"], cwd=REPO,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+
+
+def _copy(tmp_path: Path) -> Path:
+    for rel in (report.ROWS, report.HISTORICAL, report.OUTPUT):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / rel, tmp_path / rel)
+    manifest = json.loads((REPO / report.ROWS).read_text())
+    (tmp_path / "bench/results").mkdir(parents=True, exist_ok=True)
+    for spec in manifest["rows"] + manifest.get("records", []):
+        shutil.copy2(REPO / "bench/results" / spec["raw"], tmp_path / "bench/results" / spec["raw"])
+    return tmp_path
+
+
+def test_check_fails_when_a_figure_is_edited_by_hand(tmp_path):
+    root = _copy(tmp_path)
+    report.check(root)  # the copy passes
+    text = (root / report.OUTPUT).read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| start-up"))
+    (root / report.OUTPUT).write_text(text.replace(row, row.replace(" s |", "1 s |", 1)))
+    with pytest.raises(report.ReportError, match="differs from what the raw files say"):
+        report.check(root)
+
+
+def test_check_fails_when_a_raw_run_changes(tmp_path):
+    root = _copy(tmp_path)
+    name = json.loads((root / report.ROWS).read_text())["rows"][0]["raw"]
+    raw = json.loads((root / "bench/results" / name).read_text())
+    for run in raw["runs"]:
+        run["seconds"] *= 3
+    (root / "bench/results" / name).write_text(json.dumps(raw))
+    with pytest.raises(report.ReportError):
+        report.check(root)
+
+
+def _raw(tmp_path: Path, sides: list[str], name: str = "x.json") -> dict:
+    (tmp_path / "bench/results").mkdir(parents=True, exist_ok=True)
+    runs = [{"measure": "m", "side": side, "seconds": 1.0 + i, "ended_s": float(i), "load1": 0.5}
+            for i, side in enumerate(sides)]
+    raw = {"schema": 1, "task": "bench.x", "command": "inv bench.x", "commit": "0" * 40, "started": "2026-11-27T00:00:00Z",
+           "machine": record.machine(), "load_before": [0.5, 0, 0], "load_after": [0.7, 0, 0], "runs": runs}
+    (tmp_path / "bench/results" / name).write_text(json.dumps(raw))
+    return {"raw": name, "measure": "m", "label": "x", "baseline": "y"}
+
+
+def test_a_row_with_fewer_than_three_runs_per_side_says_so(tmp_path):
+    assert "| n=1 |" in report.row(tmp_path, _raw(tmp_path, ["ours", "native"]))
+    assert "| n=3 |" in report.row(tmp_path, _raw(tmp_path, ["ours", "native"] * 3))
+
+
+def test_runs_that_did_not_alternate_are_refused(tmp_path):
+    with pytest.raises(report.ReportError, match="did not alternate"):
+        report.row(tmp_path, _raw(tmp_path, ["ours", "ours", "native", "native"]))
+
+
+def test_a_missing_raw_file_or_one_without_load_is_refused(tmp_path):
+    with pytest.raises(report.ReportError, match="does not exist"):
+        report.row(tmp_path, {"raw": "gone.json", "measure": "m", "label": "x", "baseline": "y"})
+    spec = _raw(tmp_path, ["ours", "native"])
+    path = tmp_path / "bench/results" / spec["raw"]
+    raw = json.loads(path.read_text())
+    del raw["load_before"]
+    path.write_text(json.dumps(raw))
+    with pytest.raises(report.ReportError, match="load_before"):
+        report.row(tmp_path, spec)
+
+
+def test_the_machine_is_measured_not_typed_in():
+    m = record.machine()
+    assert m["cpus"] >= 1 and m["memory_bytes"] > 2**28 and m["kernel"]
+
+
+def test_phase_medians_come_from_the_rows_own_side(tmp_path):
+    spec = _raw(tmp_path, ["ours", "native"] * 3)
+    path = tmp_path / "bench/results" / spec["raw"]
+    raw = json.loads(path.read_text())
+    for i, run in enumerate(raw["runs"]):
+        if run["side"] == "ours":
+            run["phases"] = {"compile.go": 1.0 + i, "verify": 0.1}
+    path.write_text(json.dumps(raw))
+    assert report.phases(tmp_path, spec) == "- x: compile.go 3.00, verify 0.10"
+
+
+def test_a_hand_written_record_row_needs_its_raw_file_with_the_load(tmp_path):
+    spec = _raw(tmp_path, ["ours", "native"])
+    item = {"raw": spec["raw"], "row": "| r | 1 | 2 | 0.5 | `cmd` | 2026-11-27 |"}
+    assert report.record_row(tmp_path, item) == item["row"]
+    with pytest.raises(report.ReportError, match="does not exist"):
+        report.record_row(tmp_path, {"raw": "gone.json", "row": item["row"]})
+    path = tmp_path / "bench/results" / spec["raw"]
+    raw = json.loads(path.read_text())
+    del raw["load_after"]
+    path.write_text(json.dumps(raw))
+    with pytest.raises(report.ReportError, match="load_after"):
+        report.record_row(tmp_path, item)

@@ -1,0 +1,95 @@
+"""`inv test` (tasks.py): tiers in order, each its own pytest run, stopping at the first failure."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from invoke.exceptions import Exit
+
+import tasks
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def runner(codes: dict[str, int]):
+    ran: list[str] = []
+
+    def run_one(name: str, out: Path) -> int:
+        ran.append(name)
+        return codes.get(name, 0)
+
+    return run_one, ran
+
+
+def test_the_tiers_run_cheapest_first_and_node_alone():
+    names = [name for name, _ in tasks.TIERS]
+    assert names == ["unit", "unit-pythons", "integration", "e2e", "node", "remote-engine-and-pipelines"]
+    assert dict(tasks.TIERS)["unit"] == tasks.UNIT
+
+
+def test_a_failing_tier_stops_the_run(tmp_path):
+    names = [name for name, _ in tasks.TIERS]
+    run_one, ran = runner({"integration": 1})
+    with pytest.raises(Exit, match="integration failed; not run: e2e, node"):
+        tasks.run_tiers(names, run_one, tmp_path)
+    assert ran == ["unit", "unit-pythons", "integration"]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert [(s["tier"], s["exit_code"]) for s in summary] == [("unit", 0), ("unit-pythons", 0), ("integration", 1)]
+
+
+def test_keep_going_runs_every_tier_and_still_fails(tmp_path):
+    names = [name for name, _ in tasks.TIERS]
+    run_one, ran = runner({"unit": 1, "e2e": 2})
+    with pytest.raises(Exit, match="unit, e2e failed"):
+        tasks.run_tiers(names, run_one, tmp_path, keep_going=True)
+    assert ran == names
+
+
+def test_all_passing_or_empty_tiers_pass(tmp_path):
+    # Negative control of the two above; an empty selection (pytest's exit 5) is not a failure.
+    names = [name for name, _ in tasks.TIERS]
+    run_one, ran = runner({"node": tasks.NO_TESTS})
+    assert tasks.run_tiers(names, run_one, tmp_path) == names
+
+
+COLLECT = """
+import json, sys, pytest
+class Marks:
+    items = []
+    def pytest_collection_finish(self, session):
+        Marks.items = [sorted({m.name for m in item.iter_markers()}) for item in session.items]
+pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider"], plugins=[Marks()])
+print(json.dumps(Marks.items))
+"""
+
+
+def test_every_test_is_in_exactly_one_tier():
+    from _pytest.mark.expression import Expression
+
+    proc = subprocess.run([sys.executable, "-c", COLLECT], cwd=REPO, capture_output=True, text=True)
+    items = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(items) > 100
+    tiers = [(name, Expression.compile(marker)) for name, marker in tasks.TIERS if name != "unit-pythons"]
+    for marks in items + [["integration", "pipelines"], ["e2e", "node"], ["integration", "remote_engine"]]:
+        chosen = [name for name, expr in tiers if expr.evaluate(lambda m, marks=marks: m in marks)]
+        assert len(chosen) == 1, (marks, chosen)
+
+
+def test_a_tier_records_its_junit_xml_and_durations(tmp_path):
+    tests = tmp_path / "t"
+    tests.mkdir()
+    (tests / "test_one.py").write_text("def test_ok():\n    pass\n")
+    # the repository's hooks (tests/conftest.py), without its fixtures' imports mattering here
+    (tests / "conftest.py").write_text("from tests.conftest import pytest_addoption, pytest_runtest_logreport, "
+                                       "pytest_sessionfinish  # noqa: F401\n")
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(REPO),
+            "-c", str(REPO / "pyproject.toml"), str(tests),
+            *tasks._records_args(tmp_path, "unit")]
+    proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "test_ok" in (tmp_path / "unit.xml").read_text()
+    assert "test_one.py::test_ok" in (tmp_path / "unit-durations.txt").read_text()
