@@ -152,7 +152,7 @@ def startup_bench(c, repeats=15, json=False):
 @task(name="perf", help={
     "spec": f"build spec whose build is measured ({describe('spec.path')})",
     "workloads": "comma-separated upstream workload names of SchedulingBasic, or Case/Workload (default 500Nodes)",
-    "variants": "which of vanilla,spec,extender (default all three; vanilla is the ratios' baseline)",
+    "variants": "which of vanilla,vanilla-nobatch,spec,extender (default all four; vanilla is the ratios' baseline)",
     "repeats": "interleaved runs per variant and workload; medians with min and max are reported (default 3)",
     "json": "also write the figures (every run, the summary) to this JSON file",
     "chart": "also write a PNG bar chart (median, min-max) here",
@@ -160,7 +160,7 @@ def startup_bench(c, repeats=15, json=False):
     "threshold": "with --compare: the fraction a ratio may fall before it is a regression (default 0.1)",
 })
 @user_errors
-def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,spec,extender", repeats=3, json=None,
+def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nobatch,spec,extender", repeats=3, json=None,
                chart=None, compare=None, threshold="0.1"):
     """Upstream's scheduler_perf against the spec's build: vanilla vs the spec's plugins vs its extender."""
     from bench.perf import results as perf_results

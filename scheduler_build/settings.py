@@ -126,6 +126,8 @@ SETTINGS: tuple[Setting, ...] = (
             "scheduler-build/golang:* (no network)", flag=None),
     Setting("config.scheduler_name", "default-scheduler", "migrate-policy's profile name"),
     Setting("config.fields_only", False, "`config.validate` checks fields only, without the binary"),
+    Setting("config.require_batching", False, "`config.validate` fails when a profile loses opportunistic batching "
+            "(a plugin without SignPod, an extender): for CI"),
     Setting("deploy.kubeconfig", "", "kubeconfig file; empty: $KUBECONFIG"),
     Setting("deploy.context", "", "kubeconfig context; empty: its current-context"),
     Setting("deploy.timeout", 300, "seconds to wait for the Deployment to become available", Kind("duration", lo=1)),

@@ -6,14 +6,16 @@ from pathlib import Path
 
 from scheduler_build.spec import Spec
 
-COLORS = {"vanilla": "#4c72b0", "spec": "#55a868", "extender": "#dd8452"}
+COLORS = {"vanilla": "#4c72b0", "vanilla-nobatch": "#8172b3", "spec": "#55a868", "extender": "#dd8452"}
 
 
 def notes(spec: Spec, labels: dict[str, str]) -> list[str]:
     """What each variant is, said once with the figures."""
-    out = ["vanilla: upstream's default profile; spec: the spec's configuration (first profile as default-scheduler, "
-           "no extenders); extender: default profile + the spec's reference extender (plain HTTP on 127.0.0.1, "
-           "started by the harness's prepare hook). All three run the same harness binary, patches included."]
+    out = ["vanilla: upstream's default profile, OpportunisticBatching on; vanilla-nobatch: the same with the gate "
+           "off (vanilla minus it is what batching is worth); spec: vanilla's profile plus the spec's own plugins only "
+           "(its other profiles and settings left out); extender: default profile + the spec's reference extender "
+           "(plain HTTP on 127.0.0.1, started by the harness's prepare hook). All run the same harness binary, "
+           "patches included; the batching column is what each run's scheduler logged."]
     if labels:
         out.append("upstream's pods carry no label, so the spec's plugin and the extender pass them through; the "
                    f"*Labelled workload is upstream's first chosen workload with pods labelled {', '.join(sorted(labels))} "
@@ -30,12 +32,12 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 def markdown(res: dict) -> str:
     lines = [f"scheduler_perf ({res['kubernetes']}), spec {res['spec']}, median of {res['repeats']} interleaved run(s) per cell:",
              "",
-             "| workload | variant | pods/s median | min | max | / vanilla | attempt p50 ms | attempt p99 ms | duration s |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| workload | variant | batching | pods/s median | min | max | / vanilla | attempt p50 ms | attempt p99 ms | duration s |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for label, rows in res["summary"].items():
         for variant, row in rows.items():
             pps, att = row["pods_per_second"], row["attempt_ms"]
-            lines.append(f"| {label} | {variant} | {_fmt(pps.get('median'))} | {_fmt(pps.get('min'))} | {_fmt(pps.get('max'))} | "
+            lines.append(f"| {label} | {variant} | {row.get('batching', '')} | {_fmt(pps.get('median'))} | {_fmt(pps.get('min'))} | {_fmt(pps.get('max'))} | "
                          f"{_fmt(row['ratio_to_vanilla'], 2)} | {_fmt(att.get('Perc50'), 2)} | {_fmt(att.get('Perc99'), 2)} | "
                          f"{_fmt(row.get('duration_s', {}).get('median'), 2)} |")
     if any(not row["pods_per_second"] for rows in res["summary"].values() for row in rows.values()):

@@ -21,9 +21,11 @@ from pathlib import Path
 
 from bench.perf import etcd, harness, report, results, variants
 from scheduler_build.cluster.processes import free_port
+from scheduler_build.config import batching
 from scheduler_build.config.render import dump
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase
+from scheduler_build.resolve import vocabulary
 from scheduler_build.safeyaml import load_yaml
 from scheduler_build.spec import Spec
 
@@ -63,10 +65,50 @@ def source_root(h: harness.Harness, root: Path) -> dict[str, str]:
     return {"TEST_SRCDIR": str(root), "TEST_WORKSPACE": "ws"}
 
 
+UNSETTABLE = "cannot set feature gate " + variants.GATE  # the workload emulates a release without the gate
+
+
+def batching_state(log_text: str, gate: bool | None, why_none: str = "no such gate in this release") -> str:
+    """Whether the run's scheduler batched: the gate as set, then what the scheduler itself logged (pure)."""
+    if gate is None:
+        return f"off ({why_none})"
+    if not gate:
+        return f"off ({variants.GATE} gate off)"
+    said = batching.parse_output(log_text).get(variants.HARNESS_SCHEDULER)
+    if said is None:
+        return "on"
+    verdict = batching.ProfileBatching(variants.HARNESS_SCHEDULER, extenders=("extender",) if said.extenders else (),
+                                       unsigned=tuple(sorted(said.unsigned)))
+    return f"off ({verdict.why()})"
+
+
 def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, variant: str, work: Path,
-         config: Path) -> results.RunFigures:
-    """Run the harness once for one workload and variant; its figures from the JSON it wrote."""
-    work.mkdir(parents=True)
+         config: Path, has_gate: bool) -> tuple[results.RunFigures, str]:
+    """Run the harness once for one workload and variant; its figures from the JSON it wrote, its batching state.
+
+    Every variant names the gate (v1.36's harness turns it off otherwise). A workload that makes the harness
+    emulate an older release (v1.36's SchedulerQueueingHints: false emulates 1.33) cannot have it: the harness
+    says so at once, and the run is made again as upstream wrote it, batching off."""
+    gate = (variant != variants.NOBATCH) if has_gate else None
+    if gate is not None:
+        gated = work / "workloads.yaml"
+        work.mkdir(parents=True)
+        gated.write_text(dump(variants.gated_cases(config.read_text(), w, gate)))
+        try:
+            return _run(h, etcd_bin, spec, w, variant, work, gated, gate)
+        except UserError:
+            log_file = work / "harness.log"
+            if not log_file.is_file() or UNSETTABLE not in log_file.read_text(errors="replace"):
+                raise
+        log(f"    {w.label}: its workload emulates a release without {variants.GATE}; run as upstream wrote it")
+        work = work.with_name(work.name + "-ungated")
+    return _run(h, etcd_bin, spec, w, variant, work, config, None,
+                "the workload emulates a release without the gate" if has_gate else "no such gate in this release")
+
+
+def _run(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, variant: str, work: Path,
+         config: Path, gate: bool | None, why_none: str = "") -> tuple[results.RunFigures, str]:
+    work.mkdir(parents=True, exist_ok=True)
     scheduler_config, prepare, ready = None, None, ""
     if variant == "spec":
         scheduler_config = work / "scheduler-config.yaml"
@@ -76,7 +118,7 @@ def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
         scheduler_config = work / "scheduler-config.yaml"
         scheduler_config.write_text(dump(variants.extender_config(spec, f"http://127.0.0.1:{port}")))
         prepare, ready = _extender_args(port), f"http://127.0.0.1:{port}/readyz"
-    names = h.plugin_names if variant != "vanilla" else ()
+    names = h.plugin_names if not variant.startswith("vanilla") else ()
     argv = harness_argv(h, w, work, config, scheduler_config, names, prepare, ready)
     env = dict(os.environ, PATH=f"{etcd_bin.parent}{os.pathsep}{os.environ.get('PATH', '')}",
                PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
@@ -91,7 +133,8 @@ def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
                         f"the whole log: {work / 'harness.log'}")
     if below:
         log(f"    below upstream's threshold for {w.label} (upstream's CI hardware): the figures are kept")
-    return results.parse_file(found[-1])
+    state = batching_state((work / "harness.log").read_text(errors="replace"), gate, why_none)
+    return results.parse_file(found[-1]), state
 
 
 def _run_harness(argv: list[str], cwd: Path, env: dict[str, str], out, what: str, log_path: Path) -> int:
@@ -185,22 +228,31 @@ def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repea
         thresholds[extra.label] = None
         log(f"    added {extra.label}: {workloads[0].label} with pods labelled {', '.join(sorted(labels))}, "
             "so the spec's plugin and the extender act on them")
+    has_gate = variants.GATE in vocabulary.feature_gates(h.kubernetes, cache_dir)
     before = machine()
     runs: dict[str, dict[str, list[results.RunFigures]]] = {w.label: {v: [] for v in chosen} for w in workloads}
+    states: dict[str, dict[str, list[str]]] = {w.label: {v: [] for v in chosen} for w in workloads}
     for rep in range(repeats):
         for w in workloads:
             for variant in chosen:
                 with phase("run", f"{w.label} {variant} ({rep + 1}/{repeats})"):
-                    figures = _one(h, etcd_bin, spec, w, variant, root / f"{w.label.replace('/', '_')}-{variant}-{rep + 1}",
-                                   configs[w.label])
+                    figures, state = _one(h, etcd_bin, spec, w, variant,
+                                          root / f"{w.label.replace('/', '_')}-{variant}-{rep + 1}", configs[w.label],
+                                          has_gate)
                     runs[w.label][variant].append(figures)
-                    log(f"    {figures.throughput.get('Average', 0.0):.1f} pods/s, scheduling {figures.duration_s:.1f}s")
+                    states[w.label][variant].append(state)
+                    log(f"    {figures.throughput.get('Average', 0.0):.1f} pods/s, scheduling {figures.duration_s:.1f}s, "
+                        f"batching {state}")
+    summary = results.summarize(runs, h.plugin_names)
+    for label, cells in states.items():
+        for variant, seen in cells.items():
+            summary[label][variant]["batching"] = "; ".join(dict.fromkeys(seen))
     return {
         "spec": str(spec.path), "kubernetes": h.kubernetes, "variants": chosen, "repeats": repeats,
         "workloads": [w.label for w in workloads], "thresholds": thresholds, "plugin_names": list(h.plugin_names),
         "harness": {"binary": str(h.binary), "compiled": h.compiled, "compile_seconds": h.compile_seconds},
         "runs_dir": str(root), "machine_before": before, "machine_after": machine(),
         "notes": report.notes(spec, labels),
-        "summary": results.summarize(runs, h.plugin_names),
+        "summary": summary,
         "runs": {label: {v: [results.figures_dict(f) for f in rs] for v, rs in cells.items()} for label, cells in runs.items()},
     }

@@ -1,10 +1,14 @@
-"""The three variants' scheduler configurations and the workloads, for the harness. Pure.
+"""The variants' scheduler configurations and the workloads, for the harness. Pure.
 
-- vanilla: upstream's default profile (no configuration file: the harness's own default);
-- spec: the spec's rendered KubeSchedulerConfiguration (config.schedulerconfig.for_spec),
-  its first profile named `default-scheduler` because the harness's pods ask for that
-  scheduler, without extenders (the extender variant measures those) and without leader
-  election (one scheduler, in-process);
+- vanilla: upstream's default profile (no configuration file: the harness's own default),
+  with the OpportunisticBatching gate on where the release has it (v1.36's harness turns it off
+  unless a workload names it, so every variant names it);
+- vanilla-nobatch: the same with the gate off, so a variant's cost splits into "batching lost"
+  and "own cost";
+- spec: vanilla's profile (`default-scheduler`, the harness's pods ask for it) plus the spec's
+  own plugins only: each plugin set and pluginConfig entry of the spec's profiles that names one
+  of the spec's out-of-tree plugins. Nothing else of the spec (its other profiles, other plugin
+  changes, global settings, extenders) comes along, so the difference to vanilla is the plugins';
 - extender: upstream's default profile plus the spec's reference-extender entry, pointing
   at the extender the prepare hook starts on 127.0.0.1 (plain HTTP: the harness runs in one
   machine, so the mutual TLS of a deployment is left out).
@@ -23,7 +27,9 @@ from scheduler_build.extender.policy import UnderlayIPPolicy
 from scheduler_build.safeyaml import load_yaml
 from scheduler_build.spec import Spec
 
-VARIANTS = ("vanilla", "spec", "extender")
+VARIANTS = ("vanilla", "vanilla-nobatch", "spec", "extender")
+NOBATCH = "vanilla-nobatch"
+GATE = "OpportunisticBatching"
 LABELLED = "Labelled"  # suffix of the opt-in copy of a test case: SchedulingBasicLabelled
 DEFAULT_CASE = "SchedulingBasic"
 HARNESS_SCHEDULER = "default-scheduler"  # the schedulerName of upstream's pod templates (none set)
@@ -82,14 +88,36 @@ def check_known(workloads: list[Workload], config_text: str, where: str) -> dict
 
 
 def spec_config(spec: Spec) -> dict:
-    """The spec's configuration as the harness runs it (see the module docstring)."""
-    config = copy.deepcopy(schedulerconfig.for_spec(spec))
-    config.pop("extenders", None)
-    config.pop("clientConnection", None)  # the harness sets its own client (QPS 5000)
-    config["leaderElection"] = dict(NO_LEADER_ELECTION)
-    if config["profiles"]:
-        config["profiles"][0]["schedulerName"] = HARNESS_SCHEDULER
-    return config
+    """Vanilla's profile plus the spec's own plugins (see the module docstring)."""
+    ours = set(spec.plugin_names)
+    plugins: dict[str, dict] = {}
+    args: dict[str, dict] = {}
+    for profile in copy.deepcopy(spec.profiles):
+        for point, entries in (profile.get("plugins") or {}).items():
+            for kind in ("enabled", "disabled"):
+                for entry in (entries or {}).get(kind) or []:
+                    if entry.get("name") in ours:
+                        plugins.setdefault(point, {}).setdefault(kind, []).append(entry)
+        for entry in profile.get("pluginConfig") or []:
+            if entry.get("name") in ours:
+                args.setdefault(entry["name"], entry)
+    profile = {"schedulerName": HARNESS_SCHEDULER}
+    if plugins:
+        profile["plugins"] = plugins
+    if args:
+        profile["pluginConfig"] = list(args.values())
+    return schedulerconfig.scheduler_configuration(profiles=[profile], leader_election=dict(NO_LEADER_ELECTION))
+
+
+def gated_cases(config_text: str, w: Workload, on: bool) -> list:
+    """The workload file's test cases with w's workload naming the batching gate (on or off)."""
+    cases = load_yaml(config_text) or []
+    for case in cases:
+        if isinstance(case, dict) and case.get("name") == w.case:
+            for workload in case.get("workloads") or []:
+                if isinstance(workload, dict) and workload.get("name") == w.name:
+                    workload.setdefault("featureGates", {})[GATE] = on
+    return cases
 
 
 def extender_config(spec: Spec, url: str) -> dict:

@@ -2,10 +2,13 @@
 
 from invoke import Collection, task
 
-from scheduler_build import settings
+from scheduler_build import platforms, settings
+from scheduler_build.config import render
+from scheduler_build.config import validate as config_validate
 from scheduler_build.build import from_spec
 from scheduler_build.build import pipeline as build_stage
 from scheduler_build.errors import UserError
+from scheduler_build.progress import log
 from scheduler_build.commands._common import build_request, describe, emit, emit_json, load_spec, option, user_errors
 from scheduler_build.settings import flag_help
 
@@ -58,11 +61,25 @@ def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cg
                  version_suffix=version_suffix, gocache_volume=gocache_volume, cache_from=cache_from, cache_to=cache_to,
                  spec=loaded, debuggable=debuggable, go=go)
     results = [build_stage.run(build_request(c, arch=target_arch, **flags)) for target_arch in arches]
+    if loaded is not None:
+        _batching_summary(c, loaded, results)
     if json:
         infos = [r.info.to_dict() for r in results]
         emit_json(infos[0] if len(infos) == 1 else infos)
     else:
         emit("\n".join(str(r.binary) for r in results))
+
+
+def _batching_summary(c, loaded, results) -> None:
+    """Whether each profile keeps opportunistic batching, from the binary just built (on stderr)."""
+    for result in results:
+        if result.info.arch != platforms.host_arch() or result.binary.name != "kube-scheduler":
+            continue
+        lines = config_validate.batching_summary(result.binary, render.config_text(loaded), result.info.builder.image,
+                                                 result.info.kubernetes.version, settings.cache_dir(c.config))
+        for line in lines:
+            log(line)
+        return
 
 
 @task(

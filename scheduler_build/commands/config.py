@@ -16,6 +16,8 @@ from scheduler_build.config import output, target
 from scheduler_build.config import tls_secrets as tls_secrets_mod
 from scheduler_build.config.field_lines import field_line
 from scheduler_build.config import validate as config_validate
+from scheduler_build.config import batching
+from scheduler_build.resolve import vocabulary
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError, for_program
 from scheduler_build.image import assemble as image_stage
@@ -152,22 +154,41 @@ def _image(c, loaded, image, k8s_version, pin_digest) -> str:
     "fields-only": f"check the spec field by field only, without running the binary ({describe('config.fields_only')})",
     "write-config-to": "also save the binary's defaulted configuration to this file",
     "json": "print the verdict as JSON on stdout, failures too: every field error with its path (for CI annotations)",
+    "require-batching": "fail when a profile loses opportunistic batching (a plugin without SignPod, an extender), "
+                        f"instead of warning ({describe('config.require_batching')})",
 })
 @user_errors
-def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, write_config_to=None, json=False):
-    """Check every field of the spec, then have the real kube-scheduler accept the rendered configuration."""
+def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, write_config_to=None, json=False,
+             require_batching=False):
+    """Check the spec's fields, have the real kube-scheduler accept its configuration, report batching per profile."""
     spec_path = option(c, "spec.path", spec)
     try:
         verdict = _validate(c, spec_path, binary, k8s_version, fields_only, write_config_to)
+        _check_batching(verdict, option(c, "config.require_batching", require_batching))
     except UserError as exc:
         if json:
             emit_json(validation_failure(exc, spec_path), sort_keys=False)
         raise
     if json:
+        verdict.pop("batching_lines", None)
         emit_json({"ok": True, "spec": str(spec_path), "errors": [], **verdict}, sort_keys=False)
     else:
         binary_part = f", accepted by {verdict['binary']}" if verdict["binary"] else ""
         emit(f"ok: {spec_path} (fields, plugins of Kubernetes {verdict['kubernetes_version']}{binary_part})")
+        for line in verdict.get("batching_lines", []):
+            emit(line)
+
+
+def _check_batching(verdict: dict, required: bool) -> None:
+    """Warn (or, required, refuse) for each profile whose batching the binary turned off."""
+    off = [v for v in verdict.pop("batching_verdicts", []) if not v.on]
+    for entry in off:
+        log(f"warning: profile {entry.profile} schedules without opportunistic batching: {entry.why()}")
+    if off and required:
+        raise UserError(f"{len(off)} profile(s) lose opportunistic batching (--require-batching): "
+                        + "; ".join(f"{v.profile}: {v.why()}" for v in off),
+                        "implement SignPod in each plugin named (docs/plugins.md#signing-pods-for-batching), "
+                        "drop the extenders, or leave --require-batching off")
 
 
 def validation_failure(exc: UserError, spec_path: str) -> dict:
@@ -220,7 +241,11 @@ def _validate(c, spec_path, binary, k8s_version, fields_only, write_config_to) -
                         config_validate.refusal_hint(verdict.output, loaded))
     if write_config_to:
         write_atomic(Path(write_config_to), verdict.written)
-    return {"kubernetes_version": version, "binary": str(binary_path)}
+    gate = vocabulary.feature_gates(version, settings.cache_dir(c.config)).get(batching.GATE)
+    verdicts = batching.judge(verdict.output, yaml.safe_load(config) or {}, gate)
+    return {"kubernetes_version": version, "binary": str(binary_path),
+            "batching": [v.to_dict() for v in verdicts], "batching_lines": [v.line() for v in verdicts],
+            "batching_verdicts": verdicts}
 
 
 class StrictFailure(UserError):

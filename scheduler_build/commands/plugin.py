@@ -36,6 +36,8 @@ def retarget(c, path="", k8s_version=None, write=False, json=False):
             emit(result.diff.rstrip("\n"))
         for line in result.report:
             emit(line)
+        for item in result.advice:
+            emit(f"{item.kind}: {item.line()}")
     verdict = (f"{result.path} {'compiles' if result.compiled else 'does not compile'} against Kubernetes "
                f"{result.version} (written for {result.old_version or 'an unknown release'})"
                + (f"; wrote {', '.join(result.written)}" if result.written else ""))

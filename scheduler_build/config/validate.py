@@ -30,7 +30,7 @@ from scheduler_build import pki
 from scheduler_build import platforms
 from scheduler_build import spec as spec_mod
 from scheduler_build.build import builder_image as builder
-from scheduler_build.config import api_fields, render, schedulerconfig
+from scheduler_build.config import api_fields, batching, render, schedulerconfig
 from scheduler_build.resolve import intree, vocabulary
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase
@@ -213,6 +213,19 @@ def refusal_hint(output: str, spec: Spec) -> str:
     return (f"plugin {name!r} got its args undecoded (its args type is not registered in the binary's scheme): "
             f"list its module's scheme package (e.g. <module>/apis/config/scheme) under {where} "
             "in the build spec, rebuild, and validate again")
+
+
+def batching_summary(binary: Path, config: str, image: str, k8s_version: str, cache_root: Path) -> list[str]:
+    """One line per profile: does it keep opportunistic batching, as the binary says while building its
+    profiles (config.batching). For `build`'s summary: never raises, says why when it cannot tell."""
+    try:
+        verdict = validate_with_binary(binary, config, image)
+        if not verdict.ok:
+            return [f"batching: not checked ({refusal_reason(verdict.output)}; see `inv config.validate`)"]
+        gate = vocabulary.feature_gates(k8s_version, cache_root).get(batching.GATE)
+        return [v.line() for v in batching.judge(verdict.output, yaml.safe_load(config) or {}, gate)]
+    except (UserError, OSError) as exc:
+        return [f"batching: not checked ({getattr(exc, 'message', exc)})"]
 
 
 def builder_image(engine: Any = None) -> str:

@@ -2,7 +2,9 @@
 
 - the configuration API: every struct of `kubescheduler.config.k8s.io/v1`
   (k8s.io/kube-scheduler `config/v1/types.go` at the staging version v0.N.P) with
-  its JSON field names and Go types; the extension points are the `Plugins` fields.
+  its JSON field names and Go types; the extension points are the `Plugins` fields;
+- the feature gates: the keys of `defaultVersionedKubernetesFeatureGates` in
+  k8s.io/kubernetes `pkg/features/kube_features.go`, each with its newest stage.
 
 Pure parsing plus a cache per version (`<cache>/vocabulary/`); nothing here is a
 hand-kept list, so a new minor needs no code change. `introduced_in` names the
@@ -24,11 +26,15 @@ from scheduler_build.resolve import gomod, goproxy, versions
 
 SCHEDULER_MODULE = "k8s.io/kube-scheduler"
 TYPES_GO = "config/v1/types.go"
+FEATURES_GO = "pkg/features/kube_features.go"
 ROOT = "KubeSchedulerConfiguration"
 CACHE_FORMAT = 1
 
 _STRUCT = re.compile(r"^type\s+([A-Z]\w*)\s+struct\s*\{\s*$")
 _FIELD = re.compile(r'^\s*([A-Z]\w*)\s+(\S+)\s+`[^`]*json:"([^",]*)[^"]*"')
+_GATE = re.compile(r"^\t(?:\w+\.)?([A-Z]\w*):\s*\{\s*$")
+_STAGE = re.compile(r"PreRelease:\s*featuregate\.(\w+)")
+_LOCKED = re.compile(r"LockToDefault:\s*true")
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,27 @@ def parse_types_go(text: str) -> dict[str, dict[str, str]]:
     return types
 
 
+def parse_feature_gates(text: str) -> dict[str, str]:
+    """Gate name -> its newest stage (`Beta`, `GA`, `Deprecated`, ...; `GA-locked` when locked to its default)."""
+    start = text.find("defaultVersionedKubernetesFeatureGates = ")
+    if start < 0:
+        return {}
+    gates: dict[str, str] = {}
+    name = ""
+    for line in text[start:].splitlines()[1:]:
+        if line.startswith("}"):
+            break
+        match = _GATE.match(line)
+        if match:
+            name = match.group(1)
+            gates[name] = ""
+            continue
+        stage = _STAGE.search(line)
+        if name and stage:
+            gates[name] = stage.group(1) + ("-locked" if _LOCKED.search(line) else "")
+    return gates
+
+
 def _cache_file(cache_root: Path, kind: str, version: str) -> Path:
     return Path(cache_root) / "vocabulary" / kind / f"{version}.json"
 
@@ -119,6 +146,20 @@ def config_api(version: str, cache_root: Path) -> ConfigAPI:
     write_atomic(_cache_file(cache_root, "config-api", version),
                  json.dumps({"format": CACHE_FORMAT, "types": types}, indent=1))
     return ConfigAPI(version=version, types=types)
+
+
+def feature_gates(version: str, cache_root: Path) -> dict[str, str]:
+    """The feature gates of an exact release (read from its k8s.io/kubernetes source), cached."""
+    path = _cache_file(cache_root, "feature-gates", version)
+    if path.is_file():
+        return json.loads(path.read_text())
+    source = gotool.module_dir(versions.KUBERNETES_MODULE, version) / FEATURES_GO
+    gates = parse_feature_gates(source.read_text()) if source.is_file() else {}
+    if not gates:
+        raise UserError(f"found no feature gates in k8s.io/kubernetes@{version} {FEATURES_GO}",
+                        "the file layout changed: report this")
+    write_atomic(path, json.dumps(gates, indent=1, sort_keys=True))
+    return gates
 
 
 def config_api_or_fallback(version: str, cache_root: Path) -> ConfigAPI | None:

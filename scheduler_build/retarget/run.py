@@ -22,8 +22,8 @@ from scheduler_build.atomic import write_atomic
 from scheduler_build.build import builder_image
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase, stream_line
-from scheduler_build.resolve import gomod, goproxy, versions
-from scheduler_build.retarget import apidiff, explain, gomod_edit
+from scheduler_build.resolve import framework_surface, gomod, goproxy, versions
+from scheduler_build.retarget import advice, apidiff, explain, gomod_edit
 from scheduler_build.retarget.in_builder import InBuilder, prepare
 
 _SKIP = {"vendor", ".git"}
@@ -52,11 +52,13 @@ class RetargetResult:
     changes: list[apidiff.Change] = field(default_factory=list)
     report: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
+    advice: list[advice.Advice] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"path": str(self.path), "from": self.old_version, "to": self.version, "compiles": self.compiled,
                 "notes": self.notes, "diff": self.diff, "errors": self.errors,
-                "changes": [c.line() for c in self.changes], "written": self.written}
+                "changes": [c.line() for c in self.changes], "written": self.written,
+                "advice": [{"kind": a.kind, "where": a.where, "text": a.text} for a in self.advice]}
 
 
 def old_resolution(version: str, cache_dir: Path) -> versions.Resolution:
@@ -119,6 +121,10 @@ def retarget(request: RetargetRequest) -> RetargetResult:
                             diff=gomod_edit.unified_diff(text, new_text), notes=rewrite.notes, compiled=False)
     for note in rewrite.notes:
         log(f"note: {note}")
+    with phase("surface", f"optional interfaces and deprecated names of Kubernetes {target.version}"):
+        surface = framework_surface.framework_surface(target.version, request.cache_dir)
+        result.advice = advice.advise(_sources(path), surface)
+        log(f"    {len(result.advice)} finding(s)")
     if request.write and new_text != text:
         write_atomic(path / "go.mod", new_text)
         result.written.append("go.mod")
@@ -147,6 +153,12 @@ def retarget(request: RetargetRequest) -> RetargetResult:
         result.report = explain.report(explain.explain(result.errors, result.changes), result.changes,
                                        old_version or "?", target.version)
     return result
+
+
+def _sources(path: Path) -> dict[str, str]:
+    """The module's Go files (relative path -> text), vendor and VCS left out."""
+    return {str(p.relative_to(path)): p.read_text() for p in sorted(path.rglob("*.go"))
+            if not (set(p.relative_to(path).parts) & _SKIP)}
 
 
 def _api_changes(path: Path, text: str, old: versions.Resolution, new_work: Path, tmp: Path,

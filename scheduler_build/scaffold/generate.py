@@ -16,7 +16,6 @@ into an existing directory only files an earlier scaffold wrote are replaced
 
 from __future__ import annotations
 
-import keyword
 import os
 import re
 import shutil
@@ -25,59 +24,18 @@ from pathlib import Path
 
 import yaml
 
-from scheduler_build.resolve import intree
+from scheduler_build.resolve import framework_surface, intree, vocabulary
 from scheduler_build.resolve import versions
+from scheduler_build.resolve.framework_surface import FrameworkSurface
 from scheduler_build.errors import UserError
 from scheduler_build import gotool, toolchain
-from scheduler_build.scaffold import manifest
+from scheduler_build.scaffold import framework_points, manifest
+from scheduler_build.scaffold.inputs import (POINT_KEYS, POINTS, Point, check_out_dir, parse_points,  # noqa: F401
+                                             split_points, validate_module, validate_name)
 from scheduler_build.atomic import staging_dir
 from scheduler_build.progress import log
 from scheduler_build.templating import render
 
-
-@dataclass(frozen=True)
-class Point:
-    key: str  # what --points accepts
-    interface: str  # the Go interface the plugin asserts
-    config: str  # the profile's plugins.<config> set enabling it ("" = not configurable)
-    doc: str
-
-
-# Order is the scheduling cycle's order; generated code and configs follow it.
-POINTS: tuple[Point, ...] = (
-    Point("preenqueue", "PreEnqueuePlugin", "preEnqueue", "gate pods before they enter the active queue"),
-    Point("queuesort", "QueueSortPlugin", "queueSort", "order the scheduling queue (one per scheduler)"),
-    Point("prefilter", "PreFilterPlugin", "preFilter", "pre-compute cycle state; with PreFilterExtensions"),
-    Point("filter", "FilterPlugin", "filter", "reject nodes that cannot run the pod"),
-    Point("postfilter", "PostFilterPlugin", "postFilter", "react when no node fits (e.g. preemption)"),
-    Point("prescore", "PreScorePlugin", "preScore", "pre-compute scoring state"),
-    Point("score", "ScorePlugin", "score", "rank feasible nodes; with NormalizeScore"),
-    Point("reserve", "ReservePlugin", "reserve", "Reserve/Unreserve: keep state between scheduling and binding"),
-    Point("permit", "PermitPlugin", "permit", "approve, deny or delay binding"),
-    Point("prebind", "PreBindPlugin", "preBind", "prepare binding (with PreBindPreFlight)"),
-    Point("bind", "BindPlugin", "bind", "bind the pod (Skip lets the next binder do it)"),
-    Point("postbind", "PostBindPlugin", "postBind", "clean up after a successful bind"),
-    Point("enqueueextensions", "EnqueueExtensions", "", "queueing hints: which cluster events may make a rejected pod schedulable"),
-)
-POINT_KEYS = tuple(p.key for p in POINTS)
-_ALIASES = {
-    "prefilterextensions": "prefilter",
-    "normalizescore": "score",
-    "unreserve": "reserve",
-    "queueinghints": "enqueueextensions",
-    "enqueue": "enqueueextensions",
-}
-
-_GO_KEYWORDS = {
-    "break", "case", "chan", "const", "continue", "default", "defer", "else", "fallthrough", "for",
-    "func", "go", "goto", "if", "import", "interface", "map", "package", "range", "return", "select",
-    "struct", "switch", "type", "var",
-}
-_EXPORTED = re.compile(r"^[A-Z][A-Za-z0-9]*$")
-# Module path rules from golang.org/x/mod/module.CheckPath, the parts that matter:
-# a first element with a dot (a domain), lower-case, elements of [a-z0-9._~-] / [A-Za-z0-9._~-].
-_FIRST_ELEMENT = re.compile(r"^[a-z0-9][a-z0-9.-]*\.[a-z0-9.-]*[a-z0-9]$")
-_ELEMENT = re.compile(r"^[A-Za-z0-9._~-]+$")
 
 
 @dataclass(frozen=True)
@@ -125,67 +83,11 @@ def framework_api(minor: str) -> FrameworkAPI:
         name: f"{owner}.{name}"
         for name in (
             "Plugin", "Handle", "PreFilterResult", "PostFilterResult", "NodeToStatusReader",
-            "NodeScoreList", "MaxNodeScore", "PreFilterExtensions", "ScoreExtensions",
+            "NodeScoreList", "PreFilterExtensions", "ScoreExtensions", "SignPlugin",
             *(p.interface for p in POINTS),
         )
     }
     return FrameworkAPI(minor=wanted, types=types, **merged)
-
-
-def validate_name(name: str) -> str:
-    if not name or not _EXPORTED.match(name) or name.lower() in _GO_KEYWORDS or keyword.iskeyword(name):
-        raise UserError(
-            f"--name {name!r} is not an exported Go identifier",
-            "use CamelCase starting with an upper-case ASCII letter, letters and digits only, e.g. UnderlayIPLimit",
-        )
-    return name
-
-
-def parse_points(text: str) -> tuple[str, ...]:
-    """Comma-separated, case-insensitive; returned in scheduling-cycle order, deduplicated."""
-    wanted: set[str] = set()
-    unknown: list[str] = []
-    for raw in (text or "").split(","):
-        item = raw.strip().lower().replace("-", "").replace("_", "")
-        if not item:
-            continue
-        item = _ALIASES.get(item, item)
-        if item in POINT_KEYS:
-            wanted.add(item)
-        else:
-            unknown.append(raw.strip())
-    if unknown:
-        raise UserError(
-            f"unknown extension point(s) in --points: {', '.join(unknown)}",
-            "valid points: " + ", ".join(POINT_KEYS),
-        )
-    if not wanted:
-        raise UserError("--points names no extension point", "valid points: " + ", ".join(POINT_KEYS))
-    return tuple(k for k in POINT_KEYS if k in wanted)
-
-
-def validate_module(module: str) -> str:
-    elements = (module or "").split("/")
-    bad = (
-        not module
-        or module != module.strip()
-        or not _FIRST_ELEMENT.match(elements[0])
-        or any(not _ELEMENT.match(e) or e.startswith(".") or e.endswith(".") for e in elements)
-    )
-    if bad:
-        raise UserError(
-            f"--module {module!r} is not a valid Go module path",
-            "start with a lower-case domain and use letters, digits and ._~- in each element, e.g. example.com/acme/underlay",
-        )
-    return module
-
-
-def check_out_dir(out: Path, force: bool) -> None:
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} exists and is not a directory", "choose a new directory")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        raise UserError(f"--out {out} is not empty",
-                        "choose a new directory, or pass --force to replace the files an earlier scaffold wrote")
 
 
 def check_name_free(name: str, version: str, cache_dir: Path, fetch: bool) -> None:
@@ -229,9 +131,13 @@ _FRAMEWORK_IMPORT = '\t"k8s.io/kubernetes/pkg/scheduler/framework"'
 _TEMPLATES = "scaffold/"
 
 
-def render_files(name: str, points: tuple[str, ...], module: str, resolution: versions.Resolution) -> tuple[dict[str, str], str]:
-    """Pure: the module's files (path -> text) and the plugin's import path."""
-    context = _context(name, points, module, resolution)
+def render_files(name: str, points: tuple[str, ...], module: str, resolution: versions.Resolution,
+                 surface: FrameworkSurface, config_points: tuple[str, ...] = ()) -> tuple[dict[str, str], str]:
+    """Pure: the module's files (path -> text) and the plugin's import path; `surface` is the target's
+    framework as read from its source (framework_surface), which decides SignPod and MaxScore;
+    `config_points` its configuration API's plugin sets, which (with `surface`) give the points
+    beyond the templated ones (framework_points)."""
+    context = _context(name, points, module, resolution, surface, config_points)
     package = context["package"]
     files = {
         "go.mod": render(_TEMPLATES + "go.mod.j2", **context),
@@ -239,41 +145,57 @@ def render_files(name: str, points: tuple[str, ...], module: str, resolution: ve
         f"pkg/{package}/args.go": render(_TEMPLATES + "args.go.j2", **context),
         f"pkg/{package}/{package}_test.go": render(_TEMPLATES + "plugin_test.go.j2", **context),
         "cmd/scheduler/main.go": render(_TEMPLATES + "main.go.j2", **context),
-        "config/scheduler-config.yaml": _sample_config(name, context["chosen"], context["scheduler_name"]),
+        "config/scheduler-config.yaml": _sample_config(name, context["chosen"] + context["generic"],
+                                                       context["scheduler_name"]),
         "README.md": render(_TEMPLATES + "README.md.j2", **context),
     }
     return files, context["import_path"]
 
 
-def _context(name: str, points: tuple[str, ...], module: str, resolution: versions.Resolution) -> dict:
+def _context(name: str, points: tuple[str, ...], module: str, resolution: versions.Resolution,
+             surface: FrameworkSurface, config_points: tuple[str, ...]) -> dict:
     """What the templates see: names, the chosen points, the minor's framework API, the pinned versions."""
     api = framework_api(resolution.minor)
+    further = framework_points.available(surface, config_points, POINT_KEYS, name)
+    generic = [further[k] for k in points if k in further]
+    points = tuple(k for k in points if k in POINT_KEYS)
     has = {k: (k in points) for k in POINT_KEYS}
     package = name.lower()
+    owner = api.types["Plugin"].split(".")[0]
+    # The points whose plugins the framework asks to sign (read from its docs, not listed here); the
+    # placeholder policy reads the pod only at those, so reads_pod and sign go together.
+    signed = [p for p in POINTS if p.key in points and p.interface in surface.sign_points()]
+    reads_pod = any(has[k] for k in ("prefilter", "filter", "prescore", "score"))
+    types = dict(api.types, MaxScore=f"{owner}.{surface.score_bound('Max')}")
     return dict(
+        sign=bool(signed),
+        reads_pod=reads_pod,
+        kebab=kebab(name),
         name=name,
         package=package,
         module=module,
         import_path=f"{module}/pkg/{package}",
         points=points,
         chosen=[p for p in POINTS if p.key in points],
+        generic=generic,
         has=has,
         api=api,
-        T=api.types,
+        T=types,
         k8s_version=resolution.version,
         minor=resolution.minor,
         go_version=resolution.go_version,
         staging_version=resolution.staging_version,
         replaces=resolution.replaces,
-        plugin_imports=_plugin_imports(points, has, api),
-        test_imports=_test_imports(has),
+        plugin_imports=_plugin_imports(points, has, api, any("v1." in m for g in generic for m in g.methods)),
+        test_imports=_test_imports(has, bool(signed)),
         args_imports=_imports([['\t"fmt"'], ['\t"k8s.io/apimachinery/pkg/runtime"',
                                               '\tframeworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"']]),
         scheduler_name=kebab(name) + "-scheduler",
     )
 
 
-def _plugin_imports(points: tuple[str, ...], has: dict[str, bool], api: FrameworkAPI) -> list[list[str]]:
+def _plugin_imports(points: tuple[str, ...], has: dict[str, bool], api: FrameworkAPI,
+                    generic_v1: bool = False) -> list[list[str]]:
     """The plugin file's imports: only what the chosen points use (Go refuses unused imports)."""
     std = ['\t"context"']
     if has["filter"] or has["enqueueextensions"]:
@@ -283,7 +205,7 @@ def _plugin_imports(points: tuple[str, ...], has: dict[str, bool], api: Framewor
     if has["reserve"]:
         std.append('\t"sync"')
     third = ['\t"k8s.io/apimachinery/pkg/runtime"', _FWK_IMPORT]
-    if set(points) - {"queuesort"}:
+    if set(points) - {"queuesort"} or generic_v1:
         third.append('\tv1 "k8s.io/api/core/v1"')
     if has["reserve"]:
         third.append('\t"k8s.io/apimachinery/pkg/types"')
@@ -296,8 +218,8 @@ def _plugin_imports(points: tuple[str, ...], has: dict[str, bool], api: Framewor
     return _imports([std, third])
 
 
-def _test_imports(has: dict[str, bool]) -> list[list[str]]:
-    test_std = ['\t"context"', '\t"fmt"', '\t"testing"']
+def _test_imports(has: dict[str, bool], sign: bool) -> list[list[str]]:
+    test_std = ['\t"context"', '\t"fmt"', '\t"testing"'] + (['\t"encoding/json"'] if sign else [])
     test_third = [
         '\tv1 "k8s.io/api/core/v1"',
         '\t"k8s.io/apimachinery/pkg/runtime"',
@@ -314,14 +236,14 @@ def kebab(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name).lower()
 
 
-def _sample_config(name: str, chosen: list[Point], scheduler_name: str) -> str:
+def _sample_config(name: str, chosen: list, scheduler_name: str) -> str:
     """A KubeSchedulerConfiguration with a profile of its own enabling the plugin (YAML via safe_dump)."""
     plugins: dict = {}
     for point in chosen:
         if not point.config:
             continue
         entry: dict = {"name": name}
-        if point.key == "score":
+        if point.key == "score" or getattr(point, "weighted", False):
             entry["weight"] = 1
         if point.key == "queuesort":
             # One queue sort per scheduler: replace PrioritySort.
@@ -359,14 +281,23 @@ def scaffold(request: ScaffoldRequest) -> ScaffoldResult:
 
     Only files this scaffold wrote before (manifest.py) are ever replaced."""
     name = validate_name(request.name)
-    points = parse_points(request.points)
+    templated, others = split_points(request.points)
+    if not templated and not others:
+        parse_points("")  # the error naming the valid points
     module = validate_module(request.module)
     out = Path(request.out).absolute()
     check_out_dir(out, request.force)
     resolution = versions.resolve(request.k8s_version, request.cache_dir)
     framework_api(resolution.minor)  # refuses minors older than the templates know
     check_name_free(name, resolution.version, request.cache_dir, fetch=request.tidy and not request.dry_run)
-    files, import_path = render_files(name, points, module, resolution)
+    surface = framework_surface.framework_surface(resolution.version, request.cache_dir)
+    config_points: tuple[str, ...] = ()
+    points = templated
+    if others:  # judged by the target's own framework and configuration API
+        config_points = vocabulary.config_api(resolution.version, request.cache_dir).extension_points
+        further = framework_points.available(surface, config_points, POINT_KEYS, name)
+        points = parse_points(request.points, tuple(further), resolution.version)
+    files, import_path = render_files(name, points, module, resolution, surface, config_points)
     expected = sorted(files) + (["go.sum"] if request.tidy else [])
     steps = manifest.plan(out, expected, request.force)  # refuses clashes before the slow tidy
     if request.dry_run:

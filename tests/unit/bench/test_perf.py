@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from bench.perf import etcd, harness, report, results, run, variants
 from scheduler_build import spec as spec_mod
@@ -95,8 +96,11 @@ def test_unknown_workload_names_the_known_ones():
 def test_spec_variant_runs_the_spec_profile_as_the_harness_scheduler_without_extenders():
     spec = spec_mod.load(EXAMPLE)
     config = variants.spec_config(spec)
-    assert config["profiles"][0]["schedulerName"] == "default-scheduler"
-    assert config["profiles"][0]["plugins"]["multiPoint"]["enabled"][0]["name"] == "UnderlayIPLimit"
+    (profile,) = config["profiles"]  # vanilla's profile plus the spec's plugins: the spread profile is left out
+    assert profile["schedulerName"] == "default-scheduler"
+    assert profile["plugins"] == {"multiPoint": {"enabled": [{"name": "UnderlayIPLimit", "weight": 3}]}}
+    assert [e["name"] for e in profile["pluginConfig"]] == ["UnderlayIPLimit"]
+    assert "percentageOfNodesToScore" not in profile and "parallelism" not in config
     assert "extenders" not in config and config["leaderElection"] == {"leaderElect": False}
 
 
@@ -188,8 +192,10 @@ def test_table_names_variants_ratios_threshold_and_plugin_cost():
     res = summary([300, 400, 350], [330, 280, 340])
     res.update(kubernetes="v1.36.3", spec="s.yaml", repeats=3, variants=["vanilla", "spec"],
                thresholds={"SchedulingBasic/500Nodes": 270.0}, notes=["n"])
+    res["summary"]["SchedulingBasic/500Nodes"]["spec"]["batching"] = "off (plugins without SignPod: UnderlayIPLimit)"
     text = report.markdown(res)
-    assert "| SchedulingBasic/500Nodes | spec | 330.0 | 280.0 | 340.0 | 0.94 | 2.50 | 9.00 | 12.00 |" in text
+    assert ("| SchedulingBasic/500Nodes | spec | off (plugins without SignPod: UnderlayIPLimit) | 330.0 | 280.0 | 340.0 "
+            "| 0.94 | 2.50 | 9.00 | 12.00 |") in text
     assert "upstream's threshold at v1.36.3 is 270 pods/s" in text
     assert "UnderlayIPLimit/Filter p50 0.020 ms" in text
 
@@ -229,3 +235,50 @@ def test_a_run_below_upstreams_threshold_keeps_its_figures_but_any_other_failure
     assert run.below_threshold(miss)
     assert not run.below_threshold(miss + "    util.go:117: FATAL ERROR:\n        start apiserver: x\n")  # planted
     assert not run.below_threshold("--- FAIL: BenchmarkPerfScheduling\n")
+
+
+def test_every_variant_names_the_batching_gate_only_for_its_workload():
+    text = yaml.safe_dump([{"name": "SchedulingBasic", "workloads": [{"name": "500Nodes"}, {"name": "5000Nodes"}]},
+                           {"name": "Other", "workloads": [{"name": "500Nodes"}]}])
+    w = variants.Workload("SchedulingBasic", "500Nodes")
+    basic, other = variants.gated_cases(text, w, False)
+    assert basic["workloads"][0]["featureGates"] == {"OpportunisticBatching": False}
+    assert "featureGates" not in basic["workloads"][1] and "featureGates" not in other["workloads"][0]
+    assert variants.gated_cases(text, w, True)[0]["workloads"][0]["featureGates"] == {"OpportunisticBatching": True}
+    assert variants.parse_variants("spec,vanilla-nobatch,vanilla") == ["vanilla", "vanilla-nobatch", "spec"]
+
+
+def test_batching_state_from_the_gate_and_the_schedulers_own_log():
+    line = ('I1126 01:00:00.000000 1 framework.go:873] "Disabling signatures for profile because plugins do not '
+            'support it." profile="default-scheduler" plugins=["UnderlayIPLimit"]')
+    assert run.batching_state("", True) == "on"
+    assert run.batching_state(line, True) == "off (plugins without SignPod: UnderlayIPLimit)"
+    assert run.batching_state(line.replace("default-scheduler", "other"), True) == "on"
+    assert run.batching_state("", False) == "off (OpportunisticBatching gate off)"
+    assert run.batching_state(line, None, "the workload emulates a release without the gate") == (
+        "off (the workload emulates a release without the gate)")
+
+
+def test_a_workload_that_cannot_have_the_gate_runs_again_as_written(tmp_path, monkeypatch):
+    from scheduler_build.errors import UserError
+
+    calls = []
+
+    def fake_run(h, etcd_bin, spec, w, variant, work, config, gate, why_none=""):
+        calls.append((work.name, config.name, gate, why_none))
+        if gate is not None:
+            (work / "harness.log").write_text(f"Failed to set feature gates: {run.UNSETTABLE} to true, feature is PreAlpha")
+            raise UserError("scheduler_perf failed")
+        return "figures", run.batching_state("", gate, why_none)
+
+    monkeypatch.setattr(run, "_run", fake_run)
+    upstream = tmp_path / "performance-config.yaml"
+    upstream.write_text("- name: SchedulingBasic\n  workloads:\n  - name: 5000Nodes\n")
+    w = variants.Workload("SchedulingBasic", "5000Nodes")
+    figures, state = run._one(None, None, None, w, "vanilla", tmp_path / "cell", upstream, True)
+    assert state == "off (the workload emulates a release without the gate)"
+    assert calls[0][1:3] == ("workloads.yaml", True) and calls[1][:3] == ("cell-ungated", "performance-config.yaml", None)
+    # Any other failure is the run's own: raised, not retried.
+    monkeypatch.setattr(run, "_run", lambda *a, **k: (_ for _ in ()).throw(UserError("other")))
+    with pytest.raises(UserError, match="other"):
+        run._one(None, None, None, w, "vanilla", tmp_path / "cell2", upstream, True)

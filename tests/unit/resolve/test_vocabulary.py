@@ -66,6 +66,24 @@ type Extender struct {
 }
 '''
 
+FEATURES_GO = '''
+const (
+	// owner: @x
+	Alpha featuregate.Feature = "Alpha"
+)
+var defaultVersionedKubernetesFeatureGates = map[featuregate.Feature]featuregate.VersionedSpecs{
+	Alpha: {
+		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
+	},
+
+	genericfeatures.Graduated: {
+		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Beta},
+		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	},
+}
+'''
+
+
 def small_api(version: str = "v1.36.3") -> vocabulary.ConfigAPI:
     return vocabulary.ConfigAPI(version=version, types=vocabulary.parse_types_go(TYPES_GO))
 
@@ -79,6 +97,10 @@ def test_types_go_gives_structs_fields_and_extension_points():
     assert api.struct_of("[]KubeSchedulerProfile") == "KubeSchedulerProfile"
     assert api.struct_of("metav1.Duration") is None  # defined elsewhere: not walked
     assert api.has_path(("profiles", "plugins", "score")) and not api.has_path(("profiles", "plugins", "permit"))
+
+
+def test_feature_gates_with_their_newest_stage():
+    assert vocabulary.parse_feature_gates(FEATURES_GO) == {"Alpha": "Alpha", "Graduated": "GA-locked"}
 
 
 def spec_with(tmp_path: Path, plugins: dict, extenders: list | None = None) -> spec_mod.Spec:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from scheduler_build.resolve import versions
+from scheduler_build.resolve import framework_surface, versions
 from scheduler_build.scaffold import generate
 from scheduler_build.errors import UserError
 
@@ -88,7 +88,6 @@ def test_out_dir_checks(tmp_path):
     "bad, message",
     [
         (dict(name="lower"), "exported Go identifier"),
-        (dict(points="filter,bogus"), "unknown extension point"),
         (dict(module="nodot/x"), "not a valid Go module path"),
     ],
 )
@@ -114,6 +113,7 @@ def test_non_empty_out_untouched(tmp_path, monkeypatch):
 
 def test_force_replaces_only_what_the_scaffold_wrote(tmp_path, monkeypatch):
     monkeypatch.setattr(versions, "resolve", lambda text, cache: resolution("v1.36.3"))
+    monkeypatch.setattr(framework_surface, "framework_surface", lambda version, cache: surface(version))
     out = tmp_path / "out"
     request = dict(name="Good", points="filter", module="example.com/x", k8s_version="1.36", out=out,
                    cache_dir=tmp_path, force=True, tidy=False)
@@ -140,6 +140,7 @@ def test_force_replaces_only_what_the_scaffold_wrote(tmp_path, monkeypatch):
 
 def test_force_refuses_to_overwrite_a_file_it_did_not_write(tmp_path, monkeypatch):
     monkeypatch.setattr(versions, "resolve", lambda text, cache: resolution("v1.36.3"))
+    monkeypatch.setattr(framework_surface, "framework_surface", lambda version, cache: surface(version))
     out = tmp_path / "out"
     out.mkdir()
     (out / "go.mod").write_text("module mine\n")
@@ -151,10 +152,24 @@ def test_force_refuses_to_overwrite_a_file_it_did_not_write(tmp_path, monkeypatc
 
 ALL = ",".join(generate.POINT_KEYS)
 
+# The few lines of each release's framework source the scaffold depends on (what framework_surface reads):
+# SignPlugin and the docs asking the four points to implement it from 1.35, MaxScore from 1.36.
+_ASK = "// Plugins that implement {0} should\n// also implement SignPlugin to enable batching optimizations.\ntype {0} interface {{\n}}\n"
+_SIGNING = "".join(_ASK.format(i) for i in ("PreFilterPlugin", "FilterPlugin", "PreScorePlugin", "ScorePlugin"))
+_SCORES = "const (\n\t// Deprecated: use MaxScore instead.\n\tMaxNodeScore int64 = MaxScore\n\tMaxScore int64 = 100\n)\n"
+
+
+def surface(version: str) -> framework_surface.FrameworkSurface:
+    minor = int(version.split(".")[1])
+    text = "const (\n\tMaxNodeScore int64 = 100\n)\n" if minor < 36 else _SCORES
+    if minor >= 35:
+        text += _SIGNING + "type SignPlugin interface {\n}\n"
+    return framework_surface.parse_go(text, version)
+
 
 @pytest.mark.parametrize("version", ["v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2"])
 def test_render_follows_version(version):
-    files, package = generate.render_files("AllPoints", generate.parse_points(ALL), "example.com/t/all", resolution(version))
+    files, package = generate.render_files("AllPoints", generate.parse_points(ALL), "example.com/t/all", resolution(version), surface(version))
     plugin = files["pkg/allpoints/allpoints.go"]
     test = files["pkg/allpoints/allpoints_test.go"]
     minor = int(version.split(".")[1])
@@ -170,6 +185,12 @@ def test_render_follows_version(version):
         assert '"k8s.io/kubernetes/pkg/scheduler/framework"\n' not in plugin  # only fwk in 1.35+
     assert ("(*fwk.PreBindPreFlightResult, *fwk.Status)" in plugin) == (minor >= 36)
     assert ("Less(a, b fwk.QueuedEntityInfo)" in plugin) == (minor >= 37)
+    # SignPod only where the release has SignPlugin; MaxScore where it has it, MaxNodeScore before.
+    assert ("func (pl *AllPoints) SignPod(" in plugin) == (minor >= 35)
+    assert ("var _ fwk.SignPlugin = &AllPoints{}" in plugin) == (minor >= 35)
+    assert ("func TestSignPod(t *testing.T)" in test) == (minor >= 35)
+    assert ("fwk.MaxScore" in plugin) == (minor >= 36)
+    assert "MaxNodeScore" not in plugin + test if minor >= 36 else "MaxNodeScore" in plugin
     assert "type AllPointsArgs struct" in files["pkg/allpoints/args.go"]
     for point in generate.POINTS:
         assert f"_ {generate.framework_api(versions.minor_of(version)).types[point.interface]} =" in plugin
@@ -180,7 +201,7 @@ def test_render_follows_version(version):
 
 
 def test_render_only_chosen_points_and_imports():
-    files, _ = generate.render_files("OnlySort", ("queuesort",), "example.com/q", resolution("v1.36.3"))
+    files, _ = generate.render_files("OnlySort", ("queuesort",), "example.com/q", resolution("v1.36.3"), surface("v1.36.3"))
     plugin = files["pkg/onlysort/onlysort.go"]
     assert "func (pl *OnlySort) Less(" in plugin and "Filter(" not in plugin
     assert "k8s.io/api/core/v1" not in plugin and '"fmt"' not in plugin  # unused imports do not compile
@@ -188,7 +209,7 @@ def test_render_only_chosen_points_and_imports():
 
 
 def test_sample_config_enables_each_point_in_its_own_profile():
-    files, _ = generate.render_files("UnderlayIPLimit", ("prefilter", "filter", "score", "bind", "enqueueextensions"), "example.com/u", resolution("v1.36.3"))
+    files, _ = generate.render_files("UnderlayIPLimit", ("prefilter", "filter", "score", "bind", "enqueueextensions"), "example.com/u", resolution("v1.36.3"), surface("v1.36.3"))
     config = yaml.safe_load(files["config/scheduler-config.yaml"])
     assert config["apiVersion"] == "kubescheduler.config.k8s.io/v1"
     (profile,) = config["profiles"]
@@ -200,6 +221,78 @@ def test_sample_config_enables_each_point_in_its_own_profile():
 
 
 def test_rendering_is_deterministic():
-    a = generate.render_files("X", generate.parse_points(ALL), "example.com/x", resolution("v1.37.2"))
-    b = generate.render_files("X", generate.parse_points(ALL), "example.com/x", resolution("v1.37.2"))
+    a = generate.render_files("X", generate.parse_points(ALL), "example.com/x", resolution("v1.37.2"), surface("v1.37.2"))
+    b = generate.render_files("X", generate.parse_points(ALL), "example.com/x", resolution("v1.37.2"), surface("v1.37.2"))
     assert a == b
+
+
+@pytest.mark.parametrize("points, signs", [
+    ("score", True), ("prescore", True), ("prefilter,reserve", True),
+    ("reserve,postbind", False), ("queuesort", False), ("bind,permit", False),
+])
+def test_sign_pod_only_with_a_point_batching_needs_signed(points, signs):
+    files, _ = generate.render_files("Sig", generate.parse_points(points), "example.com/s", resolution("v1.37.2"),
+                                     surface("v1.37.2"))
+    plugin, test = files["pkg/sig/sig.go"], files["pkg/sig/sig_test.go"]
+    assert ("SignPod(" in plugin) == signs
+    assert ("func TestSignPod(" in test) == signs
+    assert ('"encoding/json"' in test) == signs  # an unused import would not compile
+    # Whatever the plugin reads of the pod is what it signs: the exempt label, read only where it signs.
+    assert ("ExemptLabel" in plugin) == signs
+
+
+def test_no_sign_pod_on_a_release_without_sign_plugin():
+    files, _ = generate.render_files("Sig", generate.parse_points("prefilter,filter,prescore,score"), "example.com/s",
+                                     resolution("v1.35.4"), framework_surface.parse_go(_SCORES, "v1.35.4"))
+    assert "SignPod" not in files["pkg/sig/sig.go"] and "SignPod" not in files["pkg/sig/sig_test.go"]
+
+
+# The 1.37 workload points, as k8s.io/kube-scheduler v0.37.2 framework/interface.go declares them.
+_WORKLOAD = """
+type PodGroupPostFilterPlugin interface {
+	Plugin
+	PodGroupPostFilter(ctx context.Context, state PodGroupCycleState, pgInfo PodGroupInfo, pgSchedulingFunc PodGroupSchedulingFunc) (*PodGroupPostFilterResult, *Status)
+}
+type PlacementScoreExtensions interface {
+	NormalizePlacementScore(ctx context.Context, state PodGroupCycleState, podGroup PodGroupInfo, placementScores []PlacementScore) *Status
+}
+type PlacementScorePlugin interface {
+	Plugin
+	ScorePlacement(ctx context.Context, state PlacementCycleState, podGroup PodGroupInfo, placement *PodGroupAssignments) (int64, *Status)
+	PlacementScoreExtensions() PlacementScoreExtensions
+}
+"""
+_CONFIG_137 = ("preFilter", "filter", "score", "placementScore", "podGroupPostFilter")
+
+
+def test_points_the_target_defines_beyond_the_templates():
+    version = "v1.37.2"
+    target = framework_surface.parse_go(_SCORES + _SIGNING + "type SignPlugin interface {\n}\n" + _WORKLOAD, version)
+    files, _ = generate.render_files("Gang", ("filter", "placementscore", "podgrouppostfilter"), "example.com/g",
+                                     resolution(version), target, _CONFIG_137)
+    plugin = files["pkg/gang/gang.go"]
+    assert "var _ fwk.PlacementScorePlugin = &Gang{}" in plugin and "var _ fwk.PodGroupPostFilterPlugin = &Gang{}" in plugin
+    assert ("func (pl *Gang) ScorePlacement(ctx context.Context, state fwk.PlacementCycleState, podGroup fwk.PodGroupInfo, "
+            "placement *fwk.PodGroupAssignments) (int64, *fwk.Status) {\n\treturn 0, nil\n}") in plugin
+    assert "func (pl *Gang) PlacementScoreExtensions() fwk.PlacementScoreExtensions {\n\treturn pl\n}" in plugin
+    assert "func (pl *Gang) NormalizePlacementScore(" in plugin
+    assert "fwk.NewStatus(fwk.Unschedulable, Name+\": PodGroupPostFilter is a generated stub\")" in plugin
+    profile = yaml.safe_load(files["config/scheduler-config.yaml"])["profiles"][0]["plugins"]
+    assert profile["placementScore"] == {"enabled": [{"name": "Gang", "weight": 1}]}  # scoring: weighted
+    assert profile["podGroupPostFilter"] == {"enabled": [{"name": "Gang"}]}
+
+
+def test_unknown_points_are_judged_by_the_target(tmp_path, monkeypatch):
+    version = "v1.37.2"
+    target = framework_surface.parse_go(_SCORES + _WORKLOAD, version)
+    monkeypatch.setattr(versions, "resolve", lambda text, cache: resolution(version))
+    monkeypatch.setattr(framework_surface, "framework_surface", lambda v, cache: target)
+    monkeypatch.setattr(generate, "check_name_free", lambda *a, **k: None)
+    monkeypatch.setattr(generate.vocabulary, "config_api", lambda v, cache: type("API", (), {"extension_points": _CONFIG_137}))
+    request = dict(name="Good", module="example.com/x", k8s_version="1.37", out=tmp_path / "out", cache_dir=tmp_path,
+                   tidy=False, dry_run=True)
+    with pytest.raises(UserError, match="unknown extension point.*bogus") as raised:
+        generate.scaffold(generate.ScaffoldRequest(points="filter,bogus", **request))
+    assert "valid points of Kubernetes v1.37.2:" in raised.value.hint and "placementscore" in raised.value.hint
+    assert generate.scaffold(generate.ScaffoldRequest(points="PlacementScore", **request)).plan is not None
+    assert not (tmp_path / "out").exists()

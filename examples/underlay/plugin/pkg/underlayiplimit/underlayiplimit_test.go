@@ -2,6 +2,7 @@ package underlayiplimit
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -190,4 +191,49 @@ func addPod(ni fwk.NodeInfo, pod *v1.Pod, nodeName string) error {
 	}
 	ni.AddPodInfo(info)
 	return nil
+}
+
+// signature is the pod's signature as the framework builds it from this
+// plugin's fragments: their JSON.
+func signature(t *testing.T, pl *UnderlayIPLimit, pod *v1.Pod) string {
+	t.Helper()
+	fragments, status := pl.SignPod(context.Background(), pod)
+	if !status.IsSuccess() {
+		t.Fatalf("SignPod(%s) = %v, want Success", pod.Name, status)
+	}
+	text, err := json.Marshal(fragments)
+	if err != nil {
+		t.Fatalf("fragments of %s are not JSON: %v", pod.Name, err)
+	}
+	return string(text)
+}
+
+// TestSignPod: pods alike in the opt-in label share a signature and a verdict;
+// an opted-in pod and one that is not get different signatures and verdicts.
+func TestSignPod(t *testing.T) {
+	pl := newPlugin(t, `{"defaultCapacity": 1}`)
+	full := node("full", "", 1, 0)
+	verdict := func(pod *v1.Pod) string {
+		state := framework.NewCycleState()
+		_, pre := pl.PreFilter(context.Background(), state, pod, nil)
+		score, _ := pl.Score(context.Background(), state, pod, node("empty", "", 0, 0))
+		return fmt.Sprint(pre.Code(), pl.Filter(context.Background(), state, pod, full).Code(), score)
+	}
+	a, b := optedIn("a"), st.MakePod().Name("b").UID("b").Namespace("other").Priority(9).
+		Labels(map[string]string{DefaultPodLabel: "true", "app": "web"}).Obj()
+	plain, other := st.MakePod().Name("c").UID("c").Obj(), st.MakePod().Name("d").UID("d").Label(DefaultPodLabel, "no").Obj()
+	for _, pair := range [][2]*v1.Pod{{a, b}, {plain, other}} {
+		if x, y := signature(t, pl, pair[0]), signature(t, pl, pair[1]); x != y {
+			t.Errorf("%s and %s are alike in the opt-in label but signed %s and %s", pair[0].Name, pair[1].Name, x, y)
+		}
+		if verdict(pair[0]) != verdict(pair[1]) {
+			t.Errorf("%s and %s share a signature but not a verdict", pair[0].Name, pair[1].Name)
+		}
+	}
+	if signature(t, pl, a) == signature(t, pl, plain) {
+		t.Errorf("an opted-in pod and a plain one share the signature %s", signature(t, pl, a))
+	}
+	if verdict(a) == verdict(plain) {
+		t.Errorf("the opt-in label changed no verdict (%s): SignPod signs what the plugin does not read", verdict(a))
+	}
 }

@@ -1,0 +1,180 @@
+"""What a Kubernetes release's scheduling framework offers plugins, read from that release's own source.
+
+The framework's Go package (k8s.io/kube-scheduler `framework/` at the staging version, plus
+k8s.io/kubernetes `pkg/scheduler/framework/` while it still held the interfaces, up to 1.34)
+is parsed for:
+
+- its exported interfaces (`FilterPlugin`, `SignPlugin`, `PlacementScorePlugin`, ...);
+- the interfaces whose documentation asks their implementers to also implement another one
+  ("Plugins that implement FilterPlugin should also implement SignPlugin"): that is how the
+  framework says which points batching needs signed, so no list of them is kept here;
+- its exported constants (`MaxScore` where it exists, `MaxNodeScore` before);
+- every identifier documented `Deprecated:`, with the advice that follows.
+
+Pure parsing plus a cache per version (`<cache>/vocabulary/framework/`), like vocabulary.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scheduler_build import gotool
+from scheduler_build.atomic import write_atomic
+from scheduler_build.errors import UserError
+from scheduler_build.resolve import gomod, versions
+
+SCHEDULER_MODULE = "k8s.io/kube-scheduler"
+STAGING_DIR = "framework"
+KUBERNETES_DIR = "pkg/scheduler/framework"
+CACHE_FORMAT = 3
+SIGN_INTERFACE = "SignPlugin"
+
+_TYPE = re.compile(r"^type\s+([A-Z]\w*)\s+(interface|struct|func|\w)")
+_CONST_LINE = re.compile(r"^\t([A-Z]\w*)\b[^=]*=")
+_ALSO = re.compile(r"should\s+also\s+implement\s+([A-Z]\w*)(?:\s+to\s+([^.]*))?")
+_METHOD = re.compile(r"^\t([A-Z]\w*)\(")
+
+
+@dataclass(frozen=True)
+class FrameworkSurface:
+    """The plugin-facing framework of one release."""
+
+    version: str
+    interfaces: tuple[str, ...] = ()
+    constants: tuple[str, ...] = ()
+    also_implement: dict[str, tuple[str, ...]] = field(default_factory=dict)  # FilterPlugin -> (SignPlugin,)
+    deprecated: dict[str, str] = field(default_factory=dict)  # MaxNodeScore -> "use MaxScore instead."
+    methods: dict[str, tuple[str, ...]] = field(default_factory=dict)  # SignPlugin -> (SignPod,), own methods only
+    purpose: dict[str, str] = field(default_factory=dict)  # SignPlugin -> "enable batching optimizations"
+    signatures: dict[str, tuple[str, ...]] = field(default_factory=dict)  # SignPlugin -> ("SignPod(ctx ...) (...)",)
+
+    @property
+    def can_sign(self) -> bool:
+        """Whether plugins of this release can sign pods for opportunistic batching (KEP-5598)."""
+        return SIGN_INTERFACE in self.interfaces
+
+    def wanted_by(self, interface: str) -> tuple[str, ...]:
+        """The optional interfaces the framework asks an implementer of `interface` to add."""
+        return self.also_implement.get(interface, ())
+
+    def sign_points(self) -> tuple[str, ...]:
+        """The extension-point interfaces whose plugins must sign, or batching is off for the profile."""
+        return tuple(i for i in self.interfaces if SIGN_INTERFACE in self.wanted_by(i))
+
+    def score_bound(self, which: str = "Max") -> str:
+        """`MaxScore` where the release has it (1.36 on), else the older `MaxNodeScore`."""
+        return f"{which}Score" if f"{which}Score" in self.constants else f"{which}NodeScore"
+
+    def to_dict(self) -> dict:
+        return {"interfaces": list(self.interfaces), "constants": list(self.constants),
+                "also_implement": {k: list(v) for k, v in self.also_implement.items()},
+                "deprecated": dict(self.deprecated), "methods": {k: list(v) for k, v in self.methods.items()},
+                "purpose": dict(self.purpose), "signatures": {k: list(v) for k, v in self.signatures.items()}}
+
+    @classmethod
+    def from_dict(cls, version: str, data: dict) -> "FrameworkSurface":
+        return cls(version=version, interfaces=tuple(data["interfaces"]), constants=tuple(data["constants"]),
+                   also_implement={k: tuple(v) for k, v in data["also_implement"].items()},
+                   deprecated=dict(data["deprecated"]),
+                   methods={k: tuple(v) for k, v in data["methods"].items()}, purpose=dict(data["purpose"]),
+                   signatures={k: tuple(v) for k, v in data["signatures"].items()})
+
+
+def parse_go(text: str, version: str = "") -> FrameworkSurface:
+    """One Go file (or several concatenated) -> its surface (pure)."""
+    interfaces: list[str] = []
+    constants: list[str] = []
+    also: dict[str, tuple[str, ...]] = {}
+    deprecated: dict[str, str] = {}
+    methods: dict[str, list[str]] = {}
+    signatures: dict[str, list[str]] = {}
+    purpose: dict[str, str] = {}
+    comment: list[str] = []
+    in_const = False
+    in_interface: list[str] | None = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if in_interface is not None:
+            if line.startswith("}"):
+                in_interface = None
+            elif _METHOD.match(line):
+                in_interface.append(_METHOD.match(line).group(1))
+                signatures[interfaces[-1]].append(stripped)
+            continue
+        if stripped.startswith("//"):
+            comment.append(stripped[2:].strip())
+            continue
+        name = ""
+        if in_const:
+            if stripped.startswith(")"):
+                in_const = False
+            match = _CONST_LINE.match(line)
+            if match:
+                name = match.group(1)
+                constants.append(name)
+        elif stripped.startswith("const (") or stripped.startswith("var ("):
+            in_const = stripped.startswith("const")
+        elif stripped.startswith("const "):
+            parts = stripped.split()
+            if len(parts) > 1 and parts[1][:1].isupper():
+                name = parts[1]
+                constants.append(name)
+        else:
+            match = _TYPE.match(line)
+            if match:
+                name = match.group(1)
+                if match.group(2) == "interface":
+                    interfaces.append(name)
+                    asks = _ALSO.findall(" ".join(comment))
+                    if asks:
+                        also[name] = tuple(dict.fromkeys(wanted for wanted, _ in asks))
+                        purpose.update({wanted: why.strip() for wanted, why in asks if why.strip()})
+                    in_interface = methods.setdefault(name, []) if line.rstrip().endswith("{") else None
+                    signatures.setdefault(name, [])
+        if name:
+            _note_deprecated(name, comment, deprecated)
+        comment = []
+    return FrameworkSurface(version=version, interfaces=tuple(dict.fromkeys(interfaces)),
+                            constants=tuple(dict.fromkeys(constants)), also_implement=also, deprecated=deprecated,
+                            methods={k: tuple(v) for k, v in methods.items()}, purpose=purpose,
+                            signatures={k: tuple(v) for k, v in signatures.items()})
+
+
+def _note_deprecated(name: str, comment: list[str], deprecated: dict[str, str]) -> None:
+    for i, line in enumerate(comment):
+        if line.startswith("Deprecated:"):
+            advice = " ".join([line[len("Deprecated:"):].strip(), *comment[i + 1:]]).strip()
+            deprecated[name] = advice or "deprecated"
+            return
+
+
+def _package_text(directory: Path) -> str:
+    if not directory.is_dir():
+        return ""
+    return "\n".join(p.read_text() for p in sorted(directory.glob("*.go")) if not p.name.endswith("_test.go"))
+
+
+def _cache_file(cache_root: Path, version: str) -> Path:
+    return Path(cache_root) / "vocabulary" / "framework" / f"{version}.json"
+
+
+def framework_surface(version: str, cache_root: Path) -> FrameworkSurface:
+    """The surface of an exact release (v1.37.2), from its module sources, cached."""
+    path = _cache_file(cache_root, version)
+    if path.is_file():
+        data = json.loads(path.read_text())
+        if data.get("format") == CACHE_FORMAT:
+            return FrameworkSurface.from_dict(version, data)
+    staging = Path(gotool.mod_download(SCHEDULER_MODULE, gomod.staging_version(version), timeout=300)["Dir"])
+    text = _package_text(staging / STAGING_DIR)
+    if "PreFilterPlugin interface" not in text:  # the interfaces still lived in k8s.io/kubernetes (<= 1.34)
+        text += "\n" + _package_text(gotool.module_dir(versions.KUBERNETES_MODULE, version) / KUBERNETES_DIR)
+    surface = parse_go(text, version)
+    if "FilterPlugin" not in surface.interfaces:
+        raise UserError(f"found no FilterPlugin interface in the framework of Kubernetes {version}",
+                        "the framework's layout changed: report this")
+    write_atomic(path, json.dumps({"format": CACHE_FORMAT, **surface.to_dict()}, indent=1, sort_keys=True))
+    return surface

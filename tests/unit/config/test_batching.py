@@ -1,0 +1,41 @@
+"""Unit tests for scheduler_build.config.batching: each profile's batching verdict from the binary's own log."""
+
+from __future__ import annotations
+
+from scheduler_build.config import batching
+
+# Lines as kube-scheduler v1.36/v1.37 prints them while building its profiles (klog text format).
+EXTENDERS = ('I1126 23:10:01.000001       1 framework.go:837] "Disabling signatures for profile because it has '
+             'extenders configured." profile="underlay-scheduler"')
+PLUGINS = ('I1126 23:10:01.000002       1 framework.go:873] "Disabling signatures for profile because plugins do '
+           'not support it." profile="underlay-scheduler" plugins=["UnderlayIPLimit","Coscheduling"]')
+OTHER = 'I1126 23:10:01.000003       1 server.go:167] "Starting Kubernetes Scheduler" version="v1.37.2"'
+CONFIG = {"profiles": [{"schedulerName": "underlay-scheduler"}, {"schedulerName": "underlay-scheduler-spread"}],
+          "extenders": [{"urlPrefix": "http://extender:8888/"}]}
+
+
+def test_names_unsigned_plugins_and_extenders_per_profile():
+    first, second = batching.judge("\n".join([OTHER, EXTENDERS, PLUGINS]), CONFIG, "Beta")
+    assert not first.on and first.unsigned == ("Coscheduling", "UnderlayIPLimit")
+    assert first.extenders == ("http://extender:8888/",)
+    assert first.line() == ("batching: profile underlay-scheduler: off (plugins without SignPod: Coscheduling, "
+                            "UnderlayIPLimit; extenders configured: http://extender:8888/)")
+    assert second.on and second.line() == "batching: profile underlay-scheduler-spread: on"
+
+
+def test_silence_means_on_but_only_where_the_release_batches():
+    (on,) = batching.judge(OTHER, {"profiles": [{"schedulerName": "p"}]}, "Beta")
+    assert on.on
+    (old,) = batching.judge(OTHER, {"profiles": [{"schedulerName": "p"}]}, None)  # 1.34: no such gate
+    assert not old.on and "no opportunistic batching" in old.line()
+    (alpha,) = batching.judge(OTHER, {}, "Alpha")  # no profiles: the default one
+    assert alpha.profile == "default-scheduler" and "alpha" in alpha.why()
+
+
+def test_a_profile_name_with_a_quote_and_json_shape():
+    line = PLUGINS.replace('profile="underlay-scheduler"', r'profile="a\"b"')
+    said = batching.parse_output(line)
+    assert list(said) == [r'a\"b'] and said[r'a\"b'].unsigned == ["UnderlayIPLimit", "Coscheduling"]
+    (verdict,) = batching.judge(EXTENDERS, {"profiles": [{"schedulerName": "underlay-scheduler"}]}, "Beta")
+    assert verdict.to_dict() == {"profile": "underlay-scheduler", "on": False, "unsigned_plugins": [],
+                                 "extenders": ["(unnamed)"], "unavailable": ""}
