@@ -24,23 +24,8 @@ REPO = Path(__file__).resolve().parents[2]
 SPEC_NAME = "underlay-scheduler"  # examples/underlay/scheduler.yaml's name
 
 
-class Stop(Exception):
-    """Raised by the recording build stage: the request is what the test wanted."""
-
-
-@pytest.fixture
-def recorded(monkeypatch):
-    requests: list[pipeline.BuildRequest] = []
-
-    def run(request: pipeline.BuildRequest):
-        requests.append(request)
-        raise Stop
-
-    monkeypatch.setattr(pipeline, "run", run)
-    monkeypatch.setattr(versions, "resolve", lambda requested, cache: versions.Resolution(
-        requested=requested, version="v1.36.3", minor="1.36", go_version="1.26.0", staging_version="v0.36.3"))
-    monkeypatch.setattr(precedence, "_noted", set())
-    return requests
+# The recording build stage, shared with the build-request tests.
+from tests.unit.commands.test_common import Stop, recorded  # noqa: E402,F401
 
 
 def project(tmp_path: Path, monkeypatch, settings_text: str, env: dict | None = None) -> tuple[Context, Path]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from invoke import Config, Context
 
-from scheduler_build import settings
+from scheduler_build import precedence, settings
 from scheduler_build.build import pipeline
 from scheduler_build.commands import build as build_tasks
 from scheduler_build.commands import cluster as cluster_tasks
@@ -40,6 +40,7 @@ def recorded(monkeypatch):
     monkeypatch.setattr(pipeline, "run", run)
     monkeypatch.setattr(versions, "resolve", lambda requested, cache: versions.Resolution(
         requested=requested, version="v1.36.3", minor="1.36", go_version="1.26.0", staging_version="v0.36.3"))
+    monkeypatch.setattr(precedence, "_noted", set())  # each test sees its own one-line notes
     return requests
 
 
