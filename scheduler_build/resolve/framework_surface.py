@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scheduler_build import gotool
+from scheduler_build import toolchain
 from scheduler_build.atomic import write_atomic
 from scheduler_build.errors import UserError
 from scheduler_build.resolve import gomod, versions
@@ -168,10 +168,10 @@ def framework_surface(version: str, cache_root: Path) -> FrameworkSurface:
         data = json.loads(path.read_text())
         if data.get("format") == CACHE_FORMAT:
             return FrameworkSurface.from_dict(version, data)
-    staging = Path(gotool.mod_download(SCHEDULER_MODULE, gomod.staging_version(version), timeout=300)["Dir"])
+    staging = Path(toolchain.mod_download(SCHEDULER_MODULE, gomod.staging_version(version), timeout=300)["Dir"])
     text = _package_text(staging / STAGING_DIR)
     if "PreFilterPlugin interface" not in text:  # the interfaces still lived in k8s.io/kubernetes (<= 1.34)
-        text += "\n" + _package_text(gotool.module_dir(versions.KUBERNETES_MODULE, version) / KUBERNETES_DIR)
+        text += "\n" + _package_text(toolchain.module_dir(versions.KUBERNETES_MODULE, version) / KUBERNETES_DIR)
     surface = parse_go(text, version)
     if "FilterPlugin" not in surface.interfaces:
         raise UserError(f"found no FilterPlugin interface in the framework of Kubernetes {version}",

@@ -153,7 +153,7 @@ def feature_gates(version: str, cache_root: Path) -> dict[str, str]:
     path = _cache_file(cache_root, "feature-gates", version)
     if path.is_file():
         return json.loads(path.read_text())
-    source = gotool.module_dir(versions.KUBERNETES_MODULE, version) / FEATURES_GO
+    source = toolchain.module_dir(versions.KUBERNETES_MODULE, version) / FEATURES_GO
     gates = parse_feature_gates(source.read_text()) if source.is_file() else {}
     if not gates:
         raise UserError(f"found no feature gates in k8s.io/kubernetes@{version} {FEATURES_GO}",

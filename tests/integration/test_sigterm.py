@@ -117,7 +117,7 @@ def test_image_build_stopped_while_assembling_leaves_no_staging_and_the_next_one
     dist = tmp_path / "dist"
     shutil.copytree(built_scheduler.binary.parents[3], dist, symlinks=True)
     argv = [sys.executable, "-m", "scheduler_build", "image.build", "--no-spec", "--k8s-version", TEST_K8S_MINOR,
-            "--dist", str(dist)]
+            "--dist", str(dist), "--force"]  # --force: an image of these inputs may already exist
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGTERM, signal.SIGINT)])

@@ -76,5 +76,5 @@ def test_cache_round_trip(tmp_path, monkeypatch):
     path.parent.mkdir(parents=True)
 
     path.write_text(json.dumps({"format": framework_surface.CACHE_FORMAT, **surface.to_dict()}))
-    monkeypatch.setattr(framework_surface.gotool, "mod_download", lambda *a, **k: (_ for _ in ()).throw(AssertionError("downloaded")))
+    monkeypatch.setattr(framework_surface.toolchain, "mod_download", lambda *a, **k: (_ for _ in ()).throw(AssertionError("downloaded")))
     assert framework_surface.framework_surface("v1.37.2", tmp_path) == surface
