@@ -33,7 +33,7 @@ from testkit.registry_server import Registry
 pytestmark = pytest.mark.pipelines  # inv test runs these last (tasks.py TIERS)
 
 REPO = Path(__file__).resolve().parents[2]
-UNIT_TESTS = "-m 'not integration and not e2e and not node' -k 'release_matrix'"
+UNIT_TESTS = "-m 'not integration and not e2e and not node' -k 'test_matrix'"  # tests/unit/build/test_matrix.py
 PASSWORD = "drone-pw-4c1e"
 
 

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.pipelines  # inv test runs these last (tasks.py TIERS)
 
 REPO = Path(__file__).resolve().parents[2]
 PASSWORD = "act-pipeline-pw-7e1d"
-UNIT_TESTS = "-m 'not integration and not e2e and not node' -k 'release_matrix'"
+UNIT_TESTS = "-m 'not integration and not e2e and not node' -k 'test_matrix'"  # tests/unit/build/test_matrix.py
 
 
 @pytest.fixture(scope="module")
