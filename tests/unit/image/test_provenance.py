@@ -192,3 +192,19 @@ def test_provenance_reads_back_typed_and_refuses_other_statements():
     foreign["predicate"]["buildDefinition"]["buildType"] = "https://example.com/other"
     with pytest.raises(UserError, match="buildType"):
         provenance.Recorded.from_statement(foreign)
+
+
+def test_a_plugin_checked_out_at_another_path_agrees_and_other_content_does_not(tmp_path):
+    from scheduler_build.image import request
+
+    def platform(arch: str, path: str, sha256: str) -> request.PlatformInput:
+        plugin = build_info.PluginInfo("example.com/underlay", ["UnderlayIPLimit"], "path", path=path, sha256=sha256)
+        return request.PlatformInput(f"linux/{arch}", arch, tmp_path / arch,
+                                     record(**{**PATCHED, "platform": f"linux/{arch}", "plugins": [plugin]}))
+
+    # each job of a release checks the sources out at its own path: the content decides
+    request.check_inputs_agree([platform("amd64", "/jobs/1/plugins/underlay", "ee" * 32),
+                                platform("arm64", "/jobs/2/plugins/underlay", "ee" * 32)])
+    with pytest.raises(UserError, match="was built with plugins"):  # negative control: other content
+        request.check_inputs_agree([platform("amd64", "/jobs/1/plugins/underlay", "ee" * 32),
+                                    platform("arm64", "/jobs/1/plugins/underlay", "ff" * 32)])
