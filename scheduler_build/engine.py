@@ -245,15 +245,17 @@ class Engine:
 
     def remove_containers(self, labels: dict[str, str]) -> int:
         """Force-remove the containers carrying all of `labels` (ours only); returns how many."""
-        found = self._client.containers.list(all=True, filters={"label": [f"{k}={v}" for k, v in labels.items()]})
-        for container in found:
-            container.remove(force=True)
+        with _talking("remove containers labelled " + ",".join(f"{k}={v}" for k, v in labels.items())):
+            found = self._client.containers.list(all=True, filters={"label": [f"{k}={v}" for k, v in labels.items()]})
+            for container in found:
+                container.remove(force=True)
         return len(found)
 
     def containers_labelled(self, key: str) -> list[tuple[str, str, dict[str, str]]]:
         """(name, value of label `key`, all its labels) of every container carrying that label."""
-        found = self._client.containers.list(all=True, filters={"label": [key]})
-        return [(c.name, (c.labels or {}).get(key, ""), dict(c.labels or {})) for c in found]
+        with _talking(f"list containers labelled {key}"):
+            found = self._client.containers.list(all=True, filters={"label": [key]})
+            return [(c.name, (c.labels or {}).get(key, ""), dict(c.labels or {})) for c in found]
 
     def remove_volume(self, name: str) -> bool:
         """Remove a named volume; False when there is none."""
