@@ -7,6 +7,7 @@ from invoke import Config
 
 from scheduler_build import settings
 from scheduler_build.cli import SchedulerBuildConfig
+from testkit.invoke_tasks import walk
 
 
 def run(args, env=None, cwd=None):
@@ -70,11 +71,6 @@ def test_settings_flag_then_config_then_default(tmp_path, monkeypatch):
     assert settings.get(Config(), "build.gocache_volume") == "scheduler-build-gocache"
 
 
-def _tasks(collection, prefix=""):
-    for name, task in collection.tasks.items():
-        yield prefix + name, task
-    for name, sub in collection.collections.items():
-        yield from _tasks(sub, f"{prefix}{name}.")
 
 
 def test_every_flag_and_summary_reads_cleanly_in_help():
@@ -82,7 +78,7 @@ def test_every_flag_and_summary_reads_cleanly_in_help():
     taken), and every task's `--list` summary (the docstring's first line) is a whole sentence."""
     from scheduler_build.commands import namespace
 
-    for name, task in _tasks(namespace()):
+    for name, task in walk(namespace()):
         context = task.get_arguments()
         shorts = {flag for arg in context for flag in arg.names if len(flag) == 1}
         assert "-" not in shorts and "_" not in shorts, (name, sorted(shorts))

@@ -20,6 +20,7 @@ from scheduler_build.extender import ServeConfig, settings_defaults
 from scheduler_build.extender.cli import parser as extender_parser
 from scheduler_build.commands import namespace
 from scheduler_build.commands._common import emit_json, option
+from testkit.invoke_tasks import walk
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -83,11 +84,6 @@ def test_describe_reads_the_table():
     assert settings.describe("deploy.kubeconfig", "$KUBECONFIG") == "default: deploy.kubeconfig, else $KUBECONFIG"
 
 
-def _all_tasks(collection, prefix=""):
-    for name, task in collection.tasks.items():
-        yield prefix + name, task
-    for name, sub in collection.collections.items():
-        yield from _all_tasks(sub, f"{prefix}{name}.")
 
 
 # In a fresh interpreter: invoke pops a task's help texts when a Program parses it.
@@ -187,7 +183,7 @@ def test_task_modules_import_at_the_top_and_not_each_other():
 
 
 def test_product_namespace_has_no_developer_tasks():
-    names = {name for name, _ in _all_tasks(namespace())}
+    names = {name for name, _ in walk(namespace())}
     assert {"build.build", "k8s.resolve", "config.render", "deploy.deploy", "extender.serve"} <= names
     assert not names & {"test", "e2e.e2e"} and not any(n.startswith("bench.") for n in names)
 
@@ -203,7 +199,7 @@ def test_readme_names_every_task_as_a_command():
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     # A collection's default task is typed by the collection's name (`scheduler-build build`).
     names = sorted({name.rsplit(".", 1)[0] if name.count(".") == 1 and len(set(name.split("."))) == 1 else name
-                    for name, _ in _all_tasks(tasks.ns)})
+                    for name, _ in walk(tasks.ns)})
     assert _readme_misses(readme, names) == []
     # Negative control: a task named only bare, in backticks, is not findable by its command.
     assert _readme_misses("| `scaffold.plugin` | ... |\nscheduler-build scaffold.plugins", ["scaffold.plugin"]) == ["scaffold.plugin"]

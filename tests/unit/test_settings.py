@@ -15,6 +15,7 @@ import pytest
 from scheduler_build import options, settings
 from scheduler_build.errors import UserError
 from scheduler_build.commands import namespace
+from testkit.invoke_tasks import walk
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = str(REPO / "examples" / "underlay" / "scheduler.yaml")
@@ -80,17 +81,12 @@ def test_a_flag_turns_off_what_the_file_turns_on(tmp_path):
     one_line(sb(VALIDATE + ["--fields-only", "--no-fields-only"], tmp_path), "contradict")
 
 
-def _tasks(collection, prefix=""):
-    for name, task in collection.tasks.items():
-        yield prefix + name, task
-    for name, sub in collection.collections.items():
-        yield from _tasks(sub, f"{prefix}{name}.")
 
 
 def test_every_boolean_flag_of_a_boolean_setting_has_its_inverse():
     flags = {key.rsplit(".", 1)[1] for key, value in settings.leaves() if isinstance(value, bool)} | {"no_pull"}
     seen = set()
-    for name, task in _tasks(namespace()):
+    for name, task in walk(namespace()):
         names = {arg.name for arg in task.get_arguments()}
         for flag in flags & names:
             inverse = flag[3:] if flag.startswith("no_") else f"no_{flag}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from testkit.invoke_tasks import walk
 
 REPO = Path(__file__).resolve().parents[3]
 PACKAGE = REPO / "scheduler_build"
@@ -67,11 +68,6 @@ def _docs() -> dict[str, str]:
     return {path.name: path.read_text() for path in sorted((REPO / "docs").rglob("*.md"))}
 
 
-def _tasks(collection, prefix=""):
-    for name, task in collection.tasks.items():
-        yield prefix + name, task
-    for name, sub in collection.collections.items():
-        yield from _tasks(sub, f"{prefix}{name}.")
 
 
 def _short(name: str) -> str:
@@ -87,7 +83,7 @@ def test_every_task_and_flag_is_documented_on_a_page():
 
     docs = _docs()
     missing = []
-    for name, task in _tasks(_namespace()):
+    for name, task in walk(_namespace()):
         short = _short(name)
         heading = re.compile(rf"^#+ .*`(inv|scheduler-build) {re.escape(short)}( [^`]*)?`", re.M)
         pages = [page for page, text in docs.items() if heading.search(text)]
