@@ -75,7 +75,8 @@ def _batching_summary(c, loaded, results) -> None:
     for result in results:
         if result.info.arch != platforms.host_arch() or result.binary.name != "kube-scheduler":
             continue
-        lines = config_validate.batching_summary(result.binary, render.config_text(loaded), result.info.builder.image,
+        lines = config_validate.batching_summary(result.binary, result.info.binary.sha256, render.config_text(loaded),
+                                                 result.info.builder.image,
                                                  result.info.kubernetes.version, settings.cache_dir(c.config))
         for line in lines:
             log(line)

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 import tarfile
@@ -26,6 +27,7 @@ from typing import Any
 import yaml
 
 from scheduler_build import engine as engine_mod
+from scheduler_build.atomic import write_atomic
 from scheduler_build import pki
 from scheduler_build import platforms
 from scheduler_build import spec as spec_mod
@@ -215,15 +217,23 @@ def refusal_hint(output: str, spec: Spec) -> str:
             "in the build spec, rebuild, and validate again")
 
 
-def batching_summary(binary: Path, config: str, image: str, k8s_version: str, cache_root: Path) -> list[str]:
+def batching_summary(binary: Path, binary_sha256: str, config: str, image: str, k8s_version: str,
+                     cache_root: Path) -> list[str]:
     """One line per profile: does it keep opportunistic batching, as the binary says while building its
-    profiles (config.batching). For `build`'s summary: never raises, says why when it cannot tell."""
+    profiles (config.batching). For `build`'s summary: never raises, says why when it cannot tell.
+    Kept per binary digest and configuration, so a no-change rebuild starts no container for it."""
+    seen = cache_root / "batching" / hashlib.sha256(f"{binary_sha256}\0{config}".encode()).hexdigest()
     try:
+        if seen.is_file():
+            return seen.read_text().splitlines()
         verdict = validate_with_binary(binary, config, image)
         if not verdict.ok:
             return [f"batching: not checked ({refusal_reason(verdict.output)}; see `inv config.validate`)"]
         gate = vocabulary.feature_gates(k8s_version, cache_root).get(batching.GATE)
-        return [v.line() for v in batching.judge(verdict.output, yaml.safe_load(config) or {}, gate)]
+        lines = [v.line() for v in batching.judge(verdict.output, yaml.safe_load(config) or {}, gate)]
+        seen.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(seen, "\n".join(lines) + "\n")  # only a verdict the binary gave is kept
+        return lines
     except (UserError, OSError) as exc:
         return [f"batching: not checked ({getattr(exc, 'message', exc)})"]
 

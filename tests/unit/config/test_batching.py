@@ -39,3 +39,24 @@ def test_a_profile_name_with_a_quote_and_json_shape():
     (verdict,) = batching.judge(EXTENDERS, {"profiles": [{"schedulerName": "underlay-scheduler"}]}, "Beta")
     assert verdict.to_dict() == {"profile": "underlay-scheduler", "on": False, "unsigned_plugins": [],
                                  "extenders": ["(unnamed)"], "unavailable": ""}
+
+
+def test_builds_summary_is_kept_per_binary_digest_and_config_and_a_failure_is_not_kept(tmp_path):
+    """build's batching line: a binary and configuration already judged start no container again."""
+    import hashlib
+
+    from scheduler_build.config import validate
+
+    missing = tmp_path / "no-such" / "kube-scheduler"
+    failed = validate.batching_summary(missing, "aa" * 32, "profiles: []\n", "scheduler-build/golang:none", "v1.36.3",
+                                       tmp_path)
+    assert failed[0].startswith("batching: not checked"), failed
+    assert not (tmp_path / "batching").exists()  # negative control: what the binary did not say is not kept
+    kept = tmp_path / "batching" / hashlib.sha256(("bb" * 32 + "\0profiles: []\n").encode()).hexdigest()
+    kept.parent.mkdir(parents=True)
+    kept.write_text("batching: profile p: on\n")
+    assert validate.batching_summary(missing, "bb" * 32, "profiles: []\n", "scheduler-build/golang:none", "v1.36.3",
+                                     tmp_path) == ["batching: profile p: on"]
+    # another configuration of the same binary is judged again (and here fails: no binary)
+    assert validate.batching_summary(missing, "bb" * 32, "profiles: [x]\n", "scheduler-build/golang:none", "v1.36.3",
+                                     tmp_path)[0].startswith("batching: not checked")
