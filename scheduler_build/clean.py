@@ -61,6 +61,8 @@ CACHE_ENTRIES = {
     "tools": "Go tools built from the module proxy (cosign, kubeconform, kube-score, the node's containerd and CoreDNS)",
     "k8s-schemas": "JSON schemas generated from a release's OpenAPI document (kubeconform)",
     "node": "the node's pause binary",
+    "batching": "build's batching summary per binary and configuration (config/validate.py)",
+    "debuggable": "the recorder patch of debuggable builds",
 }
 
 

@@ -217,12 +217,20 @@ def refusal_hint(output: str, spec: Spec) -> str:
             "in the build spec, rebuild, and validate again")
 
 
+BATCHING_CACHE = "batching"  # under the cache directory; `clean` knows it by this name
+
+
+def batching_summary_path(cache_root: Path, binary_sha256: str, config: str) -> Path:
+    """Where build's batching summary of one binary and configuration is kept."""
+    return Path(cache_root) / BATCHING_CACHE / hashlib.sha256(f"{binary_sha256}\0{config}".encode()).hexdigest()
+
+
 def batching_summary(binary: Path, binary_sha256: str, config: str, image: str, k8s_version: str,
                      cache_root: Path) -> list[str]:
     """One line per profile: does it keep opportunistic batching, as the binary says while building its
     profiles (config.batching). For `build`'s summary: never raises, says why when it cannot tell.
     Kept per binary digest and configuration, so a no-change rebuild starts no container for it."""
-    seen = cache_root / "batching" / hashlib.sha256(f"{binary_sha256}\0{config}".encode()).hexdigest()
+    seen = batching_summary_path(cache_root, binary_sha256, config)
     try:
         if seen.is_file():
             return seen.read_text().splitlines()

@@ -88,6 +88,25 @@ def test_plan_cache_lists_only_our_sub_directories(tmp_path):
     assert next(i for i in items if i.name.endswith("vendor")).size == 4096
 
 
+def test_plan_cache_knows_the_batching_summaries_and_the_recorder_patch(tmp_path):
+    """Both are written where the stages themselves put them (their own path functions), so a stage that
+    moves its folder fails this test instead of leaving a folder `clean` never removes."""
+    from scheduler_build.build import debuggable
+    from scheduler_build.config import validate
+
+    summary = validate.batching_summary_path(tmp_path, "ab" * 32, "profiles: []\n")
+    summary.parent.mkdir(parents=True)
+    summary.write_text("batching: profile default-scheduler keeps opportunistic batching\n")
+    patch = debuggable.recorder_patch(tmp_path)
+    (tmp_path / "photos").mkdir()  # not ours: stays
+    items = clean.plan_cache(tmp_path)
+    written = {tmp_path / summary.relative_to(tmp_path).parts[0], tmp_path / patch.relative_to(tmp_path).parts[0]}
+    assert {Path(item.name) for item in items} == written
+    for item in items:
+        clean.remove(item)
+    assert not summary.exists() and not patch.exists() and sorted(os.listdir(tmp_path)) == ["photos"]
+
+
 def test_table_and_sizes():
     assert clean.human(512) == "512 B" and clean.human(3 * 2**30) == "3.0 GiB"
     assert clean.table([], "removed") == "nothing to remove"
