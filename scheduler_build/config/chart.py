@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from scheduler_build import extender_tls, gotool
+from scheduler_build import extender_tls, gotool, owned
 from scheduler_build import spec as spec_mod
 from scheduler_build.config import render
 from scheduler_build.errors import UserError
@@ -32,7 +32,8 @@ from scheduler_build.templating import render as render_template
 HELM = "helm.sh/helm/v3/cmd/helm"
 HELM_VERSION = "v3.22.0"
 # Every path a chart may hold (what config.chart writes and may remove again).
-CHART_NAMES = {"Chart.yaml", "values.yaml", "templates/extender-tls-secrets.yaml",
+HELMIGNORE = ".helmignore"
+CHART_NAMES = {"Chart.yaml", "values.yaml", HELMIGNORE, "templates/extender-tls-secrets.yaml",
                *(f"templates/{name}" for name in render.RENDERED_NAMES)}
 SEMVER = re.compile(r"^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$")
 _PLACEHOLDER = re.compile(r"^(?P<indent>\s*)(?P<dash>- )?(?P<key>[\w.-]+): __helm_(?P<what>\w+)__$")
@@ -190,6 +191,9 @@ def chart_files(spec: Spec, image: str) -> dict[str, str]:
         "type": "application", "description": f"The {spec.name} scheduler, rendered from {spec.path.name} "
                                               "by scheduler-build (regenerate it; do not edit)"})
     files["values.yaml"] = render.dump(values_for(spec, image))
+    # The record of what we wrote lives in the chart directory (owned.py) but is no part of the chart:
+    # a user's own `helm package` of the directory leaves it out. Written and recorded like every file.
+    files[HELMIGNORE] = f"# scheduler-build's record of the files it wrote here: not chart content\n{owned.RECORD}\n"
     return files
 
 

@@ -91,6 +91,26 @@ def test_helm_lint_is_clean_and_template_equals_config_render(name, tmp_path):
 
 
 @pytest.mark.integration
+def test_helm_package_of_the_chart_directory_leaves_our_record_out(tmp_path):
+    """The record of what we wrote (owned.RECORD) sits in the chart directory; a user's own `helm package`
+    of it must not ship it: the chart's .helmignore (ours, recorded like every file) lists it. Real Helm.
+    Negative control: without the .helmignore line the packaged chart holds the record."""
+    import tarfile
+
+    from scheduler_build import owned
+
+    spec = specs()["ha-tls"]
+    chart_dir = write_chart(spec, tmp_path / spec.name)
+    assert (chart_dir / owned.RECORD).is_file() and chart.HELMIGNORE in owned.read_record(chart_dir)
+    proc = helm("package", str(chart_dir), "--destination", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with tarfile.open(next((tmp_path / "out").glob("*.tgz"))) as archive:
+        packaged = {name.split("/", 1)[1] for name in archive.getnames()}
+    assert owned.RECORD not in packaged
+    assert packaged == set(chart.chart_files(spec, IMAGE))  # what helm package ships: the chart, .helmignore too
+
+
+@pytest.mark.integration
 def test_values_switch_the_extender_off_and_scale_and_place_the_pods(tmp_path):
     spec = specs()["ha-tls"]
     chart_dir = write_chart(spec, tmp_path / "chart")
