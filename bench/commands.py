@@ -41,13 +41,18 @@ def _report(task_name: str, module, fn, json: bool) -> dict:
     "fresh-worker": "instead: a fresh worker (empty cache dir, second empty engine) building a key another worker "
                     "pushed with --cache-to, vs a local cold build (docs/remote-engine.md)",
     "baseline": "with --plugin-edit: this tree beside another commit (e.g. a499fca), alternating runs",
-    "runs": "with --baseline: runs per side (default 3)",
+    "runs": "with --baseline: runs per side (default 3); with --progress: cold builds (default 1)",
+    "progress": "instead: cold `inv build` runs of the example, every stderr line timestamped: the longest silence",
     "json": "print raw figures as JSON instead of a Markdown table",
 })
 @user_errors
 def build_bench(c, k8s_version=None, repeats=5, no_cold=False, plugin_edit=False, fresh_worker=False, json=False,
-                baseline=None, runs=3):
+                baseline=None, runs=None, progress=False):
     """Warm `inv build` (main package relinked) vs a native `go build`, plus cold time and peak memory."""
+    if progress:
+        module = _bench_module("progress_bench")
+        _report("bench.build.progress", module, lambda: module.run(k8s_version, int(runs or 1)), json)
+        return
     if fresh_worker:
         module = _bench_module("fresh_worker_bench")
         _report("bench.build.fresh-worker", module, lambda: module.run(option(c, "k8s.version", k8s_version)), json)
@@ -57,7 +62,7 @@ def build_bench(c, k8s_version=None, repeats=5, no_cold=False, plugin_edit=False
             raise UserError("--baseline compares the plugin-edit loop", "add --plugin-edit")
         module = _bench_module("baseline_bench")
         _report("bench.build.baseline", module,
-                lambda: module.run(baseline, option(c, "k8s.version", k8s_version), int(runs), int(repeats)), json)
+                lambda: module.run(baseline, option(c, "k8s.version", k8s_version), int(runs or 3), int(repeats)), json)
         return
     if plugin_edit:
         module = _bench_module("plugin_edit_bench")
