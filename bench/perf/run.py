@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -139,14 +141,21 @@ def _run(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
 
 def _run_harness(argv: list[str], cwd: Path, env: dict[str, str], out, what: str, log_path: Path) -> int:
     """The harness in a session of its own: it starts etcd (and the extender) as its children, so a run
-    stopped for any reason (its timeout, Ctrl-C, SIGTERM) ends the whole session, none left running."""
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    stopped for any reason (its timeout, Ctrl-C, SIGTERM) ends the whole session, none left running.
+    Its temporary files (etcd's data directory and socket, the test API server's certificates) go in a
+    directory of the run's own, removed afterwards: a Go test killed by a signal removes none of them."""
+    scratch = Path(tempfile.mkdtemp(prefix="sb-perf-"))  # short: etcd's unix socket path must fit 108 bytes
     try:
-        return proc.wait(timeout=RUN_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise UserError(f"{what} ran over {RUN_TIMEOUT:.0f}s", f"its log: {log_path}") from None
+        proc = subprocess.Popen(argv, cwd=cwd, env=dict(env, TMPDIR=str(scratch)), stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            return proc.wait(timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise UserError(f"{what} ran over {RUN_TIMEOUT:.0f}s", f"its log: {log_path}") from None
+        finally:
+            _end_session(proc)  # its children outlive it unless their session is ended too
     finally:
-        _end_session(proc)  # its children outlive it unless their session is ended too
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _end_session(proc: subprocess.Popen) -> None:

@@ -195,6 +195,32 @@ def up(apiserver: Path, state_dir: Path, etcd: str = "/usr/bin/etcd", timeout: f
         raise UserError(f"kube-apiserver binary {apiserver} is missing or not executable",
                         "build it with `inv build --component kube-apiserver`, or omit --apiserver")
 
+    created, state = not state_dir.exists(), None
+    try:
+        state = _prepare(state_dir, apiserver, etcd_path, node)
+        # One statement: the record is in the state as soon as spawn returns (no signal lands in between).
+        state.processes["etcd"] = spawn("etcd", _etcd_argv(etcd_path, state_dir / "etcd", state.etcd_client_port,
+                                                           state.etcd_peer_port), state_dir / "logs" / "etcd.log")
+        save_state(state)
+        wait_http(f"{state.etcd_url}/health", state.processes["etcd"], timeout, what="etcd")
+        log(f"    etcd ready at {state.etcd_url}")
+        start_apiserver(state, timeout)
+    except BaseException:
+        # Failed or stopped (Ctrl-C, SIGTERM) at any point, certificates included: what this run started
+        # and wrote goes, so a stopped `cluster.up` leaves neither a process nor a half-made state directory.
+        for record in (state.processes.values() if state is not None else ()):
+            stop(record)  # the records in memory: one started just before the signal may not be saved yet
+        if load_state(state_dir) is not None:
+            down(state_dir)
+        elif created:
+            shutil.rmtree(state_dir, ignore_errors=True)
+        raise
+    return state
+
+
+def _prepare(state_dir: Path, apiserver: Path, etcd_path: str, node: tuple[str, str] | None) -> ClusterState:
+    """The state directory: certificates, kubeconfigs, ports, and the state file (before any process starts,
+    so `down` can always clean up)."""
     state_dir.mkdir(parents=True, exist_ok=True)
     node_ip = node[1] if node else ""
     pki = cluster_pki.generate_pki(state_dir / "pki", (node_ip,) if node_ip else (), node)
@@ -202,30 +228,18 @@ def up(apiserver: Path, state_dir: Path, etcd: str = "/usr/bin/etcd", timeout: f
     while len({etcd_client, etcd_peer, api_port}) < 3:
         etcd_peer, api_port = free_port(), free_port()
     server = f"https://{node_ip or '127.0.0.1'}:{api_port}"
-    etcd_url = f"http://127.0.0.1:{etcd_client}"
     ca_pem = pki["ca.crt"].read_bytes()
     admin_kc = cluster_pki.write_kubeconfig(state_dir / "admin.kubeconfig", cluster_pki.kubeconfig(
         server, ca_pem, "scheduler-build-admin", pki["admin.crt"].read_bytes(), pki["admin.key"].read_bytes()))
     sched_kc = cluster_pki.write_kubeconfig(state_dir / "scheduler.kubeconfig", cluster_pki.kubeconfig(
         server, ca_pem, "system:kube-scheduler", pki["scheduler.crt"].read_bytes(), pki["scheduler.key"].read_bytes()))
     state = ClusterState(
-        state_dir=str(state_dir), server=server, etcd_url=etcd_url, apiserver_port=api_port,
+        state_dir=str(state_dir), server=server, etcd_url=f"http://127.0.0.1:{etcd_client}", apiserver_port=api_port,
         etcd_client_port=etcd_client, etcd_peer_port=etcd_peer, apiserver_binary=str(apiserver),
         etcd_binary=etcd_path, admin_kubeconfig=str(admin_kc), scheduler_kubeconfig=str(sched_kc),
         ca_file=str(pki["ca.crt"]), version=_binary_version(str(apiserver)), node_ip=node_ip,
     )
-    save_state(state)  # before any process starts, so `down` can always clean up
-    logs = state_dir / "logs"
-    try:
-        etcd_rec = spawn("etcd", _etcd_argv(etcd_path, state_dir / "etcd", etcd_client, etcd_peer), logs / "etcd.log")
-        state.processes["etcd"] = etcd_rec
-        save_state(state)
-        wait_http(f"{etcd_url}/health", etcd_rec, timeout, what="etcd")
-        log(f"    etcd ready at {etcd_url}")
-        start_apiserver(state, timeout)
-    except BaseException:
-        down(state_dir)
-        raise
+    save_state(state)
     return state
 
 
@@ -233,8 +247,8 @@ def start_apiserver(state: ClusterState, timeout: float = 180.0) -> ProcessRecor
     """(Re)start kube-apiserver with the state's port and certificates; wait for /readyz."""
     argv = _apiserver_argv(state.apiserver_binary, Path(state.state_dir), state.etcd_url, state.apiserver_port,
                            state.node_ip)
-    rec = spawn("kube-apiserver", argv, Path(state.state_dir) / "logs" / "kube-apiserver.log")
-    state.processes["kube-apiserver"] = rec
+    state.processes["kube-apiserver"] = rec = spawn("kube-apiserver", argv,
+                                                    Path(state.state_dir) / "logs" / "kube-apiserver.log")
     save_state(state)
     wait_http(f"{state.server}/readyz", rec, timeout, ctx=_ssl_context(state), what="kube-apiserver")
     log(f"    kube-apiserver {state.version} ready at {state.server}")

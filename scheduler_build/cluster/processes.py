@@ -74,11 +74,16 @@ def spawn(name: str, argv: list[str], log_path: Path, env: dict[str, str] | None
             )
         except OSError as exc:
             raise UserError(f"cannot start {name} ({argv[0]}): {exc.strerror}", "check the binary path and that it is executable") from None
-    ticks = _start_ticks(proc.pid)
-    # Popen keeps the child in its _active list once dropped, so it is reaped either
-    # by us (os.waitpid in alive/stop) or by subprocess's own cleanup.
-    return ProcessRecord(name=name, pid=proc.pid, start_ticks=ticks if ticks is not None else -1,
-                         argv=[str(a) for a in argv], log=str(log_path))
+    try:
+        ticks = _start_ticks(proc.pid)
+        # Popen keeps the child in its _active list once dropped, so it is reaped either
+        # by us (os.waitpid in alive/stop) or by subprocess's own cleanup.
+        return ProcessRecord(name=name, pid=proc.pid, start_ticks=ticks if ticks is not None else -1,
+                             argv=[str(a) for a in argv], log=str(log_path))
+    except BaseException:  # stopped (SIGTERM) before the caller holds a record: nobody else could end it
+        proc.kill()
+        proc.wait()
+        raise
 
 
 def stop(record: ProcessRecord, grace: float = 15.0, sig: int = signal.SIGTERM) -> bool:
