@@ -107,29 +107,26 @@ class Engine:
         self._client = client
 
     def version(self) -> dict:
-        return self._client.version()
+        with _talking("read its version"):
+            return self._client.version()
 
     def inspect_image(self, ref: str) -> Image | None:
         """The local image `ref`, or None when the engine has no such image."""
-        try:
-            return _image(self._client.images.get(ref))
-        except docker.errors.ImageNotFound:
-            return None
-        except docker.errors.APIError as exc:
-            raise UserError(f"cannot inspect image {ref}: {_short(exc)}") from None
+        with _talking(f"inspect image {ref}"):
+            try:
+                return _image(self._client.images.get(ref))
+            except docker.errors.ImageNotFound:
+                return None
 
     def images(self, repository: str | None = None) -> list[Image]:
-        return [_image(i) for i in self._client.images.list(name=repository)]
+        with _talking("list images"):
+            return [_image(i) for i in self._client.images.list(name=repository)]
 
     def build(self, context: Path | IO[bytes], tag: str, dockerfile: str = "Dockerfile",
               labels: dict[str, str] | None = None, buildargs: dict[str, str] | None = None,
               platform: str | None = None, on_line: Callable[[str], None] = stream_line) -> str:
-        """Build `context` (a directory, or a tar stream of one) into `tag` with no network; raise on an in-band error.
-
-        The context is streamed to the engine, wherever it runs. Returns the image
-        ID. The engine reports build errors in the stream, not as an HTTP error,
-        so every chunk is checked.
-        """
+        """Build `context` (a directory, or a tar stream of one, streamed to the engine wherever it runs) into `tag`
+        with no network; returns the image ID. Build errors come in the stream, not as HTTP errors: all are read."""
         image_id = ""
         where = {"path": str(context)} if isinstance(context, Path) else {"fileobj": context, "custom_context": True}
         with _talking(f"build {tag}"):
@@ -175,28 +172,30 @@ class Engine:
     def ensure_running(self, name: str, image: str, *, volumes: list[Volume], labels: dict[str, str],
                        network: str = "none") -> "Container":
         """The running container `name` (`sleep infinity` in `image`), created or started if need be."""
-        try:
-            container = self._client.containers.get(name)
-        except docker.errors.NotFound:
+        with _talking(f"start {name}"):
             try:
-                container = self._client.containers.create(image, command=["sleep", "infinity"], name=name,
-                                                           mounts=_mounts(volumes), labels=labels,
-                                                           network_mode=network, detach=True)
-            except docker.errors.APIError as exc:
-                if exc.status_code != 409:  # 409: another build created it first
-                    raise UserError(f"the Docker engine refused to create {name} from {image}: "
-                                    f"{exc.explanation or _short(exc)}") from None
                 container = self._client.containers.get(name)
-        if container.status != "running":
-            container.start()
-        return Container(self._client, container.id)
+            except docker.errors.NotFound:
+                try:
+                    container = self._client.containers.create(image, command=["sleep", "infinity"], name=name,
+                                                               mounts=_mounts(volumes), labels=labels,
+                                                               network_mode=network, detach=True)
+                except docker.errors.APIError as exc:
+                    if exc.status_code != 409:  # 409: another build created it first
+                        raise UserError(f"the Docker engine refused to create {name} from {image}: "
+                                        f"{exc.explanation or _short(exc)}") from None
+                    container = self._client.containers.get(name)
+            if container.status != "running":
+                container.start()
+            return Container(self._client, container.id)
 
     def load(self, archive: IO[bytes], what: str) -> set[str]:
         """`docker load` a Docker archive; returns the loaded image IDs."""
-        try:
-            return {image.id for image in self._client.images.load(archive)}
-        except docker.errors.DockerException as exc:
-            raise UserError(f"docker load of {what} failed: {_short(exc)}") from None
+        with _talking(f"load {what}"):
+            try:
+                return {image.id for image in self._client.images.load(archive)}
+            except docker.errors.DockerException as exc:  # a lost engine is not one: _talking says so
+                raise UserError(f"docker load of {what} failed: {_short(exc)}") from None
 
     def pull(self, ref: str) -> tuple[bool, str]:
         """Try to pull `ref`; return (ok, reason). Never required: callers fall back."""
@@ -204,7 +203,7 @@ class Engine:
         try:
             self._client.images.pull(repo, tag=tag)
             return True, ""
-        except docker.errors.DockerException as exc:
+        except (docker.errors.DockerException, *LOST) as exc:
             return False, _short(exc)
 
     def tag(self, image: str, ref: str) -> None:
@@ -259,35 +258,35 @@ class Engine:
 
     def remove_volume(self, name: str) -> bool:
         """Remove a named volume; False when there is none."""
-        try:
-            self._client.volumes.get(name).remove(force=True)
-            return True
-        except docker.errors.NotFound:
-            return False
-        except docker.errors.APIError as exc:
-            raise UserError(f"cannot remove volume {name}: {exc.explanation or _short(exc)}",
-                            "stop the containers using it (`docker ps -a --filter volume=" + name + "`)") from None
+        with _talking(f"remove volume {name}"):
+            try:
+                self._client.volumes.get(name).remove(force=True)
+                return True
+            except docker.errors.NotFound:
+                return False
+            except docker.errors.APIError as exc:
+                raise UserError(f"cannot remove volume {name}: {exc.explanation or _short(exc)}",
+                                "stop the containers using it (`docker ps -a --filter volume=" + name + "`)") from None
 
     def volume_size(self, name: str) -> int | None:
         """Bytes a named volume holds (the engine's disk-usage report), None when there is no such volume."""
-        try:
+        with _talking("read its disk usage"):
             volumes = self._client.df().get("Volumes") or []
-        except docker.errors.APIError as exc:
-            raise UserError(f"cannot read the engine's disk usage: {exc.explanation or _short(exc)}") from None
-        for volume in volumes:
-            if volume.get("Name") == name:
-                return int((volume.get("UsageData") or {}).get("Size") or 0)
-        return None
+            for volume in volumes:
+                if volume.get("Name") == name:
+                    return int((volume.get("UsageData") or {}).get("Size") or 0)
+            return None
 
     def remove_image(self, ref: str) -> None:
         """Remove (untag) one local image reference."""
-        try:
-            self._client.images.remove(ref)
-        except docker.errors.ImageNotFound:
-            pass
-        except docker.errors.APIError as exc:
-            raise UserError(f"cannot remove image {ref}: {exc.explanation or _short(exc)}",
-                            "stop the containers using it") from None
+        with _talking(f"remove image {ref}"):
+            try:
+                self._client.images.remove(ref)
+            except docker.errors.ImageNotFound:
+                pass
+            except docker.errors.APIError as exc:
+                raise UserError(f"cannot remove image {ref}: {exc.explanation or _short(exc)}",
+                                "stop the containers using it") from None
 
 
 def _mounts(volumes: list[Volume]) -> list[docker.types.Mount]:
