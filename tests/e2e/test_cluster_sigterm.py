@@ -4,8 +4,8 @@
 and the next `cluster.up` of the same state directory starts a cluster that answers.
 
 Real parts: Debian's etcd and the kube-apiserver of our own hermetic build (built_apiserver).
-Negative control, checked once by hand: with the certificates written before the clean-up's `try`
-(as before this test), a run stopped at "certificates" leaves the state directory behind."""
+Negative control, run by hand: with the state directory prepared before the clean-up's `try` (as before
+this test), the run stopped at "certificates" leaves the state directory behind and this case fails."""
 
 from __future__ import annotations
 

@@ -5,9 +5,12 @@ docker-registry on 127.0.0.1 (testkit.registry_server), the scheduler_perf harne
 example's build (cached under <cache>/perf-harness) with the etcd it pins. build and image.build are
 covered in test_sigterm.py, cluster.up in tests/e2e/test_cluster_sigterm.py.
 
-Negative controls, checked once by hand: bench.perf without its scratch TMPDIR leaves the harness's
-etcd data directory (`integration_test_etcd_data*`) in the run's TMPDIR; a push stopped by SIGKILL
-leaves the extracted archive there."""
+Negative control, run by hand: with the harness's session not ended (`_end_session` skipped) the `run`
+case fails (its perf.test left running). Stopped at `run`, the harness's own API server handles SIGTERM
+and removes its temporary files within the grace period, so the scratch TMPDIR bench.perf now gives it
+is not what this case shows (it covers a harness that must be SIGKILLed after the grace). testkit's
+detection itself (an orphan in a session of its own, a temporary directory) was checked with a small
+script that leaves both."""
 
 from __future__ import annotations
 
