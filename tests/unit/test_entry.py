@@ -224,12 +224,14 @@ def test_the_listing_describes_every_task_and_flag():
     from scheduler_build.cli import _namespace
 
     real = _namespace()
+    task = real.collections["image"].tasks["push"]  # a task with inverse flags (add_inverse_flags)
+    before = dict(task.help)
     described = cli_listing.describe(real)
     assert cli_listing.describe(cli_listing.build(described)) == described
     push = next(t for c in described["collections"] if c["name"] == "image" for t in c["tasks"] if t["name"] == "push")
     assert {"--sign", "--no-insecure"} <= {"--" + n.replace("_", "-") for a in push["args"] for n in a["names"]}
-    # describing leaves the real tasks' help texts in place (invoke's get_arguments() consumes them)
-    task = real.collections["image"].tasks["push"]
-    before = dict(task.help)
+    # Describing leaves the real tasks' help texts in place (invoke's get_arguments() consumes them), so the
+    # `TASK --help` that follows a listing rebuild in the same run shows every flag's help.
+    assert before and task.help == before
     cli_listing.describe(real)
     assert task.help == before
