@@ -22,10 +22,10 @@ from scheduler_build.image import assemble
 from scheduler_build.image.info import ImageInfo
 from scheduler_build.platforms import host_arch
 from scheduler_build.progress import phase
-from scheduler_build.commands._common import build_request, describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import build_request, emit, flag_help, emit_json, option, user_errors
 
 
-STATE_DIR_DEFAULT = describe("cluster.state_dir", "<cache>/cluster")
+STATE_DIR_HELP = flag_help("cluster.state_dir")
 
 
 def resolve_state_dir(c, flag=None) -> Path:
@@ -60,18 +60,16 @@ def node_registries(c, flags, ca_flag, node: bool) -> list:
 
 
 @task(help={
-    "k8s-version": f"version of the kube-apiserver to build and run ({describe('k8s.version')})",
-    "apiserver": f"use this kube-apiserver binary instead of building one ({describe('cluster.apiserver', 'build it')})",
-    "etcd": f"etcd binary ({describe('cluster.etcd')})",
-    "state-dir": f"certificates, kubeconfigs, data, logs and pids ({STATE_DIR_DEFAULT})",
-    "timeout": f"seconds to wait for each process to become ready ({describe('cluster.timeout')})",
+    "k8s-version": flag_help("k8s.version", after="; of the kube-apiserver to build and run"),
+    "apiserver": flag_help("cluster.apiserver"),
+    "etcd": flag_help("cluster.etcd"),
+    "state-dir": STATE_DIR_HELP,
+    "timeout": flag_help("cluster.timeout"),
     "json": "print the cluster's state as JSON instead of the admin kubeconfig path",
     "node": "also run one real node: containerd 2 (built from the Go module proxy), kubelet, kube-proxy, "
             "kube-controller-manager (root; see inv doctor --node)",
-    "registry": "with --node: a registry the node pulls from, http://HOST:PORT or https://HOST:PORT; repeat for more "
-                f"({describe('cluster.registries', 'none')})",
-    "registry-ca": "with --node: CA bundle for the https registries (default: /etc/docker/certs.d/<host:port>/ca.crt, "
-                   "else the system's)",
+    "registry": flag_help("cluster.registries", "none"),
+    "registry-ca": flag_help("cluster.registry_ca"),
 }, iterable=["registry"])
 @user_errors
 def up(c, k8s_version=None, apiserver=None, etcd=None, state_dir=None, timeout=None, json=False, node=False,
@@ -95,7 +93,7 @@ def up(c, k8s_version=None, apiserver=None, etcd=None, state_dir=None, timeout=N
 
 
 @task(help={
-    "state-dir": f"the cluster's state directory ({STATE_DIR_DEFAULT})",
+    "state-dir": STATE_DIR_HELP,
 })
 @user_errors
 def down(c, state_dir=None):
@@ -107,8 +105,8 @@ def down(c, state_dir=None):
 
 
 @task(help={
-    "state-dir": f"the cluster's state directory ({STATE_DIR_DEFAULT})",
-    "spec": f"the build spec whose scheduler is judged against the API server's version ({describe('spec.path')})",
+    "state-dir": STATE_DIR_HELP,
+    "spec": flag_help("spec.path", after="; its scheduler is judged against the API server's version"),
 })
 @user_errors
 def status(c, state_dir=None, spec=None):
@@ -149,7 +147,7 @@ def spec_images(c, spec_path: str) -> list[tuple[str, str]]:
     "ref": "an image of the local Docker engine, an OCI layout directory or an archive (repeatable; "
            "invoke has no optional positional arguments, so also: `inv cluster.load -- REF...`)",
     "spec": "load the spec's scheduler image and, when referenceExtender is enabled, the extender image",
-    "state-dir": f"the cluster's state directory ({STATE_DIR_DEFAULT})",
+    "state-dir": STATE_DIR_HELP,
 })
 @user_errors
 def load(c, ref=None, spec=None, state_dir=None):

@@ -28,13 +28,13 @@ from scheduler_build import epoch
 from scheduler_build.atomic import write_atomic
 from scheduler_build.progress import log, phase
 from scheduler_build.inputs.config import render_target, spec_of
-from scheduler_build.commands._common import (cosign_runner, describe, emit, emit_json, option, registry_client,
+from scheduler_build.commands._common import (cosign_runner, emit, flag_help, emit_json, option, registry_client,
                                               user_errors)
 
 
 @task(help={
-    "spec": f"the build spec ({describe('spec.path')})",
-    "out": f"output directory, replaced atomically ({describe('config.out', '<paths.dist_dir>/config/<name>')})",
+    "spec": flag_help("spec.path"),
+    "out": flag_help("config.out", after="; replaced atomically"),
     "image": "scheduler image reference to deploy, REPO:TAG or REPO:TAG@sha256:DIGEST "
              "(default: the spec's image, tag <k8s-version>-<version>)",
     "k8s-version": "Kubernetes version for the default image tag (default: the spec's kubernetes.version)",
@@ -81,7 +81,7 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=Fals
 
 
 @task(help={
-    "spec": f"the build spec ({describe('spec.path')})",
+    "spec": flag_help("spec.path"),
     "out": "chart directory, written as a plain directory (default: <paths.dist_dir>/chart/<name>)",
     "image": "scheduler image the chart's values name, REPO:TAG or REPO:TAG@sha256:DIGEST "
              "(default: the spec's image, tag <k8s-version>-<version>)",
@@ -89,10 +89,10 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=Fals
     "pin-digest": "values.yaml names the image's digest too (from the spec's image layout, as config.render)",
     "push": "also push the chart as an OCI artifact to HOST[:PORT]/PATH (it lands at PATH/<name>:<version>, "
             "what `helm pull oci://HOST/PATH/<name>` reads)",
-    "ca-cert": "CA bundle for the registry's TLS (as image.push)",
-    "insecure": "allow plain HTTP to a non-loopback registry (as image.push)",
+    "ca-cert": flag_help("push.ca_cert"),
+    "insecure": flag_help("push.insecure"),
     "sign": "sign the pushed chart with cosign, as image.push --sign signs the image",
-    "key": f"the private key for --sign: DIR/cosign.key or env://VAR ({describe('sign.key')})",
+    "key": flag_help("sign.key"),
     "json": "print the chart directory, its version, appVersion, what changed (and what was pushed) as JSON",
     "force": "also replace files scheduler-build did not write, or that were edited since (each named)",
 })
@@ -148,14 +148,13 @@ def _image(c, loaded, image, k8s_version, pin_digest) -> str:
 
 
 @task(help={
-    "spec": f"the build spec ({describe('spec.path')})",
+    "spec": flag_help("spec.path"),
     "binary": "kube-scheduler to validate with (default: dist/<name>/<version>/linux-<arch>/kube-scheduler from inv build --spec)",
     "k8s-version": "Kubernetes version whose in-tree plugins are allowed (default: the spec's kubernetes.version)",
-    "fields-only": f"check the spec field by field only, without running the binary ({describe('config.fields_only')})",
+    "fields-only": flag_help("config.fields_only"),
     "write-config-to": "also save the binary's defaulted configuration to this file",
     "json": "print the verdict as JSON on stdout, failures too: every field error with its path (for CI annotations)",
-    "require-batching": "fail when a profile loses opportunistic batching (a plugin without SignPod, an extender), "
-                        f"instead of warning ({describe('config.require_batching')})",
+    "require-batching": flag_help("config.require_batching", after=", instead of warning"),
 })
 @user_errors
 def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, write_config_to=None, json=False,
@@ -257,7 +256,7 @@ class StrictFailure(UserError):
 @task(positional=["policy"], help={
     "policy": "legacy Policy file: JSON, YAML, or a ConfigMap holding one",
     "out": "write the v1 configuration here, atomically, only on success (default: stdout)",
-    "scheduler-name": f"schedulerName of the migrated profile, a DNS-1123 subdomain ({describe('config.scheduler_name')})",
+    "scheduler-name": flag_help("config.scheduler_name", after=", a DNS-1123 subdomain"),
     "configmap-key": "which ConfigMap data key holds the Policy (default: policy.cfg, or the only key)",
     "strict": "fail (exit 1, nothing written) when a warning says part of the Policy had no exact equivalent; "
               "notes never fail",

@@ -14,7 +14,7 @@ from scheduler_build.build import from_spec
 from scheduler_build.cluster import controlplane
 from scheduler_build.errors import UserError
 from scheduler_build.flows import dev as dev_flow
-from scheduler_build.commands._common import build_request, describe, emit, load_spec, option, user_errors
+from scheduler_build.commands._common import build_request, emit, flag_help, load_spec, option, user_errors
 
 
 def _kubeconfig(c, kubeconfig, state_dir) -> str:
@@ -30,9 +30,9 @@ def _kubeconfig(c, kubeconfig, state_dir) -> str:
 
 @task(
     help={
-        "spec": f"build spec to build, run and watch ({describe('spec.path')})",
+        "spec": flag_help("spec.path", after="; built, run and watched"),
         "kubeconfig": "run against this cluster instead of the local control plane of `inv cluster.up`",
-        "state-dir": f"the local control plane's state directory ({describe('cluster.state_dir', '<cache>/cluster')})",
+        "state-dir": flag_help("cluster.state_dir"),
         "once": "stop after the first rebuild cycle (for tests and scripts)",
     },
 )

@@ -25,7 +25,7 @@ from scheduler_build.publish import sign as sign_stage
 from scheduler_build.publish import verify as verify_stage
 from scheduler_build.inputs.image import inputs
 from scheduler_build.settings import flag_help
-from scheduler_build.commands._common import (build_request, cosign_password, cosign_runner, describe, emit, emit_json,
+from scheduler_build.commands._common import (build_request, cosign_password, cosign_runner, emit, emit_json,
                                               option, registry_client, user_errors)
 
 
@@ -44,18 +44,16 @@ def _plan(opts: image_request.Options) -> image_request.Plan:
 
 
 COMMON_HELP = {
-    "spec": "build spec with name, version, kubernetes.version, platforms, image.repository "
-            f"({describe('spec.path')}, unless --no-spec or --k8s-version asks for a plain kube-scheduler)",
+    "spec": flag_help("spec.path", after=": name, version, kubernetes.version, platforms, image.repository; "
+                      "--no-spec or --k8s-version alone ask for a plain kube-scheduler"),
     "no-spec": "plain kube-scheduler images: no spec, even with spec.path set",
-    "k8s-version": "Kubernetes version of the binaries under dist/ "
-                   f"(default: the spec's, else {describe('k8s.version').removeprefix('default: ')})",
-    "platforms": "comma-separated, e.g. linux/amd64,linux/arm64 (default: the spec's, else image.platforms, else the host's)",
-    "dist": f"output root holding dist/<name>/<k8s-version>/ ({describe('paths.dist_dir')})",
-    "name": "dist/<name>/... and the image title (default: the spec's name, else build.name, else kube-scheduler)",
-    "version": "the spec version in the tag <k8s-version>-<version> "
-               f"(default: the spec's, else {describe('image.version').removeprefix('default: ')})",
-    "repository": "local image repository (default: the spec's image.repository, else scheduler-build/<name>)",
-    "source-date-epoch": "image creation time in seconds (default: $SOURCE_DATE_EPOCH, else the binary's build date)",
+    "k8s-version": flag_help("k8s.version", after="; of the binaries under dist/", spec="kubernetes.version"),
+    "platforms": flag_help("image.platforms", after=", e.g. linux/amd64,linux/arm64", spec="platforms"),
+    "dist": flag_help("paths.dist_dir"),
+    "name": flag_help("build.name", after="; also the image title", spec="name"),
+    "version": flag_help("image.version", spec="version"),
+    "repository": flag_help("image.repository", spec="image.repository"),
+    "source-date-epoch": flag_help("build.source_date_epoch", after="; an image's creation time, else the binary's build date"),
 }
 
 
@@ -66,8 +64,8 @@ COMMON_HELP = {
         "force": flag_help("image.force"),
         "json": "print the result as JSON instead of one tag per line",
         "oci-archive": "also write the whole layout (index, images, SBOMs, provenance) as one tar FILE, for air-gapped transfer",
-        "debuggable": "package the debuggable build (dist/<name>-debuggable, `build --debuggable`): tag <k8s>-<version>-debug, "
-                      f"label org.scheduler-build.debuggable ({flag_help('build.debuggable')})",
+        "debuggable": flag_help("build.debuggable", before="package the debuggable build (dist/<name>-debuggable, `build --debuggable`): "
+                                "tag <k8s>-<version>-debug, label org.scheduler-build.debuggable; the build: "),
     },
 )
 @user_errors
@@ -98,16 +96,14 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
     auto_shortflags=False,
     help={
         **COMMON_HELP,
-        "registry": "HOST[:PORT]/REPO to push to (default: registry.url, else the spec's image.repository)",
+        "registry": flag_help("registry.url", "the spec's image.repository"),
         "retries": flag_help("push.retries"),
-        "insecure": "allow plain HTTP to a non-loopback registry, loopback registries may always use it "
-                    f"({describe('push.insecure')})",
-        "ca-cert": "CA bundle for the registry's TLS (default: /etc/docker/certs.d/<host:port>/ca.crt, else the system's)",
+        "insecure": flag_help("push.insecure"),
+        "ca-cert": flag_help("push.ca_cert"),
         "no-build": "push what dist/ holds; do not run image.build first",
         "json": "print the result as JSON instead of one repo@sha256:... line per manifest",
         "sign": "sign the index and every image and attest each image's SLSA provenance with cosign (offline, no tlog)",
-        "key": f"the private key for --sign: DIR/cosign.key or env://VAR ({describe('sign.key')}); "
-               "its password: $COSIGN_PASSWORD, else sign.password",
+        "key": flag_help("sign.key", after="; its password: $COSIGN_PASSWORD, else sign.password"),
         "from-archive": "push the layout an `image.build --oci-archive` tar holds (digests unchanged) instead of dist/",
     },
 )
@@ -189,15 +185,15 @@ def keygen(c, out, allow_empty_password=False):
     auto_shortflags=False,
     help={
         "ref": "what to verify: HOST[:PORT]/REPO@sha256:... or HOST[:PORT]/REPO:TAG (an index or one image)",
-        "key": f"the public key: DIR/cosign.pub or env://VAR ({describe('sign.public_key')})",
-        "insecure": f"allow plain HTTP to a non-loopback registry ({describe('push.insecure')})",
-        "ca-cert": "CA bundle for the registry's TLS (default: /etc/docker/certs.d/<host:port>/ca.crt, else the system's)",
+        "key": flag_help("sign.public_key"),
+        "insecure": flag_help("push.insecure"),
+        "ca-cert": flag_help("push.ca_cert"),
         "json": "print the report as JSON (every check, ok or not)",
         "rebuild": "also rebuild from the recorded inputs (this checkout's spec, or --no-spec) in a temporary dist/ "
                    "and compare every platform image's digest: a reproducibility witness",
-        "spec": f"with --rebuild: the build spec, whose digest must be the recorded one ({describe('spec.path')})",
+        "spec": flag_help("spec.path", before="with --rebuild: ", after="; its digest must be the recorded one"),
         "no-spec": "with --rebuild: the image was a plain kube-scheduler (no spec)",
-        "version": "with --rebuild: the spec version in the tag when it is not the spec's (image.version)",
+        "version": flag_help("image.version", before="with --rebuild: ", spec="version"),
     },
 )
 @user_errors

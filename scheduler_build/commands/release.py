@@ -9,11 +9,11 @@ from scheduler_build.build import from_spec as spec_build
 from scheduler_build.build import matrix as release_matrix
 from scheduler_build.errors import UserError
 from scheduler_build.image import ci_step
-from scheduler_build.commands._common import describe, emit, option, project_dir, user_errors
+from scheduler_build.commands._common import emit, flag_help, option, project_dir, user_errors
 
 
 @task(help={
-    "spec": f"build spec whose platforms and Kubernetes version make the matrix ({describe('spec.path')})",
+    "spec": flag_help("spec.path", after="; its platforms and Kubernetes version make the matrix"),
     "k8s-versions": "comma-separated Kubernetes versions to build instead of the spec's, e.g. 1.35,1.36",
     "json": "print the matrix as one line of JSON, for the CI system's matrix (GitHub Actions: fromJSON)",
 })
