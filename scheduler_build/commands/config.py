@@ -16,8 +16,6 @@ from scheduler_build.config import output, target
 from scheduler_build.config import tls_secrets as tls_secrets_mod
 from scheduler_build.config.field_lines import field_line
 from scheduler_build.config import validate as config_validate
-from scheduler_build.config import batching
-from scheduler_build.resolve import vocabulary
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError, for_program
 from scheduler_build.image import assemble as image_stage
@@ -27,7 +25,8 @@ from scheduler_build.publish import sign as sign_stage
 from scheduler_build import epoch
 from scheduler_build.atomic import write_atomic
 from scheduler_build.progress import log, phase
-from scheduler_build.inputs.config import render_target, spec_of
+from scheduler_build.flows import config as config_flow
+from scheduler_build.inputs.config import render_target, spec_of, validate_inputs
 from scheduler_build.commands._common import (cosign_runner, emit, flag_help, emit_json, option, registry_client,
                                               user_errors)
 
@@ -162,25 +161,26 @@ def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, wri
     """Check the spec's fields, have the real kube-scheduler accept its configuration, report batching per profile."""
     spec_path = option(c, "spec.path", spec)
     try:
-        verdict = _validate(c, spec_path, binary, k8s_version, fields_only, write_config_to)
-        _check_batching(verdict, option(c, "config.require_batching", require_batching))
+        inputs = validate_inputs(c, spec=spec, binary=binary, k8s_version=k8s_version, fields_only=fields_only,
+                                 write_config_to=write_config_to, require_batching=require_batching)
+        verdict = config_flow.validate(inputs)
+        _check_batching(verdict, inputs.require_batching)
     except UserError as exc:
         if json:
             emit_json(validation_failure(exc, spec_path), sort_keys=False)
         raise
     if json:
-        verdict.pop("batching_lines", None)
-        emit_json({"ok": True, "spec": str(spec_path), "errors": [], **verdict}, sort_keys=False)
+        emit_json({"ok": True, "spec": str(spec_path), "errors": [], **verdict.to_dict()}, sort_keys=False)
     else:
-        binary_part = f", accepted by {verdict['binary']}" if verdict["binary"] else ""
-        emit(f"ok: {spec_path} (fields, plugins of Kubernetes {verdict['kubernetes_version']}{binary_part})")
-        for line in verdict.get("batching_lines", []):
-            emit(line)
+        binary_part = f", accepted by {verdict.binary}" if verdict.binary else ""
+        emit(f"ok: {spec_path} (fields, plugins of Kubernetes {verdict.kubernetes_version}{binary_part})")
+        for entry in verdict.batching:
+            emit(entry.line())
 
 
-def _check_batching(verdict: dict, required: bool) -> None:
+def _check_batching(verdict: config_flow.Verdict, required: bool) -> None:
     """Warn (or, required, refuse) for each profile whose batching the binary turned off."""
-    off = [v for v in verdict.pop("batching_verdicts", []) if not v.on]
+    off = [v for v in verdict.batching if not v.on]
     for entry in off:
         log(f"warning: profile {entry.profile} schedules without opportunistic batching: {entry.why()}")
     if off and required:
@@ -208,43 +208,6 @@ def _error_entry(source: str, where: str, what: str) -> dict:
     if at:
         return {"file": source, "line": int(at[1]), "column": int(at[2]), "path": "", "message": what}
     return {"file": source, "line": field_line(Path(source), where) if where else None, "path": where, "message": what}
-
-
-def _validate(c, spec_path, binary, k8s_version, fields_only, write_config_to) -> dict:
-    fields_only = option(c, "config.fields_only", fields_only)
-    if write_config_to and fields_only:  # the binary writes that file: with --fields-only nothing would
-        raise UserError("--write-config-to needs the real kube-scheduler's check, which --fields-only skips",
-                        "drop one of the two flags")
-    if write_config_to and Path(write_config_to).is_dir():
-        raise UserError(f"--write-config-to {write_config_to} is a directory", "name a file, e.g. defaulted.yaml")
-    with phase("spec", str(spec_path)):
-        loaded = spec_mod.load(spec_path)
-    version = target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config))
-    config_validate.check_fields(loaded, version, settings.cache_dir(c.config))
-    config = manifests.config_text(loaded)
-    if fields_only:
-        return {"kubernetes_version": version, "binary": ""}
-    binary_path = Path(binary) if binary else config_validate.default_binary(
-        loaded, version, Path(option(c, "paths.dist_dir")))
-    if not binary_path.is_file():
-        raise UserError(f"no kube-scheduler at {binary_path}",
-                        f"run `inv build --spec {spec_path}` first, pass --binary PATH, or use --fields-only")
-    with phase("binary", f"{binary_path} --config ... --write-config-to ... (no network)"):
-        image = option(c, "config.runner_image") or config_validate.builder_image()
-        verdict = config_validate.validate_with_binary(binary_path, config, image)
-    if not verdict.ok:
-        for line in verdict.output.splitlines()[-15:]:
-            log(f"    | {line}")
-        raise UserError(f"{binary_path} refused the configuration rendered from {spec_path}: "
-                        f"{config_validate.refusal_reason(verdict.output)}",
-                        config_validate.refusal_hint(verdict.output, loaded))
-    if write_config_to:
-        write_atomic(Path(write_config_to), verdict.written)
-    gate = vocabulary.feature_gates(version, settings.cache_dir(c.config)).get(batching.GATE)
-    verdicts = batching.judge(verdict.output, yaml.safe_load(config) or {}, gate)
-    return {"kubernetes_version": version, "binary": str(binary_path),
-            "batching": [v.to_dict() for v in verdicts], "batching_lines": [v.line() for v in verdicts],
-            "batching_verdicts": verdicts}
 
 
 class StrictFailure(UserError):
