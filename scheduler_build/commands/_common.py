@@ -27,26 +27,12 @@ from scheduler_build import spec as spec_mod
 from scheduler_build.inputs.build import build_request
 from scheduler_build.inputs.common import OFF, PATH_KEYS, load_spec, option, project_dir
 from scheduler_build.publish import cosign as cosign_tool
-from scheduler_build.publish import registry as registry_stage
-from scheduler_build import registry_auth
 from scheduler_build.errors import UserError
 from scheduler_build.settings import describe, flag_help
 from scheduler_build.tasking import emit, emit_json, user_errors
 
 __all__ = ["option", "describe", "flag_help", "emit", "emit_json", "user_errors", "negated", "add_inverse_flags", "OFF",
-           "load_spec", "build_request", "registry_client", "cosign_runner", "cosign_password"]
-
-
-def registry_client(c, target: registry_stage.Target, ca_cert, insecure, retries) -> registry_stage.Client:
-    """The registry client of image.push (and config.chart --push): flags, then the push.* settings."""
-    return registry_stage.Client(
-        target=target,
-        creds=registry_auth.credentials(target.host),
-        ca_cert=option(c, "push.ca_cert", ca_cert) or "",
-        insecure=option(c, "push.insecure", insecure),
-        retries=max(0, option(c, "push.retries", retries)),
-        backoff=option(c, "push.backoff"),
-    )
+           "load_spec", "build_request", "cosign_runner", "cosign_password"]
 
 
 def cosign_runner(c) -> cosign_tool.Cosign:

@@ -21,14 +21,14 @@ from scheduler_build.errors import UserError, for_program
 from scheduler_build.image import assemble as image_stage
 from scheduler_build.image import info as image_info
 from scheduler_build.publish import chart as chart_stage
-from scheduler_build.publish import sign as sign_stage
 from scheduler_build import epoch
 from scheduler_build.atomic import write_atomic
 from scheduler_build.progress import log, phase
 from scheduler_build.flows import config as config_flow
+from scheduler_build.flows import publishers
+from scheduler_build.inputs.publish import ChartPushInputs, registry_access, signing
 from scheduler_build.inputs.config import render_target, spec_of, validate_inputs
-from scheduler_build.commands._common import (cosign_runner, emit, flag_help, emit_json, option, registry_client,
-                                              user_errors)
+from scheduler_build.commands._common import emit, emit_json, flag_help, option, user_errors
 
 
 @task(help={
@@ -123,27 +123,11 @@ def chart(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False
 
 def _push_chart(c, files, registry, ca_cert, insecure, sign, key) -> chart_stage.PushedChart:
     """Push the chart next to the image (and sign it): the key is checked before any upload."""
-    key_ref = sign_stage.key_ref(option(c, "sign.key", key)) if sign else ""
+    signed_with = signing(c, sign, key)
     name = yaml.safe_load(files["Chart.yaml"])["name"]
-    client = registry_client(c, chart_stage.chart_target(registry, name), ca_cert, insecure, None)
-    with phase("chart.push", client.target.name):
-        pushed = chart_stage.push(files, client, epoch.from_environment() or 0)
-    if key_ref:
-        with phase("chart.sign", client.target.name):
-            sign_stage.sign_references(cosign_runner(c), key_ref, [pushed.reference], client)
-    return pushed
-
-
-def _image(c, loaded, image, k8s_version, pin_digest) -> str:
-    """--image, else the spec's image; with --pin-digest, by the digest its image layout records."""
-    version = target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config))
-    ref = image or manifests.image_ref(loaded, version)
-    if not pin_digest:
-        return ref
-    layout = image_stage.layout_dir(Path(option(c, "paths.dist_dir")), loaded.name, version)
-    recorded = image_info.ImageInfo.previous(layout)
-    where = str(layout / image_info.FILE_NAME)
-    return manifests.pin(ref, recorded, where)
+    access = registry_access(c, chart_stage.chart_target(registry, name), ca_cert, insecure, None)
+    destination = ChartPushInputs(access, signed_with, epoch.from_environment() or 0)
+    return publishers.publisher(destination).publish(files)
 
 
 @task(help={
