@@ -16,7 +16,6 @@ import functools
 import inspect
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from invoke import Argument, Task
@@ -25,7 +24,7 @@ from invoke.exceptions import Exit
 from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 from scheduler_build.inputs.build import build_request
-from scheduler_build.inputs.common import OFF, PATH_KEYS, load_spec, option, project_dir
+from scheduler_build.inputs.common import OFF, load_spec, option
 from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.errors import UserError
 from scheduler_build.settings import describe, flag_help

@@ -9,7 +9,6 @@ from scheduler_build.cluster import controlplane as cluster_mod
 from scheduler_build.cluster import load as load_mod
 from scheduler_build.cluster import node as node_mod
 from scheduler_build.deploy import apply
-from scheduler_build.errors import UserError
 from scheduler_build.flows import cluster as cluster_flow
 from scheduler_build.inputs import cluster as cluster_inputs
 from scheduler_build.progress import phase

@@ -130,6 +130,18 @@ def _push_chart(c, files, registry, ca_cert, insecure, sign, key) -> chart_stage
     return publishers.publisher(destination).publish(files)
 
 
+def _image(c, loaded, image, k8s_version, pin_digest) -> str:
+    """--image, else the spec's image; with --pin-digest, by the digest its image layout records."""
+    version = target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config))
+    ref = image or manifests.image_ref(loaded, version)
+    if not pin_digest:
+        return ref
+    layout = image_stage.layout_dir(Path(option(c, "paths.dist_dir")), loaded.name, version)
+    recorded = image_info.ImageInfo.previous(layout)
+    where = str(layout / image_info.FILE_NAME)
+    return manifests.pin(ref, recorded, where)
+
+
 @task(help={
     "spec": flag_help("spec.path"),
     "binary": "kube-scheduler to validate with (default: dist/<name>/<version>/linux-<arch>/kube-scheduler from inv build --spec)",
