@@ -26,7 +26,7 @@ from scheduler_build.cli import add_suggestions
 from scheduler_build.progress import log
 from scheduler_build.resolve import version_table
 from scheduler_build.commands import namespace
-from scheduler_build.commands._common import user_errors
+from scheduler_build.tasking import user_errors
 from testkit import pythons as supported_pythons
 from testkit import versions as test_versions
 from testkit.e2e import pytest_argv

@@ -10,10 +10,9 @@ from bench import record
 from scheduler_build.atomic import write_atomic
 from scheduler_build.progress import log
 from scheduler_build.errors import UserError
-from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.tasking import emit, emit_json, flag_help, option, user_errors
 
 BENCH_DIR = Path(__file__).resolve().parent
-K8S_HELP = f"Kubernetes version ({describe('k8s.version')})"
 
 
 def _bench_module(name: str):
@@ -34,7 +33,7 @@ def _report(task_name: str, module, fn, json: bool) -> dict:
 
 
 @task(name="build", help={
-    "k8s-version": f"{K8S_HELP} to build",
+    "k8s-version": flag_help("k8s.version", after="; built and measured"),
     "repeats": "warm runs per side (default 5)",
     "no-cold": "skip the two cold builds (minutes each)",
     "plugin-edit": "instead: the example plugin edited (and not) vs its own native `go build ./cmd/scheduler`",
@@ -89,7 +88,7 @@ def extender_bench(c, nodes="100,1000,5000", seconds=3.0, concurrency=1, json=Fa
 
 
 @task(name="image", help={
-    "k8s-version": f"{K8S_HELP} of the native build to package",
+    "k8s-version": flag_help("k8s.version", after="; of the native build to package"),
     "repeats": "runs per measurement (default 3)",
     "json": "print raw figures as JSON instead of Markdown tables",
 })
@@ -105,7 +104,7 @@ def image_bench(c, k8s_version=None, repeats=3, json=False):
     "nodes": "Nodes in the cluster (default 500)",
     "repeats": "round-robin rounds over the variants; medians are reported (default 1)",
     "variants": "which of a (in-tree), b (example plugin), c (extender NodeNames), d (extender NodeList), e (c without OneWrite), f (b debuggable) (default abcd)",
-    "k8s-version": f"{K8S_HELP} of the scheduler and API server",
+    "k8s-version": flag_help("k8s.version", after="; of the scheduler and API server"),
     "chart": "write the PNG bar chart here (default docs/benchmarks/e2e-throughput.png)",
     "node": "instead: on a real node (inv cluster.up --node, root), the example spec deployed by inv deploy: "
             "its scheduler pod vs the same binary as a host process, same config and pods (needs no other node "
@@ -155,7 +154,7 @@ def startup_bench(c, repeats=15, json=False):
 
 
 @task(name="perf", help={
-    "spec": f"build spec whose build is measured ({describe('spec.path')})",
+    "spec": flag_help("spec.path", after="; its build is measured"),
     "workloads": "comma-separated upstream workload names of SchedulingBasic, or Case/Workload (default 500Nodes)",
     "variants": "which of vanilla,vanilla-nobatch,spec,extender (default all four; vanilla is the ratios' baseline)",
     "repeats": "interleaved runs per variant and workload; medians with min and max are reported (default 3)",

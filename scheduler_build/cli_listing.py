@@ -11,7 +11,6 @@ Standard library and invoke only.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -41,11 +40,17 @@ def describe(collection: Collection) -> dict:
     """A collection tree as plain data: names, aliases, defaults, docstrings and every argument."""
     tasks = []
     for name, task in collection.tasks.items():
-        probe = copy.copy(task)  # get_arguments() consumes the task's help texts: ask a copy
-        probe.help = dict(task.help)
+        # get_arguments() consumes the task's help texts (invoke pops them). A copy does not protect them:
+        # add_inverse_flags' get_arguments is bound to the original task. So ask, then put them back, or
+        # the `TASK --help` that follows in the same run shows its flags without help.
+        kept = dict(task.help)
+        try:
+            arguments = task.get_arguments(ignore_unknown_help=True)
+        finally:
+            task.help = kept
         args = [{"names": list(arg.names), "kind": arg.kind.__name__, "default": arg.default, "help": arg.help,
                  "positional": arg.positional, "optional": arg.optional, "incrementable": arg.incrementable,
-                 "attr_name": arg.attr_name} for arg in probe.get_arguments(ignore_unknown_help=True)]
+                 "attr_name": arg.attr_name} for arg in arguments]
         tasks.append({"name": name, "aliases": list(task.aliases), "doc": task.__doc__ or "",
                       "default": collection.default == name, "args": args})
     return {"name": collection.name, "doc": collection.__doc__ if "__doc__" in vars(collection) else None,

@@ -171,16 +171,6 @@ def installed_programs(cache_dir: Path, name: str, version: str, packages: list[
     return _built_once(targets, f"{name} {version} from the Go module proxy", args, cwd=None)
 
 
-def built_tool(cache_dir: Path, name: str, key: str, source_dir: Path) -> Path:
-    """A Go main package in a local directory (e.g. a test's judge), built once into
-    <cache>/tools/<name>-<key>/<name>; `key` must change whenever its sources do."""
-    target = Path(cache_dir) / "tools" / f"{name}-{key}" / name
-    return _built_once([target], name, ["build", "-trimpath", "-o", _OUT, "."], cwd=source_dir)[0]
-
-
-_OUT = "{out}"  # where `go build -o` writes: the first target, in _built_once's staging directory
-
-
 def _all_built(targets: list[Path]) -> bool:
     return all(t.is_file() and os.access(t, os.X_OK) for t in targets)
 
@@ -196,7 +186,7 @@ def _built_once(targets: list[Path], what: str, args: list[str], cwd: Path | Non
     staging = Path(tempfile.mkdtemp(prefix=".gobin-", dir=directory))
     started = time.monotonic()
     try:
-        compile_shown([a.replace(_OUT, str(staging / targets[0].name)) for a in args], cwd, f"building {what}",
+        compile_shown(args, cwd, f"building {what}",
                       env={"GOBIN": str(staging), "CGO_ENABLED": "0"})
         for target in targets:
             os.replace(staging / target.name, target)

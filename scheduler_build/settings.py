@@ -70,7 +70,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("build.arch", "", "target architecture; empty: the host's"),
     Setting("build.cgo_static", False, "compile with cgo, statically linked (needs gcc in the builder)"),
     Setting("build.source_date_epoch", "", "build date stamp in seconds; empty: $SOURCE_DATE_EPOCH, else the "
-            "release's commit time"),
+            "release's commit time (a binary)"),
     Setting("build.version_suffix", "", "appended to the stamped version: v1.36.3-<suffix>; the spec's "
             "versionSuffix wins"),
     Setting("build.gocache_volume", "scheduler-build-gocache", "Docker volume holding Go's build cache "
@@ -84,15 +84,17 @@ SETTINGS: tuple[Setting, ...] = (
             "(the engine pushes)"),
     Setting("build.debuggable", False, "compile the recorder in: each pod's per-plugin results as annotations, "
             "read by `explain` (docs/explain.md); the spec's debuggable.enabled turns it on too"),
-    Setting("cluster.state_dir", "", "the local cluster's files; empty: <cache_dir>/cluster"),
+    Setting("cluster.state_dir", "", "the local cluster's files (certificates, kubeconfigs, data, logs, "
+            "pids); empty: <cache_dir>/cluster"),
     Setting("cluster.apiserver", "", "kube-apiserver binary; empty: build kube-apiserver of k8s.version with our "
             "own build"),
     Setting("cluster.etcd", "/usr/bin/etcd", "etcd binary (Debian's etcd-server)"),
     Setting("cluster.timeout", 180, "seconds for each process to become ready (a loaded 2-core machine)",
             Kind("duration", lo=1)),
-    Setting("cluster.registries", "", "--node: registries the node pulls from, comma-separated http(s)://HOST:PORT", flag=None),
-    Setting("cluster.registry_ca", "", "--node: CA bundle for the https ones (empty: the engine's certs.d, else "
-            "the system's)"),
+    Setting("cluster.registries", "", "with --node: registries the node pulls from, http(s)://HOST:PORT "
+            "(the setting: comma-separated; the flag: repeated)", flag="--registry"),
+    Setting("cluster.registry_ca", "", "with --node: CA bundle for the https registries; empty: the engine's "
+            "/etc/docker/certs.d/<host:port>/ca.crt, else the system's"),
     Setting("image.platforms", "", "comma-separated platforms; the spec's platforms win; empty: the host's"),
     Setting("image.version", "0.1.0", "the spec version in the tag <k8s-version>-<version>; the spec's version "
             "wins", Kind("version")),
@@ -111,15 +113,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("push.insecure", False, "allow plain HTTP to non-loopback registries (loopback ones may always)"),
     Setting("push.ca_cert", "", "CA bundle for the registry's TLS; empty: /etc/docker/certs.d/<host:port>/ca.crt, "
             "else the system CAs"),
-    Setting("spec.path", "scheduler.yaml", "THE build spec every stage reads (build, image, config, deploy); "
-            "`init` writes one; --no-spec, --k8s-version or --component build a plain kube-scheduler",
-            flag="--spec"),
+    Setting("spec.path", "scheduler.yaml", "the build spec every stage reads (build, image, config, deploy, cluster, "
+            "dev, release); `init` writes one", flag="--spec"),
     Setting("buildspec.path", "", "deprecated alias of spec.path (read with a warning)", flag="--spec"),
     Setting("buildspec.all_platforms", False, "deprecated alias of build.all_platforms (read with a warning)",
             flag="--all-platforms"),
     Setting("scaffold.k8s_version", "", "Kubernetes version a new plugin targets; empty: k8s.version",
             Kind("version"), "--k8s-version"),
-    Setting("scaffold.force", False, "replace a non-empty --out"),
+    Setting("scaffold.force", False, "in a non-empty --out, replace the files an earlier scaffold wrote (never "
+            "others, never .git)"),
     Setting("config.spec", "", "deprecated alias of spec.path (read with a warning)", flag="--spec"),
     Setting("config.out", "", "where config.render writes; empty: <paths.dist_dir>/config/<name>"),
     Setting("config.runner_image", "", "image config.validate runs the binary in; empty: the newest local "
@@ -165,9 +167,12 @@ def setting(dotted: str) -> Setting:
     return BY_KEY[dotted]
 
 
-def flag_help(dotted: str, text: str = "", otherwise: str = "") -> str:
-    """A flag's help from its setting's declaration: `text` (default: the setting's help) and its default."""
-    return f"{text or setting(dotted).help} ({describe(dotted, otherwise)})"
+def flag_help(dotted: str, otherwise: str = "", *, before: str = "", after: str = "", spec: str = "") -> str:
+    """A flag's help from its setting's declaration: the setting's help and its default, the one text of
+    every task's flag for it. A task may only frame it: `before` ("with --rebuild: "), `after` (what the
+    flag means in that task), `spec` (the spec's field that wins over the setting, e.g. "name").
+    tests/unit/commands/test_help.py holds every setting-backed flag of every task to this."""
+    return f"{before}{setting(dotted).help}{after} ({describe(dotted, otherwise, spec)})"
 
 
 # Deprecated key -> its replacement. An alias is read when set (invoke.yaml, env) and
@@ -236,13 +241,15 @@ def default(dotted: str) -> Any:
     return BY_KEY[dotted].default
 
 
-def describe(dotted: str, otherwise: str = "") -> str:
+def describe(dotted: str, otherwise: str = "", spec: str = "") -> str:
     """`default: <key> = <value>` for help texts, so they never restate a default.
 
-    An empty default reads `default: <key>, else <otherwise>` (what empty means)."""
+    An empty default reads `default: <key>, else <otherwise>` (what empty means); with `spec` (a spec
+    field that wins over the setting): `default: the spec's <spec>, else <key> ...`."""
+    head = f"default: the spec's {spec}, else " if spec else "default: "
     value = default(dotted)
     if value == "" or value is None:
-        return f"default: {dotted}" + (f", else {otherwise}" if otherwise else "")
+        return f"{head}{dotted}" + (f", else {otherwise}" if otherwise else "")
     if isinstance(value, bool):
         shown = "on" if value else "off"
     elif isinstance(value, int) and value >= 1024 * 1024 and value % (1024 * 1024) == 0:
@@ -251,7 +258,7 @@ def describe(dotted: str, otherwise: str = "") -> str:
         shown = f"{value:g}"
     else:
         shown = str(value)
-    return f"default: {dotted} = {shown}"
+    return f"{head}{dotted} = {shown}"
 
 
 def cache_dir(config: Any = None) -> Path:

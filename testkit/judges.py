@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 from pathlib import Path
 
 from scheduler_build import gotool, settings
@@ -40,4 +41,22 @@ def intoto_validate() -> Path:
     digest = hashlib.sha256()
     for name in ("go.mod", "go.sum", "main.go"):
         digest.update(name.encode() + b"\0" + (INTOTO_DIR / name).read_bytes())
-    return gotool.built_tool(settings.cache_dir(), "intoto-validate", digest.hexdigest()[:16], INTOTO_DIR)
+    return built_tool(settings.cache_dir(), "intoto-validate", digest.hexdigest()[:16], INTOTO_DIR)
+
+
+def built_tool(cache_dir: Path, name: str, key: str, source_dir: Path) -> Path:
+    """A Go main package in a local directory (a test's judge), built once into <cache>/tools/<name>-<key>/<name>;
+    `key` must change whenever its sources do. Written beside the target, then renamed: a killed build leaves
+    nothing that looks finished. (Only tests build local tools, so this lives here, not in the product.)"""
+    target = Path(cache_dir) / "tools" / f"{name}-{key}" / name
+    if target.is_file() and os.access(target, os.X_OK):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.with_name(f".{name}.{os.getpid()}.tmp")
+    try:
+        subprocess.run([gotool.binary(), "build", "-trimpath", "-o", str(staging), "."], cwd=source_dir, check=True,
+                       env=gotool.environment(CGO_ENABLED="0"))
+        os.replace(staging, target)
+    finally:
+        staging.unlink(missing_ok=True)
+    return target

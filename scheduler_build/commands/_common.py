@@ -3,8 +3,8 @@
 - `option(c, key, flag, spec)` (inputs/common.py): every value, decided by the one precedence rule
   (flag > spec > environment > settings file > default, precedence.py) and typed.
 - `describe(key)` (settings.describe): "default: key = value" for help texts.
-- `emit` / `emit_json`: results on stdout, one write; logs go to stderr.
-- `user_errors`: a UserError is one line on stderr and its exit code, no traceback.
+- `emit` / `emit_json`: results on stdout, one write; logs go to stderr; `user_errors`: a UserError is one
+  line on stderr and its exit code, no traceback (scheduler_build/tasking.py, the seam bench/ uses too).
 - `load_spec(c, ...)`: the one spec load of a task (--spec, else spec.path unless a plain build is asked for).
 - `build_request(c, ...)` (inputs/build.py): the one home of "a BuildRequest from settings": every
   task that builds (build, image.build's missing platforms, dev.run, the cluster's components).
@@ -14,66 +14,24 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import os
 import sys
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from invoke import Argument, Task
 from invoke.exceptions import Exit
 
-from scheduler_build import settings, signals
+from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 from scheduler_build.inputs.build import build_request
-from scheduler_build.inputs.common import OFF, PATH_KEYS, load_spec, option, project_dir
+from scheduler_build.inputs.common import OFF, load_spec, option
 from scheduler_build.publish import cosign as cosign_tool
-from scheduler_build.publish import registry as registry_stage
-from scheduler_build import registry_auth
 from scheduler_build.errors import UserError
-from scheduler_build.settings import describe
+from scheduler_build.settings import describe, flag_help
+from scheduler_build.tasking import emit, emit_json, user_errors
 
-__all__ = ["option", "describe", "emit", "emit_json", "user_errors", "negated", "add_inverse_flags", "OFF",
-           "load_spec", "build_request", "registry_client", "cosign_runner", "cosign_password"]
-
-
-def user_errors(func: Callable) -> Callable:
-    """Turn UserError into `error: ...` on stderr and a non-zero exit, no traceback."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except UserError as exc:
-            print(f"error: {exc}", file=sys.stderr, flush=True)
-            raise Exit(code=exc.exit_code) from None
-        except KeyboardInterrupt as exc:  # Ctrl-C, and SIGTERM/SIGHUP (signals.py): the same clean-up ran
-            raise Exit(code=signals.report(exc)) from None
-
-    return wrapper
-
-
-def emit(text: str) -> None:
-    """Machine-readable results go to stdout, one write."""
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    sys.stdout.flush()
-
-
-def emit_json(data: Any, sort_keys: bool = True) -> None:
-    """A result as JSON on stdout (indented, keys sorted unless their order means something), one write."""
-    emit(json.dumps(data, indent=2, sort_keys=sort_keys))
-
-
-def registry_client(c, target: registry_stage.Target, ca_cert, insecure, retries) -> registry_stage.Client:
-    """The registry client of image.push (and config.chart --push): flags, then the push.* settings."""
-    return registry_stage.Client(
-        target=target,
-        creds=registry_auth.credentials(target.host),
-        ca_cert=option(c, "push.ca_cert", ca_cert) or "",
-        insecure=option(c, "push.insecure", insecure),
-        retries=max(0, option(c, "push.retries", retries)),
-        backoff=option(c, "push.backoff"),
-    )
+__all__ = ["option", "describe", "flag_help", "emit", "emit_json", "user_errors", "negated", "add_inverse_flags", "OFF",
+           "load_spec", "build_request", "cosign_runner", "cosign_password"]
 
 
 def cosign_runner(c) -> cosign_tool.Cosign:

@@ -9,7 +9,7 @@ from scheduler_build.build import from_spec
 from scheduler_build.build import pipeline as build_stage
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
-from scheduler_build.commands._common import build_request, describe, emit, emit_json, load_spec, option, user_errors
+from scheduler_build.commands._common import build_request, emit, emit_json, load_spec, option, user_errors
 from scheduler_build.settings import flag_help
 
 
@@ -17,24 +17,21 @@ from scheduler_build.settings import flag_help
     default=True,
     auto_shortflags=False,  # with many flags invoke's generated short ones collide (`--, --no-pull`)
     help={
-        "k8s-version": "Kubernetes version: 1.36, v1.36.2, latest; a plain build unless --spec is given too "
-                       f"(default: the spec's, else {describe('k8s.version').removeprefix('default: ')})",
+        "k8s-version": flag_help("k8s.version", after="; a plain build unless --spec is given too", spec="kubernetes.version"),
         "arch": flag_help("build.arch", otherwise="the host architecture"),
         "os": flag_help("build.os"),
         "component": flag_help("build.component"),
-        "name": "dist/<name>/... directory name (default: the spec's name, else build.name, else the component)",
+        "name": flag_help("build.name", spec="name"),
         "cgo-static": flag_help("build.cgo_static"),
         "builder-image": flag_help("builder.image"),
         "go": flag_help("builder.go"),
-        "no-pull": f"never try pulling the official golang image (else builder.pull decides, {describe('builder.pull')})",
+        "no-pull": flag_help("builder.pull", before="turn off: "),
         "dist": flag_help("paths.dist_dir"),
         "source-date-epoch": flag_help("build.source_date_epoch", otherwise="$SOURCE_DATE_EPOCH, else the release time"),
-        "version-suffix": "appended to the stamped version, e.g. acme.1 -> v1.36.3-acme.1 "
-                          f"(default: the spec's versionSuffix, else {describe('build.version_suffix').removeprefix('default: ')})",
+        "version-suffix": flag_help("build.version_suffix", spec="versionSuffix"),
         "gocache-volume": flag_help("build.gocache_volume"),
         "json": "print build-info.json on stdout instead of the binary path",
-        "spec": f"build spec with plugins, patches, version, suffix ({describe('spec.path')}, "
-                "unless --k8s-version or --component asks for a plain build)",
+        "spec": flag_help("spec.path", after="; --no-spec, --k8s-version or --component alone build a plain kube-scheduler"),
         "no-spec": "plain build: no plugins, no patches, even with spec.path set",
         "all-platforms": flag_help("build.all_platforms"),
         "cache-from": flag_help("build.cache_from"),
@@ -86,7 +83,7 @@ def _batching_summary(c, loaded, results) -> None:
 @task(
     name="check-patches",
     help={
-        "spec": f"build spec whose patch series to check ({describe('spec.path')})",
+        "spec": flag_help("spec.path", after="; its patch series is checked"),
         "k8s-version": "check against this Kubernetes version instead of the spec's, e.g. 1.37 before an upgrade",
         "json": "print the per-patch report as JSON",
     },

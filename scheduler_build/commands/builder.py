@@ -6,13 +6,13 @@ from scheduler_build.engine import connect
 from scheduler_build import settings, toolchain
 from scheduler_build.build import builder_image as builder_stage
 from scheduler_build.resolve import versions
-from scheduler_build.commands._common import describe, emit, negated, option, user_errors
+from scheduler_build.commands._common import emit, flag_help, negated, option, user_errors
 
 
 @task(help={
-    "goroot": f"Go root to copy into the image ({describe('builder.goroot', '`go env GOROOT`')})",
+    "goroot": flag_help("builder.goroot"),
     "force": "rebuild even if the image for this Go version exists",
-    "go": f"bootstrap this exact Go release (e.g. 1.27.3) from the Go module proxy's toolchain ({describe('builder.go', 'the host Go')})",
+    "go": flag_help("builder.go"),
 })
 @user_errors
 def bootstrap(c, goroot=None, force=False, go=None):
@@ -26,10 +26,10 @@ def bootstrap(c, goroot=None, force=False, go=None):
 
 
 @task(auto_shortflags=False, help={
-    "k8s-version": f"Kubernetes version whose go.mod sets the Go version needed ({describe('k8s.version')})",
-    "image": f"an explicit builder image to check ({describe('builder.image')})",
-    "no-pull": f"never try pulling the official golang image (else builder.pull decides, {describe('builder.pull')})",
-    "go": f"an exact Go release, as `inv build --go` ({describe('builder.go')})",
+    "k8s-version": flag_help("k8s.version", after="; its go.mod sets the Go version needed"),
+    "image": flag_help("builder.image", before="check "),
+    "no-pull": flag_help("builder.pull", before="turn off: "),
+    "go": flag_help("builder.go"),
 })
 @user_errors
 def show(c, k8s_version=None, image=None, no_pull=False, go=None):

@@ -9,14 +9,14 @@ from scheduler_build import clean as clean_stage
 from scheduler_build.engine import connect
 from scheduler_build import settings
 from scheduler_build.progress import log
-from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import emit, flag_help, emit_json, option, user_errors
 
 
 @task(auto_shortflags=False, help={
-    "dist": f"published outputs under the dist directory, those carrying our build records ({describe('paths.dist_dir')}); "
-            "the default when nothing is chosen",
+    "dist": flag_help("paths.dist_dir", before="published outputs under the dist directory, those carrying our build records "
+                     "(the default when nothing is chosen); the directory: "),
     "cache": "the stages' caches under paths.cache_dir (module snapshots, vendor trees, rootfs, tools...)",
-    "volume": f"the Go build-cache volume ({describe('build.gocache_volume')}), and containers of stopped runs",
+    "volume": flag_help("build.gocache_volume", after="; and containers of stopped runs"),
     "images": "builder images scheduler-build/golang:* that builder.bootstrap built, and the workspace images "
               "of this cache directory",
     "all": "all of the above",

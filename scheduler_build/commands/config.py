@@ -16,25 +16,24 @@ from scheduler_build.config import output, target
 from scheduler_build.config import tls_secrets as tls_secrets_mod
 from scheduler_build.config.field_lines import field_line
 from scheduler_build.config import validate as config_validate
-from scheduler_build.config import batching
-from scheduler_build.resolve import vocabulary
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError, for_program
 from scheduler_build.image import assemble as image_stage
 from scheduler_build.image import info as image_info
 from scheduler_build.publish import chart as chart_stage
-from scheduler_build.publish import sign as sign_stage
 from scheduler_build import epoch
 from scheduler_build.atomic import write_atomic
 from scheduler_build.progress import log, phase
-from scheduler_build.inputs.config import render_target, spec_of
-from scheduler_build.commands._common import (cosign_runner, describe, emit, emit_json, option, registry_client,
-                                              user_errors)
+from scheduler_build.flows import config as config_flow
+from scheduler_build.flows import publishers
+from scheduler_build.inputs.publish import ChartPushInputs, registry_access, signing
+from scheduler_build.inputs.config import render_target, spec_of, validate_inputs
+from scheduler_build.commands._common import emit, emit_json, flag_help, option, user_errors
 
 
 @task(help={
-    "spec": f"the build spec ({describe('spec.path')})",
-    "out": f"output directory, replaced atomically ({describe('config.out', '<paths.dist_dir>/config/<name>')})",
+    "spec": flag_help("spec.path"),
+    "out": flag_help("config.out", after="; replaced atomically"),
     "image": "scheduler image reference to deploy, REPO:TAG or REPO:TAG@sha256:DIGEST "
              "(default: the spec's image, tag <k8s-version>-<version>)",
     "k8s-version": "Kubernetes version for the default image tag (default: the spec's kubernetes.version)",
@@ -81,7 +80,7 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=Fals
 
 
 @task(help={
-    "spec": f"the build spec ({describe('spec.path')})",
+    "spec": flag_help("spec.path"),
     "out": "chart directory, written as a plain directory (default: <paths.dist_dir>/chart/<name>)",
     "image": "scheduler image the chart's values name, REPO:TAG or REPO:TAG@sha256:DIGEST "
              "(default: the spec's image, tag <k8s-version>-<version>)",
@@ -89,10 +88,10 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=Fals
     "pin-digest": "values.yaml names the image's digest too (from the spec's image layout, as config.render)",
     "push": "also push the chart as an OCI artifact to HOST[:PORT]/PATH (it lands at PATH/<name>:<version>, "
             "what `helm pull oci://HOST/PATH/<name>` reads)",
-    "ca-cert": "CA bundle for the registry's TLS (as image.push)",
-    "insecure": "allow plain HTTP to a non-loopback registry (as image.push)",
+    "ca-cert": flag_help("push.ca_cert"),
+    "insecure": flag_help("push.insecure"),
     "sign": "sign the pushed chart with cosign, as image.push --sign signs the image",
-    "key": f"the private key for --sign: DIR/cosign.key or env://VAR ({describe('sign.key')})",
+    "key": flag_help("sign.key"),
     "json": "print the chart directory, its version, appVersion, what changed (and what was pushed) as JSON",
     "force": "also replace files scheduler-build did not write, or that were edited since (each named)",
 })
@@ -124,15 +123,11 @@ def chart(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False
 
 def _push_chart(c, files, registry, ca_cert, insecure, sign, key) -> chart_stage.PushedChart:
     """Push the chart next to the image (and sign it): the key is checked before any upload."""
-    key_ref = sign_stage.key_ref(option(c, "sign.key", key)) if sign else ""
+    signed_with = signing(c, sign, key)
     name = yaml.safe_load(files["Chart.yaml"])["name"]
-    client = registry_client(c, chart_stage.chart_target(registry, name), ca_cert, insecure, None)
-    with phase("chart.push", client.target.name):
-        pushed = chart_stage.push(files, client, epoch.from_environment() or 0)
-    if key_ref:
-        with phase("chart.sign", client.target.name):
-            sign_stage.sign_references(cosign_runner(c), key_ref, [pushed.reference], client)
-    return pushed
+    access = registry_access(c, chart_stage.chart_target(registry, name), ca_cert, insecure, None)
+    destination = ChartPushInputs(access, signed_with, epoch.from_environment() or 0)
+    return publishers.publisher(destination).publish(files)
 
 
 def _image(c, loaded, image, k8s_version, pin_digest) -> str:
@@ -148,14 +143,13 @@ def _image(c, loaded, image, k8s_version, pin_digest) -> str:
 
 
 @task(help={
-    "spec": f"the build spec ({describe('spec.path')})",
+    "spec": flag_help("spec.path"),
     "binary": "kube-scheduler to validate with (default: dist/<name>/<version>/linux-<arch>/kube-scheduler from inv build --spec)",
     "k8s-version": "Kubernetes version whose in-tree plugins are allowed (default: the spec's kubernetes.version)",
-    "fields-only": f"check the spec field by field only, without running the binary ({describe('config.fields_only')})",
+    "fields-only": flag_help("config.fields_only"),
     "write-config-to": "also save the binary's defaulted configuration to this file",
     "json": "print the verdict as JSON on stdout, failures too: every field error with its path (for CI annotations)",
-    "require-batching": "fail when a profile loses opportunistic batching (a plugin without SignPod, an extender), "
-                        f"instead of warning ({describe('config.require_batching')})",
+    "require-batching": flag_help("config.require_batching", after=", instead of warning"),
 })
 @user_errors
 def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, write_config_to=None, json=False,
@@ -163,25 +157,26 @@ def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, wri
     """Check the spec's fields, have the real kube-scheduler accept its configuration, report batching per profile."""
     spec_path = option(c, "spec.path", spec)
     try:
-        verdict = _validate(c, spec_path, binary, k8s_version, fields_only, write_config_to)
-        _check_batching(verdict, option(c, "config.require_batching", require_batching))
+        inputs = validate_inputs(c, spec=spec, binary=binary, k8s_version=k8s_version, fields_only=fields_only,
+                                 write_config_to=write_config_to, require_batching=require_batching)
+        verdict = config_flow.validate(inputs)
+        _check_batching(verdict, inputs.require_batching)
     except UserError as exc:
         if json:
             emit_json(validation_failure(exc, spec_path), sort_keys=False)
         raise
     if json:
-        verdict.pop("batching_lines", None)
-        emit_json({"ok": True, "spec": str(spec_path), "errors": [], **verdict}, sort_keys=False)
+        emit_json({"ok": True, "spec": str(spec_path), "errors": [], **verdict.to_dict()}, sort_keys=False)
     else:
-        binary_part = f", accepted by {verdict['binary']}" if verdict["binary"] else ""
-        emit(f"ok: {spec_path} (fields, plugins of Kubernetes {verdict['kubernetes_version']}{binary_part})")
-        for line in verdict.get("batching_lines", []):
-            emit(line)
+        binary_part = f", accepted by {verdict.binary}" if verdict.binary else ""
+        emit(f"ok: {spec_path} (fields, plugins of Kubernetes {verdict.kubernetes_version}{binary_part})")
+        for entry in verdict.batching:
+            emit(entry.line())
 
 
-def _check_batching(verdict: dict, required: bool) -> None:
+def _check_batching(verdict: config_flow.Verdict, required: bool) -> None:
     """Warn (or, required, refuse) for each profile whose batching the binary turned off."""
-    off = [v for v in verdict.pop("batching_verdicts", []) if not v.on]
+    off = [v for v in verdict.batching if not v.on]
     for entry in off:
         log(f"warning: profile {entry.profile} schedules without opportunistic batching: {entry.why()}")
     if off and required:
@@ -211,43 +206,6 @@ def _error_entry(source: str, where: str, what: str) -> dict:
     return {"file": source, "line": field_line(Path(source), where) if where else None, "path": where, "message": what}
 
 
-def _validate(c, spec_path, binary, k8s_version, fields_only, write_config_to) -> dict:
-    fields_only = option(c, "config.fields_only", fields_only)
-    if write_config_to and fields_only:  # the binary writes that file: with --fields-only nothing would
-        raise UserError("--write-config-to needs the real kube-scheduler's check, which --fields-only skips",
-                        "drop one of the two flags")
-    if write_config_to and Path(write_config_to).is_dir():
-        raise UserError(f"--write-config-to {write_config_to} is a directory", "name a file, e.g. defaulted.yaml")
-    with phase("spec", str(spec_path)):
-        loaded = spec_mod.load(spec_path)
-    version = target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config))
-    config_validate.check_fields(loaded, version, settings.cache_dir(c.config))
-    config = manifests.config_text(loaded)
-    if fields_only:
-        return {"kubernetes_version": version, "binary": ""}
-    binary_path = Path(binary) if binary else config_validate.default_binary(
-        loaded, version, Path(option(c, "paths.dist_dir")))
-    if not binary_path.is_file():
-        raise UserError(f"no kube-scheduler at {binary_path}",
-                        f"run `inv build --spec {spec_path}` first, pass --binary PATH, or use --fields-only")
-    with phase("binary", f"{binary_path} --config ... --write-config-to ... (no network)"):
-        image = option(c, "config.runner_image") or config_validate.builder_image()
-        verdict = config_validate.validate_with_binary(binary_path, config, image)
-    if not verdict.ok:
-        for line in verdict.output.splitlines()[-15:]:
-            log(f"    | {line}")
-        raise UserError(f"{binary_path} refused the configuration rendered from {spec_path}: "
-                        f"{config_validate.refusal_reason(verdict.output)}",
-                        config_validate.refusal_hint(verdict.output, loaded))
-    if write_config_to:
-        write_atomic(Path(write_config_to), verdict.written)
-    gate = vocabulary.feature_gates(version, settings.cache_dir(c.config)).get(batching.GATE)
-    verdicts = batching.judge(verdict.output, yaml.safe_load(config) or {}, gate)
-    return {"kubernetes_version": version, "binary": str(binary_path),
-            "batching": [v.to_dict() for v in verdicts], "batching_lines": [v.line() for v in verdicts],
-            "batching_verdicts": verdicts}
-
-
 class StrictFailure(UserError):
     """`migrate-policy --strict` and a warning: the translation is not exact (exit 1, nothing written)."""
 
@@ -257,7 +215,7 @@ class StrictFailure(UserError):
 @task(positional=["policy"], help={
     "policy": "legacy Policy file: JSON, YAML, or a ConfigMap holding one",
     "out": "write the v1 configuration here, atomically, only on success (default: stdout)",
-    "scheduler-name": f"schedulerName of the migrated profile, a DNS-1123 subdomain ({describe('config.scheduler_name')})",
+    "scheduler-name": flag_help("config.scheduler_name", after=", a DNS-1123 subdomain"),
     "configmap-key": "which ConfigMap data key holds the Policy (default: policy.cfg, or the only key)",
     "strict": "fail (exit 1, nothing written) when a warning says part of the Policy had no exact equivalent; "
               "notes never fail",

@@ -8,23 +8,22 @@ from scheduler_build.errors import UserError
 from scheduler_build.flows import deploy as deploy_flow
 from scheduler_build.inputs.deploy import deploy_inputs
 from scheduler_build.progress import log, phase
-from scheduler_build.commands._common import describe, emit, emit_json, user_errors
+from scheduler_build.commands._common import emit, flag_help, emit_json, user_errors
 
 
 @task(default=True, help={
-    "kubeconfig": f"kubeconfig of the target cluster ({describe('deploy.kubeconfig', '$KUBECONFIG')})",
-    "context": f"kubeconfig context ({describe('deploy.context', 'the current context')})",
+    "kubeconfig": flag_help("deploy.kubeconfig"),
+    "context": flag_help("deploy.context"),
     "dry-run": "server-side dry run: the API server validates and admits, nothing is stored; objects in a "
                "namespace the apply would create are checked offline against the server release's schemas (kubeconform)",
     "dir": "a directory rendered by inv config.render (default: render --spec in memory)",
-    "spec": f"the build spec to render when --dir is not given ({describe('spec.path')})",
+    "spec": flag_help("spec.path", after="; rendered when --dir is not given"),
     "image": "scheduler image when rendering from --spec (default: the spec's image and tag)",
-    "no-wait": f"return after applying instead of waiting for the Deployment to be available ({describe('deploy.no_wait')})",
-    "timeout": f"seconds to wait for availability ({describe('deploy.timeout')})",
+    "no-wait": flag_help("deploy.no_wait"),
+    "timeout": flag_help("deploy.timeout"),
     "json": "print the report as JSON on stdout",
     "rotate-certs": "replace the scheduler <-> extender certificates (new CA and leaves) without downtime",
-    "allow-version-skew": "deploy a scheduler outside Kubernetes' skew policy (newer than the API server, or more "
-                          f"than one minor older) ({describe('deploy.allow_version_skew')})",
+    "allow-version-skew": flag_help("deploy.allow_version_skew", after=" (newer than it, or more than one minor older)"),
 })
 @user_errors
 def deploy(c, kubeconfig=None, context=None, dry_run=False, dir=None, spec=None, image=None, no_wait=False,

@@ -6,16 +6,16 @@ from invoke.exceptions import Exit
 from scheduler_build import doctor as doctor_checks
 from scheduler_build import settings
 from scheduler_build.errors import for_program
-from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import emit, flag_help, emit_json, option, user_errors
 
 
 @task(help={
-    "registry": f"also check that this registry (HOST[:PORT]) answers ({describe('registry.url', 'none')})",
+    "registry": flag_help("registry.url", "none", before="also check that this registry answers: "),
     "json": "print the checks as JSON",
     "node": "check what `cluster.up --node` needs instead (containerd 2, runc, CNI, iptables, cgroups, capabilities)",
     "kubeconfig": "also read this cluster's API server version and judge the spec's scheduler against it "
                   "(Kubernetes' version skew policy)",
-    "spec": f"the build spec --kubeconfig judges ({describe('spec.path')})",
+    "spec": flag_help("spec.path", after="; --kubeconfig judges its scheduler"),
 })
 @user_errors
 def doctor(c, registry=None, json=False, node=False, kubeconfig=None, spec=None):

@@ -6,7 +6,7 @@ import os
 
 from invoke import task
 
-from scheduler_build.commands._common import emit, emit_json, option, user_errors
+from scheduler_build.commands._common import emit, emit_json, flag_help, option, user_errors
 from scheduler_build.errors import UserError
 from scheduler_build.explain import fetch, record, text
 
@@ -14,8 +14,8 @@ from scheduler_build.explain import fetch, record, text
 @task(help={
     "pod": "the pod's name",
     "namespace": "its namespace (default: default)",
-    "kubeconfig": f"kubeconfig of the cluster (default: deploy.kubeconfig, else $KUBECONFIG)",
-    "context": "kubeconfig context (default: deploy.context, else the current context)",
+    "kubeconfig": flag_help("deploy.kubeconfig"),
+    "context": flag_help("deploy.context"),
     "json": "print the stable JSON document (docs/explain.schema.json) instead of text",
     "top": "how many of the best-scored nodes to show (default: 3)",
 })

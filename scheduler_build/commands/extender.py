@@ -5,16 +5,14 @@ from invoke import Collection, task
 from scheduler_build.errors import UserError
 from scheduler_build.extender_config import VERBS, ServeConfig, TLSOptions
 from scheduler_build.commands._common import option, user_errors
-from scheduler_build.settings import SETTINGS, describe, flag_help
+from scheduler_build.settings import SETTINGS, flag_help
 
 
 @task(
     auto_shortflags=False,  # -h is help, never --host; a server task takes long flags only
     help={
-        **{row.flag_name[2:]: flag_help(row.key) for row in SETTINGS
-           if row.key.startswith("extender.") and row.key != "extender.one_write"},
-        "no-one-write": "serve with plain httptools: head and body in two writes, for side-by-side measurement "
-                        f"({describe('extender.one_write')})",
+        **{row.flag_name[2:]: flag_help(row.key, before="turn off: " if row.flag_name.startswith("--no-") else "")
+           for row in SETTINGS if row.key.startswith("extender.")},
     },
 )
 @user_errors

@@ -12,6 +12,7 @@ from scheduler_build.build.info import sha256_file
 from scheduler_build.errors import UserError
 from scheduler_build.extender_config import IMAGE_REPOSITORY, default_image_tag
 from scheduler_build.flows import image as image_flow
+from scheduler_build.flows import publishers
 from scheduler_build.image import assemble as image_stage
 from scheduler_build.image import extender as extender_image
 from scheduler_build.image import provenance
@@ -24,9 +25,10 @@ from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish import sign as sign_stage
 from scheduler_build.publish import verify as verify_stage
 from scheduler_build.inputs.image import inputs
+from scheduler_build.inputs.publish import ArchiveTarget, PushInputs, push_inputs, registry_access, signing
 from scheduler_build.settings import flag_help
-from scheduler_build.commands._common import (build_request, cosign_password, cosign_runner, describe, emit, emit_json,
-                                              option, registry_client, user_errors)
+from scheduler_build.commands._common import (build_request, cosign_password, cosign_runner, emit, emit_json,
+                                              option, user_errors)
 
 
 def _request_for(c, planned: image_request.Plan) -> image_flow.RequestFor:
@@ -44,18 +46,16 @@ def _plan(opts: image_request.Options) -> image_request.Plan:
 
 
 COMMON_HELP = {
-    "spec": "build spec with name, version, kubernetes.version, platforms, image.repository "
-            f"({describe('spec.path')}, unless --no-spec or --k8s-version asks for a plain kube-scheduler)",
+    "spec": flag_help("spec.path", after=": name, version, kubernetes.version, platforms, image.repository; "
+                      "--no-spec or --k8s-version alone ask for a plain kube-scheduler"),
     "no-spec": "plain kube-scheduler images: no spec, even with spec.path set",
-    "k8s-version": "Kubernetes version of the binaries under dist/ "
-                   f"(default: the spec's, else {describe('k8s.version').removeprefix('default: ')})",
-    "platforms": "comma-separated, e.g. linux/amd64,linux/arm64 (default: the spec's, else image.platforms, else the host's)",
-    "dist": f"output root holding dist/<name>/<k8s-version>/ ({describe('paths.dist_dir')})",
-    "name": "dist/<name>/... and the image title (default: the spec's name, else build.name, else kube-scheduler)",
-    "version": "the spec version in the tag <k8s-version>-<version> "
-               f"(default: the spec's, else {describe('image.version').removeprefix('default: ')})",
-    "repository": "local image repository (default: the spec's image.repository, else scheduler-build/<name>)",
-    "source-date-epoch": "image creation time in seconds (default: $SOURCE_DATE_EPOCH, else the binary's build date)",
+    "k8s-version": flag_help("k8s.version", after="; of the binaries under dist/", spec="kubernetes.version"),
+    "platforms": flag_help("image.platforms", after=", e.g. linux/amd64,linux/arm64", spec="platforms"),
+    "dist": flag_help("paths.dist_dir"),
+    "name": flag_help("build.name", after="; also the image title", spec="name"),
+    "version": flag_help("image.version", spec="version"),
+    "repository": flag_help("image.repository", spec="image.repository"),
+    "source-date-epoch": flag_help("build.source_date_epoch", after="; an image's creation time, else the binary's build date"),
 }
 
 
@@ -66,8 +66,8 @@ COMMON_HELP = {
         "force": flag_help("image.force"),
         "json": "print the result as JSON instead of one tag per line",
         "oci-archive": "also write the whole layout (index, images, SBOMs, provenance) as one tar FILE, for air-gapped transfer",
-        "debuggable": "package the debuggable build (dist/<name>-debuggable, `build --debuggable`): tag <k8s>-<version>-debug, "
-                      f"label org.scheduler-build.debuggable ({flag_help('build.debuggable')})",
+        "debuggable": flag_help("build.debuggable", before="package the debuggable build (dist/<name>-debuggable, `build --debuggable`): "
+                                "tag <k8s>-<version>-debug, label org.scheduler-build.debuggable; the build: "),
     },
 )
 @user_errors
@@ -83,11 +83,10 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
         planned = _plan(opts)
         request, result = image_flow.package(planned, _request_for(c, planned), host_arch())
     if oci_archive:
-        with phase("image.archive", oci_archive):
-            archive_stage.write(result.layout, Path(oci_archive), request.source_date_epoch)
-            owned.remember_file(Path(oci_archive), opts.cache_dir)
-            if forced:
-                log(f"    replaced {oci_archive} (--force: it was not an archive scheduler-build wrote)", always=True)
+        publishers.publisher(ArchiveTarget(Path(oci_archive), request.source_date_epoch)).publish(result.layout)
+        owned.remember_file(Path(oci_archive), opts.cache_dir)
+        if forced:
+            log(f"    replaced {oci_archive} (--force: it was not an archive scheduler-build wrote)", always=True)
     if json:
         emit_json(result.as_dict())
     else:
@@ -98,16 +97,14 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
     auto_shortflags=False,
     help={
         **COMMON_HELP,
-        "registry": "HOST[:PORT]/REPO to push to (default: registry.url, else the spec's image.repository)",
+        "registry": flag_help("registry.url", "the spec's image.repository"),
         "retries": flag_help("push.retries"),
-        "insecure": "allow plain HTTP to a non-loopback registry, loopback registries may always use it "
-                    f"({describe('push.insecure')})",
-        "ca-cert": "CA bundle for the registry's TLS (default: /etc/docker/certs.d/<host:port>/ca.crt, else the system's)",
+        "insecure": flag_help("push.insecure"),
+        "ca-cert": flag_help("push.ca_cert"),
         "no-build": "push what dist/ holds; do not run image.build first",
         "json": "print the result as JSON instead of one repo@sha256:... line per manifest",
         "sign": "sign the index and every image and attest each image's SLSA provenance with cosign (offline, no tlog)",
-        "key": f"the private key for --sign: DIR/cosign.key or env://VAR ({describe('sign.key')}); "
-               "its password: $COSIGN_PASSWORD, else sign.password",
+        "key": flag_help("sign.key", after="; its password: $COSIGN_PASSWORD, else sign.password"),
         "from-archive": "push the layout an `image.build --oci-archive` tar holds (digests unchanged) instead of dist/",
     },
 )
@@ -117,38 +114,28 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
          sign=False, key=None, from_archive=None):
     """Push the image index, every platform image and both SBOMs; with --sign, sign and attest; print each by digest."""
     # Everything decided before any work: a bad key, target or registry setting fails before a build or upload.
-    key_ref = sign_stage.key_ref(option(c, "sign.key", key)) if sign else ""
-    signer = _signer(c, key_ref)
+    def destination(fallback_repo: str = "") -> PushInputs:
+        target = registry_stage.parse_target(option(c, "registry.url", registry) or fallback_repo)
+        return push_inputs(c, target=target, ca_cert=ca_cert, insecure=insecure, retries=retries, sign=sign, key=key)
+
+    if sign:
+        signing(c, sign, key)  # the key is checked before the archive is extracted or anything is planned
     if from_archive:
-        target = registry_stage.parse_target(option(c, "registry.url", registry))
-        client = registry_client(c, target, ca_cert, insecure, retries)
+        publisher = publishers.publisher(destination())
         with archive_stage.extracted(Path(from_archive)) as layout:
-            pushed = image_flow.push(None, layout, None, host_arch(), client, signer)
+            pushed = image_flow.push(None, layout, None, host_arch(), publisher)
     else:
         opts = inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms, dist=dist, name=name,
                       version=version, repository=repository, source_date_epoch=source_date_epoch)
         planned = _plan(opts)  # one spec load, one resolve for the whole push
         # Where to: --registry, else registry.url, else the spec's image.repository.
-        fallback_repo = planned.spec.image.repository if planned.spec else ""
-        client = registry_client(c, registry_stage.parse_target(option(c, "registry.url", registry) or fallback_repo),
-                                 ca_cert, insecure, retries)
+        publisher = publishers.publisher(destination(planned.spec.image.repository if planned.spec else ""))
         layout = image_stage.layout_dir(opts.dist_dir, planned.name, planned.version) if no_build else None
-        pushed = image_flow.push(planned, layout, None if no_build else _request_for(c, planned), host_arch(), client,
-                                 signer)
+        pushed = image_flow.push(planned, layout, None if no_build else _request_for(c, planned), host_arch(), publisher)
     if json:
         emit_json(pushed.as_dict())
     else:
         emit("\n".join(pushed.references))
-
-
-def _signer(c, key_ref: str) -> image_flow.Signer | None:
-    """With a key: sign the index and images and attest their provenance with the pinned cosign (its cache
-    and the key's password decided now; cosign itself is built on first use, only if the push gets there)."""
-    if not key_ref:
-        return None
-    cache, password = settings.cache_dir(c.config), cosign_password(c)
-    return lambda layout, client: sign_stage.sign_pushed(
-        cosign_tool.Cosign(cosign_tool.binary(cache), password=password), key_ref, layout, client)
 
 
 @task(
@@ -189,15 +176,15 @@ def keygen(c, out, allow_empty_password=False):
     auto_shortflags=False,
     help={
         "ref": "what to verify: HOST[:PORT]/REPO@sha256:... or HOST[:PORT]/REPO:TAG (an index or one image)",
-        "key": f"the public key: DIR/cosign.pub or env://VAR ({describe('sign.public_key')})",
-        "insecure": f"allow plain HTTP to a non-loopback registry ({describe('push.insecure')})",
-        "ca-cert": "CA bundle for the registry's TLS (default: /etc/docker/certs.d/<host:port>/ca.crt, else the system's)",
+        "key": flag_help("sign.public_key"),
+        "insecure": flag_help("push.insecure"),
+        "ca-cert": flag_help("push.ca_cert"),
         "json": "print the report as JSON (every check, ok or not)",
         "rebuild": "also rebuild from the recorded inputs (this checkout's spec, or --no-spec) in a temporary dist/ "
                    "and compare every platform image's digest: a reproducibility witness",
-        "spec": f"with --rebuild: the build spec, whose digest must be the recorded one ({describe('spec.path')})",
+        "spec": flag_help("spec.path", before="with --rebuild: ", after="; its digest must be the recorded one"),
         "no-spec": "with --rebuild: the image was a plain kube-scheduler (no spec)",
-        "version": "with --rebuild: the spec version in the tag when it is not the spec's (image.version)",
+        "version": flag_help("image.version", before="with --rebuild: ", spec="version"),
     },
 )
 @user_errors
@@ -205,7 +192,7 @@ def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False, rebuild=F
     """Check signatures, the SLSA provenance, both SBOM referrers and the labels of what a registry holds."""
     public = sign_stage.key_ref(option(c, "sign.public_key", key), "--key", public=True)
     target, _ = verify_stage.split_reference(ref)
-    client = dataclasses.replace(registry_client(c, target, ca_cert, insecure, None), read_only=True)
+    client = dataclasses.replace(publishers.client(registry_access(c, target, ca_cert, insecure, None)), read_only=True)
     with phase("image.verify", ref):
         report = verify_stage.verify(cosign_runner(c), public, ref, client)
         if rebuild:

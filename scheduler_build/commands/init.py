@@ -8,7 +8,7 @@ from scheduler_build import settings
 from scheduler_build.errors import for_program
 from scheduler_build.progress import log, phase
 from scheduler_build.scaffold import generate, starter
-from scheduler_build.commands._common import emit, option, user_errors
+from scheduler_build.commands._common import emit, flag_help, option, user_errors
 
 
 @task(auto_shortflags=False, help={
@@ -16,7 +16,7 @@ from scheduler_build.commands._common import emit, option, user_errors
     "name": "the scheduler's name (default: my-scheduler)",
     "plugin": "also scaffold a plugin module of this name (e.g. NodeLimit) under DIR/plugins/ and enable it",
     "module": "the plugin's Go module path (default: example.com/<name>/<plugin in kebab case>)",
-    "k8s-version": "the Kubernetes version the spec targets: 1.36, v1.36.3, latest (default: k8s.version)",
+    "k8s-version": flag_help("k8s.version", before="the version the spec targets; "),
     "tidy": "run `go mod tidy` in the plugin module (the default); --no-tidy skips it (offline)",
     "force": "replace an existing DIR/scheduler.yaml",
 })

@@ -8,13 +8,12 @@ from scheduler_build import settings
 from scheduler_build.errors import BuildFailed, UserError
 from scheduler_build.progress import log
 from scheduler_build.retarget import run as retarget_mod
-from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import emit, flag_help, emit_json, option, user_errors
 
 
 @task(help={
     "path": "the plugin module's root directory (its go.mod)",
-    "k8s-version": "the target: 1.37, v1.37.2 or latest "
-                   f"({describe('k8s.version')})",
+    "k8s-version": flag_help("k8s.version", before="the target; "),
     "write": "write the rewritten go.mod (and, once it compiles, the tidied go.mod and go.sum); "
              "without it nothing in --path changes and the go.mod diff is printed",
     "json": "print the result (diff, notes, compiles, errors, API changes) as JSON",

@@ -1,29 +1,27 @@
-"""release: what a release pipeline fans out to, read from the build spec."""
+"""release: what a release pipeline fans out to, read from the build spec.
+
+Each task decides its inputs first (inputs/release.py), then acts."""
 
 import json as jsonlib
 
 from invoke import Collection, task
 
-from scheduler_build import settings
-from scheduler_build.build import from_spec as spec_build
 from scheduler_build.build import matrix as release_matrix
-from scheduler_build.errors import UserError
 from scheduler_build.image import ci_step
-from scheduler_build.commands._common import describe, emit, option, project_dir, user_errors
+from scheduler_build.inputs import release as release_inputs
+from scheduler_build.commands._common import emit, flag_help, user_errors
 
 
 @task(help={
-    "spec": f"build spec whose platforms and Kubernetes version make the matrix ({describe('spec.path')})",
+    "spec": flag_help("spec.path", after="; its platforms and Kubernetes version make the matrix"),
     "k8s-versions": "comma-separated Kubernetes versions to build instead of the spec's, e.g. 1.35,1.36",
     "json": "print the matrix as one line of JSON, for the CI system's matrix (GitHub Actions: fromJSON)",
 })
 @user_errors
 def matrix(c, spec=None, k8s_versions=None, json=False):
     """Print a spec's release matrix: one build job per platform and per Kubernetes version."""
-    path = spec_build.choose_spec(spec, False, option(c, "spec.path"), plain_flags=False)
-    if path is None or not path.is_file():
-        raise UserError(f"release.matrix: build spec {path or '(none)'} not found", "pass --spec PATH or set spec.path")
-    result = release_matrix.release_matrix(spec_build.load_spec(path), k8s_versions)
+    inputs = release_inputs.matrix_inputs(c, spec=spec, k8s_versions=k8s_versions)
+    result = release_matrix.release_matrix(inputs.spec, inputs.k8s_versions)
     # One line: a CI step passes it on as `matrix=<json>` in $GITHUB_OUTPUT.
     emit(jsonlib.dumps(result, separators=(",", ":")) if json else release_matrix.table(result))
 
@@ -35,7 +33,8 @@ def matrix(c, spec=None, k8s_versions=None, json=False):
 @user_errors
 def step_image(c, tag=None, force=False):
     """Build the image CI steps run in (Python, this package, Go, git) locally, from a bootstrapped Debian base."""
-    result = ci_step.build(settings.cache_dir(c.config), project_dir(c.config), tag or ci_step.TAG, force=force)
+    inputs = release_inputs.step_image_inputs(c, tag=tag, force=force)
+    result = ci_step.build(inputs.cache_dir, inputs.project_dir, inputs.tag or ci_step.TAG, force=inputs.force)
     emit(f"{result.tag} {result.image_id}")
 
 

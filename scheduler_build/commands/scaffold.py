@@ -8,18 +8,16 @@ from scheduler_build.scaffold import generate
 from scheduler_build import settings
 from scheduler_build.errors import UserError
 from scheduler_build.progress import phase
-from scheduler_build.commands._common import describe, emit, emit_json, option, user_errors
+from scheduler_build.commands._common import describe, emit, flag_help, emit_json, option, user_errors
 
 
 @task(help={
     "name": "plugin name, an exported Go identifier, e.g. UnderlayIPLimit",
     "points": "comma-separated extension points: " + ",".join(generate.POINT_KEYS),
     "module": "Go module path of the new module, e.g. example.com/acme/underlay",
-    "k8s-version": "Kubernetes version the code targets: 1.36, v1.36.2, latest "
-                   f"({describe('scaffold.k8s_version', describe('k8s.version').removeprefix('default: '))})",
+    "k8s-version": flag_help("scaffold.k8s_version", describe("k8s.version").removeprefix("default: ")),
     "out": "output directory; must be new or empty unless --force",
-    "force": "in a non-empty --out, replace the files an earlier scaffold wrote (never others, never .git) "
-             f"({describe('scaffold.force')})",
+    "force": flag_help("scaffold.force"),
     "dry-run": "print what would be created, replaced, removed and kept, write nothing",
     # `tidy` rather than `no_tidy`: invoke would give `no_tidy` the short flag `--` (n and o are taken).
     "tidy": "run `go mod tidy` (the default); --no-tidy skips it (no go.sum; offline use)",

@@ -9,7 +9,6 @@ from __future__ import annotations
 import signal
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -21,17 +20,8 @@ from scheduler_build.build import pipeline as build_stage
 from scheduler_build.cluster import processes
 from scheduler_build.config import schedulerconfig
 from scheduler_build.errors import UserError
+from scheduler_build.inputs.dev import DevInputs
 from scheduler_build.progress import log
-from scheduler_build.spec.model import Spec
-
-
-@dataclass(frozen=True)
-class DevInputs:
-    spec: Spec
-    kubeconfig: str
-    workdir: Path  # <cache>/dev/<name>: the config and the schedulers' logs
-    request: build_stage.BuildRequest  # the host platform's build, decided by the task
-    once: bool  # stop after the first rebuild cycle
 
 
 LEASE_TIMEOUT = 180.0

@@ -16,12 +16,13 @@ from scheduler_build.build import pipeline as build_stage
 from scheduler_build.image import assemble as image_stage
 from scheduler_build.image import request as image_request
 from scheduler_build.progress import phase
+from scheduler_build.flows import publishers
+from scheduler_build.inputs.publish import DaemonTarget
 from scheduler_build.publish import daemon as daemon_stage
-from scheduler_build.publish import registry as registry_stage
+from scheduler_build.publish.publisher import Published, Publisher
 from scheduler_build.publish import verify as verify_stage
 
 RequestFor = Callable[[str], build_stage.BuildRequest]  # arch -> the build of that platform
-Signer = Callable[[Path, registry_stage.Client], list[str]]  # (layout, client) -> what was signed
 
 
 def build_missing(planned: image_request.Plan, request_for: RequestFor) -> None:
@@ -37,7 +38,7 @@ def build_and_load(request: image_request.ImageRequest, host: str) -> image_stag
     its layer is compressed (daemon.Preloader), a reused one only when the engine lacks it."""
     with daemon_stage.Preloader() as preload:
         result = image_stage.build(request, host, early=preload)
-    daemon_stage.publish(result, preloaded=frozenset(preload.loaded))
+    publishers.publisher(DaemonTarget(frozenset(preload.loaded))).publish(result)
     return result
 
 
@@ -49,27 +50,16 @@ def package(planned: image_request.Plan, request_for: RequestFor, host: str
     return request, build_and_load(request, host)
 
 
-def push_layout(layout: Path, client: registry_stage.Client, sign: Signer | None) -> registry_stage.PushResult:
-    """Push a layout; with a signer, sign the index and images and attest their provenance."""
-    target = client.target
-    with phase("image.push", target.name):
-        pushed = registry_stage.push(layout, client)
-    if sign is not None:
-        with phase("image.sign", target.name):
-            pushed.signed = sign(layout, client)
-    return pushed
-
-
 def push(planned: image_request.Plan | None, layout: Path | None, request_for: RequestFor | None, host: str,
-         client: registry_stage.Client, sign: Signer | None) -> registry_stage.PushResult:
+         publisher: Publisher[Path]) -> Published:
     """image.push's conductor: the given layout (an extracted archive, or dist/'s with --no-build), else
     build what dist/ lacks and assemble the layout first (no engine: nothing is loaded, and a current
-    layout is reused as it is); then push, and sign when a signer is given."""
+    layout is reused as it is); then publish it (flows/publishers: push, and sign when asked)."""
     if layout is None:
         assert planned is not None and request_for is not None
         build_missing(planned, request_for)
         layout = image_stage.build(image_request.prepare(planned), host).layout
-    return push_layout(layout, client, sign)
+    return publisher.publish(layout)
 
 
 def rebuild_and_compare(report: verify_stage.Report, planned: image_request.Plan, request_for: RequestFor,

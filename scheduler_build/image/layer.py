@@ -89,10 +89,6 @@ class HashingWriter:
         return "sha256:" + self.sha.hexdigest()
 
 
-def layer_diff_id(entries: Iterable[Entry], epoch: int) -> str:
-    return plain_layer(entries, epoch)[0]
-
-
 def plain_layer(entries: Iterable[Entry], epoch: int) -> tuple[str, int]:
     """(diff_id, size) of the uncompressed layer, written nowhere: one read and hash of the
     binary (~0.1 s for 73 MB), so the image config is known before the layer is compressed."""

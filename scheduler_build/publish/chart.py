@@ -36,6 +36,13 @@ class PushedChart:
     tag: str
     digest: str
 
+    @property
+    def references(self) -> list[str]:  # publish/publisher.Published
+        return [self.reference]
+
+    def as_dict(self) -> dict:
+        return as_dict(self)
+
 
 def package(files: dict[str, str], epoch: int) -> bytes:
     """The chart archive (.tgz) of a chart's files (path inside the chart -> content)."""

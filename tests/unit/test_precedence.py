@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from invoke import Context
 
-from scheduler_build import cli, platforms, precedence
+from scheduler_build import cli, platforms, precedence, settings
+from scheduler_build.errors import UserError
 from scheduler_build.build import pipeline
 from scheduler_build.commands import build as build_tasks
 from scheduler_build.inputs import image as image_inputs
@@ -38,6 +39,7 @@ def project(tmp_path: Path, monkeypatch, settings_text: str, env: dict | None = 
         monkeypatch.setenv(var, value)
     monkeypatch.chdir(tmp_path)
     config = cli.SchedulerBuildConfig()
+    config.load_collection(settings.invoke_defaults())  # as the program does: the namespace registers every key
     config.load_shell_env()
     return Context(config=config), spec
 
@@ -137,6 +139,7 @@ def test_deploy_decides_timeout_and_context_by_the_same_rule(tmp_path, monkeypat
     assert deploy_inputs(c, kubeconfig=str(tmp_path / "kubeconfig"), timeout="7").timeout == 7.0  # flag > environment
     monkeypatch.delenv("SCHEDULER_BUILD_DEPLOY_TIMEOUT")
     config = cli.SchedulerBuildConfig()
+    config.load_collection(settings.invoke_defaults())  # as the program does: the namespace registers every key
     config.load_shell_env()
     assert deploy_inputs(Context(config=config), kubeconfig=str(tmp_path / "kubeconfig")).timeout == 100.0  # the file
 
@@ -166,3 +169,79 @@ def test_a_variable_is_read_as_written_over_a_files_value(tmp_path, monkeypatch,
                    env={"SCHEDULER_BUILD_PUSH_INSECURE": "false", "SCHEDULER_BUILD_DEPLOY_TIMEOUT": "2m"})
     assert (option(c, "push.insecure"), option(c, "deploy.timeout")) == (False, 120.0)
     assert option(c, "push.insecure", True) is True  # negative control: the flag still wins
+
+
+def _reloaded() -> Context:
+    """The program's Config read again in the current directory and environment (after a monkeypatch)."""
+    config = cli.SchedulerBuildConfig()
+    config.load_collection(settings.invoke_defaults())  # as the program does: the namespace registers every key
+    config.load_shell_env()
+    return Context(config=config)
+
+
+def test_cluster_decides_by_the_same_rule_and_reads_no_spec(tmp_path, monkeypatch, recorded, capsys):
+    """cluster.up: flag > environment > settings file > default, and the spec level is empty on purpose: the
+    project's spec (kubernetes.version 1.36) does not change the API server's version, which the file says."""
+    from scheduler_build.inputs.cluster import up_inputs
+
+    c, _ = project(tmp_path, monkeypatch, "k8s: {version: \"1.35\"}\ncluster: {timeout: 100, etcd: /opt/etcd}\n",
+                   env={"SCHEDULER_BUILD_CLUSTER_TIMEOUT": "2m"})
+    decided = up_inputs(c)
+    assert decided.timeout == 120.0  # environment > settings file
+    assert decided.etcd == "/opt/etcd"  # settings file > default
+    assert decided.builds["kube-apiserver"].k8s_version == "1.35"  # the file; no spec level in cluster.up
+    assert decided.state_dir == tmp_path / "cache" / "cluster"  # default (cluster.state_dir empty: <cache>/cluster)
+    flagged = up_inputs(c, k8s_version="1.34", timeout="7", state_dir_flag=str(tmp_path / "here"))
+    assert (flagged.builds["kube-apiserver"].k8s_version, flagged.timeout, flagged.state_dir) == \
+        ("1.34", 7.0, tmp_path / "here")  # flag > everything
+    assert up_inputs(c, apiserver="/bin/true").builds == {}  # an explicit binary: nothing to build
+    monkeypatch.delenv("SCHEDULER_BUILD_CLUSTER_TIMEOUT")
+    assert up_inputs(_reloaded()).timeout == 100.0  # without the variable, the file (negative control)
+    assert "note:" not in capsys.readouterr().err  # the spec was never consulted, so nothing was overridden
+
+
+def test_dev_decides_by_the_same_rule(tmp_path, monkeypatch, recorded, capsys):
+    """dev.run: --spec > spec.path; the spec's name and kubernetes.version > environment > file; the build's
+    settings environment > file > default; --state-dir > cluster.state_dir."""
+    from scheduler_build.inputs.dev import dev_inputs
+
+    c, spec = project(tmp_path, monkeypatch, "build: {name: custom-name, gocache_volume: from-file}\n"
+                      "builder: {image: from-file/golang}\n",
+                      env={"SCHEDULER_BUILD_K8S_VERSION": "1.99", "SCHEDULER_BUILD_BUILDER_IMAGE": "from-env/golang"})
+    (tmp_path / "kubeconfig").write_text(KUBECONFIG)
+    decided = dev_inputs(c, kubeconfig=str(tmp_path / "kubeconfig"))
+    request = decided.request
+    assert decided.spec.path == spec  # spec.path from the settings file
+    assert (request.name, request.k8s_version) == (SPEC_NAME, "1.36")  # spec > environment, spec > file
+    assert request.builder_image == "from-env/golang"  # environment > file
+    assert request.gocache_volume == "from-file"  # file > default
+    assert request.component == "kube-scheduler" and request.pull is True  # default
+    assert decided.workdir == tmp_path / "cache" / "dev" / SPEC_NAME
+    err = capsys.readouterr().err
+    assert "environment variable SCHEDULER_BUILD_K8S_VERSION = 1.99 is overridden by the spec's kubernetes.version 1.36" in err
+    other = spec.parent / "other.yaml"  # beside it: its plugin and patch paths are relative
+    other.write_text(spec.read_text().replace(f"name: {SPEC_NAME}", "name: other-scheduler"))
+    assert dev_inputs(c, spec=str(other), kubeconfig=str(tmp_path / "kubeconfig")).spec.name == "other-scheduler"  # flag
+    with pytest.raises(UserError, match="no local control plane in .*/here"):  # --state-dir > the default
+        dev_inputs(c, state_dir_flag=str(tmp_path / "here"))
+
+
+def test_release_decides_by_the_same_rule(tmp_path, monkeypatch, recorded, capsys):
+    """release.matrix: --k8s-versions > the spec's kubernetes.version > environment > file; --spec > the
+    environment's spec.path > the file's > the default scheduler.yaml of the project directory."""
+    from scheduler_build.inputs.release import matrix_inputs
+
+    c, spec = project(tmp_path, monkeypatch, "k8s: {version: \"1.35\"}\n", env={"SCHEDULER_BUILD_K8S_VERSION": "1.99"})
+    decided = matrix_inputs(c)
+    assert (decided.spec.path, decided.k8s_versions) == (spec, "1.36")  # the file's spec.path; spec > env > file
+    assert "SCHEDULER_BUILD_K8S_VERSION = 1.99 is overridden by the spec's kubernetes.version 1.36" in capsys.readouterr().err
+    assert matrix_inputs(c, k8s_versions="1.34,1.35").k8s_versions == "1.34,1.35"  # flag > spec
+    other = spec.parent / "other.yaml"  # beside it: its plugin and patch paths are relative
+    other.write_text(spec.read_text().replace(f"name: {SPEC_NAME}", "name: other-scheduler"))
+    assert matrix_inputs(c, spec=str(other)).spec.name == "other-scheduler"  # --spec > the file's spec.path
+    monkeypatch.setenv("SCHEDULER_BUILD_SPEC_PATH", str(other))
+    assert matrix_inputs(_reloaded()).spec.name == "other-scheduler"  # environment > file
+    monkeypatch.delenv("SCHEDULER_BUILD_SPEC_PATH")
+    (tmp_path / "scheduler-build.yaml").write_text("")  # no spec.path anywhere: the default, scheduler.yaml here
+    with pytest.raises(UserError, match=f"build spec {tmp_path / 'scheduler.yaml'} not found"):
+        matrix_inputs(_reloaded())

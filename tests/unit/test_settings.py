@@ -5,7 +5,9 @@ read with a deprecation line, and a foreign ~/.invoke.yaml never a traceback."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -136,3 +138,98 @@ def test_a_foreign_user_invoke_yaml(tmp_path):
     proc = subprocess.run(["inv", "k8s.versions"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     one_line(proc, f"{home / '.invoke.yaml'}: image: 'myorg/app' where the section image is meant "
                    "(is this file another invoke-based tool's?)")
+
+
+# --- Every task's --help of a setting-backed flag comes from the settings table (settings.flag_help) ---
+
+# Flags named like a setting's flag that have no setting behind them, each with why: the walk below
+# fails on an entry that no longer exists, so this list cannot go stale silently.
+FLAG_ONLY = {
+    ("doctor", "kubeconfig"): "a cluster to judge, only when given",
+    ("init", "name"): "the new spec's name, not build.name",
+    ("init", "force"): "replaces an existing scheduler.yaml",
+    ("k8s.resolve", "version"): "the version to resolve (positional), not image.version",
+    ("builder.bootstrap", "force"): "rebuilds the builder image",
+    ("build.check-patches", "k8s-version"): "flag > the spec's (a spec is required: no setting is read)",
+    ("cluster.load", "spec"): "loads a spec's images only when given",
+    ("image.extender", "force"): "rebuilds the extender image",
+    ("image.keygen", "out"): "the key pair's directory",
+    ("image.policy", "out"): "the policy file",
+    ("scaffold.plugin", "name"): "the plugin's Go name",
+    ("scaffold.plugin", "out"): "the new module's directory",
+    ("config.render", "k8s-version"): "flag > the spec's (a spec is required: no setting is read)",
+    ("config.render", "force"): "--plain's replacement of foreign files",
+    ("config.chart", "out"): "the chart's directory",
+    ("config.chart", "k8s-version"): "flag > the spec's (a spec is required: no setting is read)",
+    ("config.chart", "force"): "replacement of foreign files",
+    ("config.validate", "k8s-version"): "flag > the spec's (a spec is required: no setting is read)",
+    ("config.migrate-policy", "policy"): "the legacy Policy file (positional)",
+    ("config.migrate-policy", "out"): "the migrated file",
+    ("dev.run", "kubeconfig"): "a cluster instead of the local control plane, only when given",
+    ("release.step-image", "tag"): "the CI step image's tag",
+    ("release.step-image", "force"): "rebuilds the CI step image",
+}
+# Where two settings share a flag name and the task's collection does not pick one.
+PREFERRED = {"k8s-version": "k8s.version", "kubeconfig": "deploy.kubeconfig", "key": "sign.key",
+             "registry": "registry.url", "force": "image.force"}
+CHOSEN = {("image.verify", "key"): "sign.public_key"}
+
+
+def setting_behind(task: str, flag: str) -> str | None:
+    """The setting a task's flag overrides, from the table's flag names (deprecated aliases never)."""
+    rows = [r for r in settings.SETTINGS if r.flag_name == f"--{flag}" and r.key not in settings.ALIASES]
+    if not rows or (task, flag) in FLAG_ONLY:
+        return None
+    if (task, flag) in CHOSEN:
+        return CHOSEN[(task, flag)]
+    same = [r.key for r in rows if r.key.split(".")[0] == task.split(".")[0]]
+    return same[0] if same else rows[0].key if len(rows) == 1 else PREFERRED[flag]
+
+
+def help_differs(key: str, text: str) -> str | None:
+    """Why a flag's help is not its setting's row (None: it is): the row's help, then its default."""
+    row = settings.setting(key)
+    if row.help not in text:
+        return f"does not carry the row's help {row.help!r}"
+    tail = text[text.rfind("(default: "):] if "(default: " in text else ""
+    if not (tail.endswith(")") and re.search(rf"\bdefault: (the spec's [^,]+, else )?{re.escape(key)}\b", tail)):
+        return f"does not end with the row's default ({settings.describe(key)})"
+    return None
+
+
+HELP_DUMP = ("import json, tasks; from testkit.invoke_tasks import walk; "
+             "print(json.dumps({n: dict(t.help) for n, t in walk(tasks.ns)}))")
+
+
+def test_every_setting_backed_flag_takes_its_help_from_the_table():
+    """Walk the whole namespace (product and developer tasks; in a fresh interpreter: invoke pops help texts
+    when a program parses a task) and hold every flag a setting stands behind to its row."""
+    proc = subprocess.run([sys.executable, "-c", HELP_DUMP], cwd=REPO, capture_output=True, text=True, check=True)
+    helps = json.loads(proc.stdout)
+    wrong, checked, exempt = [], 0, set()
+    for task, flags in helps.items():
+        for flag, text in flags.items():
+            if (task, flag) in FLAG_ONLY:
+                exempt.add((task, flag))
+            key = setting_behind(task, flag)
+            if key is None:
+                continue
+            checked += 1
+            if (why := help_differs(key, text)) is not None:
+                wrong.append(f"{task} --{flag} ({key}): {why}")
+    assert wrong == [], "\n".join(wrong)
+    assert set(FLAG_ONLY) - exempt == set(), "FLAG_ONLY names flags that no longer exist"
+    assert checked > 80
+
+
+def test_a_hand_written_help_is_caught():
+    """Negative controls: a restated text, a stale default and another setting's default all differ."""
+    assert help_differs("deploy.timeout", settings.flag_help("deploy.timeout")) is None
+    assert help_differs("build.name", settings.flag_help("build.name", spec="name", after="; also X")) is None
+    assert help_differs("deploy.timeout", "seconds to wait (default: deploy.timeout = 300)") is not None
+    assert help_differs("deploy.timeout", settings.setting("deploy.timeout").help + " (default: 300)") is not None
+    assert help_differs("deploy.timeout", settings.setting("deploy.timeout").help + " (default: cluster.timeout)") \
+        is not None
+    assert setting_behind("cluster.up", "timeout") == "cluster.timeout"
+    assert setting_behind("deploy.deploy", "timeout") == "deploy.timeout"
+    assert setting_behind("image.verify", "key") == "sign.public_key"

@@ -23,15 +23,6 @@ def _head(path: str | Path) -> bytes:
         return binary.read(elf.BUILD_ID_READ)
 
 
-@pytest.mark.integration
-@pytest.mark.parametrize("program", ["go", "gofmt"])
-def test_the_id_is_the_one_go_tool_buildid_prints(program):
-    path = Path(GO).resolve().parent / program
-    printed = subprocess.run([GO, "tool", "buildid", str(path)], capture_output=True, text=True, check=True).stdout.strip()
-    assert printed.count("/") >= 1
-    assert elf.go_build_id(_head(path)) == printed
-
-
 def test_a_c_binary_has_no_go_build_id():
     true = shutil.which("true")
     assert _head(true)[:4] == b"\x7fELF"

@@ -151,19 +151,6 @@ def test_spec_load_takes_any_point_of_the_right_form_and_refuses_other_forms(tmp
 # --- integration: real sources, and a new minor served by a local proxy -----------------------------
 
 
-@pytest.mark.integration
-def test_pod_group_post_filter_is_accepted_for_137_and_refused_for_136_naming_137(tmp_path):
-    spec = spec_with(tmp_path, {"podGroupPostFilter": {"disabled": [{"name": "*"}]}})
-    cache = tmp_path / "cache"
-    config_validate.check_config_api(spec, "v1.37.2", cache)
-    with pytest.raises(SpecError) as info:
-        config_validate.check_config_api(spec, "v1.36.3", cache)
-    assert "introduced in 1.37" in str(info.value) and len(str(info.value).splitlines()) == 1
-    assert "podGroupPostFilter" not in vocabulary.config_api("v1.36.3", cache).extension_points
-    # cached per version: the second read needs no download
-    assert vocabulary.cached_config_api("v1.37.2", cache).extension_points[-1] == "podGroupPostFilter"
-
-
 def publish(proxy: Path, source: Path, version: str) -> None:
     """k8s.io/kube-scheduler at `version` in GOPROXY's file layout (list, .info, .mod, .zip)."""
     import json
@@ -207,34 +194,6 @@ def new_minor_proxy(tmp_path, monkeypatch):
     subprocess.run(["chmod", "-R", "u+w", str(modcache)], check=False)  # the module cache is read-only
 
 
-@pytest.mark.integration
-def test_a_new_minor_needs_no_code_change(tmp_path, new_minor_proxy):
-    spec = spec_with(tmp_path, {"gangPermit": {"enabled": [{"name": "Gang"}]}})
-    cache = tmp_path / "cache"
-    assert "gangPermit" in vocabulary.config_api("v1.99.0", cache).extension_points
-    config_validate.check_config_api(spec, "v1.99.0", cache)  # accepted for that version
-    with pytest.raises(SpecError) as info:
-        config_validate.check_config_api(spec, "v1.98.0", cache)
-    assert info.value.paths == ["profiles[0].plugins.gangPermit"]
-    assert "introduced in 1.99" in str(info.value)
-    assert os.environ["GOPROXY"].startswith("file://")
-
-
-@pytest.mark.integration
-def test_the_readme_version_table_is_what_the_proxy_serves(tmp_path):
-    from scheduler_build import settings
-    from scheduler_build.resolve import version_table
-
-    readme = Path(__file__).resolve().parents[3] / "docs" / "build.md"  # the table lives on the build page
-    block = version_table.markdown(version_table.rows(settings.cache_dir()))
-    assert block in readme.read_text(), "regenerate: python -m scheduler_build.resolve.version_table --update docs/build.md"
-    # the generator rewrites only its block, and a stale block is noticed
-    copy = tmp_path / "README.md"
-    copy.write_text(f"before\n{version_table.BEGIN}\n| 1.0 | v1.0.0 |\n{version_table.END}\nafter\n")
-    assert version_table.update(copy, block) is True and copy.read_text() == f"before\n{block}\nafter\n"
-    assert version_table.update(copy, block) is False
-
-
 def test_the_version_table_marks_the_points_each_minor_adds():
     from scheduler_build.resolve import version_table
 
@@ -261,31 +220,3 @@ def test_offline_render_falls_back_to_the_nearest_cached_older_release(tmp_path,
     assert "checking against the cached v1.36.3" in capsys.readouterr().err
     with pytest.raises(UserError):
         vocabulary.config_api("v1.37.2", tmp_path)  # validate is strict
-
-
-@pytest.mark.integration
-def test_the_example_spec_validates_against_every_served_minor_its_plugin_supports():
-    """Field by field (the configuration API and in-tree names of each minor's own source): every served
-    minor from the one the example plugin's go.mod was written for. A binary per minor is not built here."""
-    import json
-    import subprocess
-    import sys
-
-    from scheduler_build.build import k8s_agreement
-    from scheduler_build.resolve import gomod
-
-    repo = Path(__file__).resolve().parents[3]
-    listed = subprocess.run([sys.executable, "-m", "invoke", "k8s.versions", "--json"], cwd=repo,
-                            capture_output=True, text=True)
-    assert listed.returncode == 0, listed.stderr[-2000:]
-    served = json.loads(listed.stdout)
-    plugin_mod = gomod.parse((repo / "examples" / "underlay" / "plugin" / "go.mod").read_text())
-    written_for = k8s_agreement.as_kubernetes("k8s.io/kubernetes", plugin_mod.requires["k8s.io/kubernetes"])[0]
-    supported = [m for m in served if int(m.split(".")[1]) >= written_for]
-    assert supported, served
-    for minor in supported:
-        got = subprocess.run([sys.executable, "-m", "invoke", "config.validate", "--spec",
-                              str(repo / "examples" / "underlay" / "scheduler.yaml"), "--fields-only",
-                              "--k8s-version", served[minor]], cwd=repo, capture_output=True, text=True)
-        assert got.returncode == 0, f"{minor}: {got.stderr[-2000:]}"
-        assert f"plugins of Kubernetes {served[minor]}" in got.stdout

@@ -153,23 +153,3 @@ def test_the_module_goes_into_the_engine_as_one_normalised_archive_vendor_includ
 
 def inv(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "invoke", *args], cwd=REPO, capture_output=True, text=True)
-
-
-@pytest.mark.integration
-def test_an_old_style_plugin_gets_a_report_naming_each_api_move(tmp_path):
-    module = tmp_path / "oldscore"
-    shutil.copytree(FIXTURE, module)
-    before = (module / "go.mod").read_text()
-    got = inv("plugin.retarget", "--path", str(module), "--k8s-version", "1.36", "--json")
-    assert got.returncode == 1, got.stderr[-3000:]  # it does not compile: the exit status says so
-    assert (module / "go.mod").read_text() == before  # without --write nothing changes
-    result = json.loads(got.stdout)
-    assert result["from"] == "v1.27.10" and result["compiles"] is False
-    assert any("component-helpers" in note and "outside the module" in note for note in result["notes"])
-    assert "+\tk8s.io/kubernetes v1.36.3" in result["diff"]
-    assert result["errors"], got.stderr[-3000:]
-    changes = "\n".join(result["changes"])
-    for name in ("Handle", "Plugin", "ScorePlugin", "Status"):
-        assert f"framework.{name} -> k8s.io/kube-scheduler/framework.{name}" in changes, changes
-    assert "ScorePlugin.Score: changed from" in changes and "NodeInfo" in changes, changes
-    assert "PluginFactory: changed from" in changes and "context.Context" in changes, changes

@@ -1,0 +1,58 @@
+"""`config.validate`'s conductor: the spec's fields against its Kubernetes release, then the real kube-scheduler
+accepting the rendered configuration, then the batching verdict per profile. Inputs decided by the task
+(inputs.config.validate_inputs); it reads no setting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import yaml
+
+from scheduler_build.atomic import write_atomic
+from scheduler_build.config import batching, target
+from scheduler_build.config import render as manifests
+from scheduler_build.config import validate as config_validate
+from scheduler_build.errors import UserError
+from scheduler_build.inputs.config import ValidateInputs
+from scheduler_build.progress import log, phase
+from scheduler_build.resolve import vocabulary
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kubernetes_version: str
+    binary: str  # empty: --fields-only, no binary ran
+    batching: tuple[batching.ProfileBatching, ...] = field(default=())  # one per profile, from the binary's start-up log
+
+    def to_dict(self) -> dict:
+        data: dict = {"kubernetes_version": self.kubernetes_version, "binary": self.binary}
+        if self.binary:
+            data["batching"] = [v.to_dict() for v in self.batching]
+        return data
+
+
+def validate(inputs: ValidateInputs) -> Verdict:
+    """Check; a refusal is a UserError naming the binary, the spec and the reason."""
+    loaded = inputs.spec
+    version = target.kubernetes_release(loaded, inputs.k8s_version, inputs.cache_dir)
+    config_validate.check_fields(loaded, version, inputs.cache_dir)
+    config = manifests.config_text(loaded)
+    if inputs.fields_only:
+        return Verdict(version, "")
+    binary_path = inputs.binary or config_validate.default_binary(loaded, version, inputs.dist_dir)
+    if not binary_path.is_file():
+        raise UserError(f"no kube-scheduler at {binary_path}",
+                        f"run `inv build --spec {inputs.spec_path}` first, pass --binary PATH, or use --fields-only")
+    with phase("binary", f"{binary_path} --config ... --write-config-to ... (no network)"):
+        image = inputs.runner_image or config_validate.builder_image()
+        verdict = config_validate.validate_with_binary(binary_path, config, image)
+    if not verdict.ok:
+        for line in verdict.output.splitlines()[-15:]:
+            log(f"    | {line}")
+        raise UserError(f"{binary_path} refused the configuration rendered from {inputs.spec_path}: "
+                        f"{config_validate.refusal_reason(verdict.output)}",
+                        config_validate.refusal_hint(verdict.output, loaded))
+    if inputs.write_config_to:
+        write_atomic(inputs.write_config_to, verdict.written)
+    gate = vocabulary.feature_gates(version, inputs.cache_dir).get(batching.GATE)
+    return Verdict(version, str(binary_path), tuple(batching.judge(verdict.output, yaml.safe_load(config) or {}, gate)))

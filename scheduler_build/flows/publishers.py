@@ -1,0 +1,69 @@
+"""The one factory of publishers (publish/publisher.py): a task's decided destination in, its publisher out.
+
+One registered case per inputs record, so a conductor asks for "the publisher of these inputs" and never
+builds a registry client, a signer or an engine connection itself."""
+
+from __future__ import annotations
+
+from functools import singledispatch
+from pathlib import Path
+from typing import Any
+
+from scheduler_build.inputs.publish import (ArchiveTarget, ChartPushInputs, DaemonTarget, PushInputs, RegistryAccess,
+                                            Signing)
+from scheduler_build.publish import cosign as cosign_tool
+from scheduler_build.publish import registry as registry_stage
+from scheduler_build.publish import sign as sign_stage
+from scheduler_build.publish.publisher import Publisher
+from scheduler_build.publish.publishers.archive import ArchivePublisher
+from scheduler_build.publish.publishers.chart import ChartPublisher, ChartSigner
+from scheduler_build.publish.publishers.daemon import DaemonPublisher
+from scheduler_build.publish.publishers.registry import RegistryPublisher, Signer
+
+
+@singledispatch
+def publisher(inputs: Any) -> Publisher:
+    raise TypeError(f"no publisher for {type(inputs).__name__}")
+
+
+@publisher.register
+def _(inputs: PushInputs) -> RegistryPublisher:
+    return RegistryPublisher(client(inputs.registry), _image_signer(inputs.signing))
+
+
+@publisher.register
+def _(inputs: ChartPushInputs) -> ChartPublisher:
+    return ChartPublisher(client(inputs.registry), inputs.epoch, _chart_signer(inputs.signing))
+
+
+@publisher.register
+def _(inputs: ArchiveTarget) -> ArchivePublisher:
+    return ArchivePublisher(inputs.path, inputs.epoch)
+
+
+@publisher.register
+def _(inputs: DaemonTarget) -> DaemonPublisher:
+    return DaemonPublisher(inputs.preloaded, None)
+
+
+def client(access: RegistryAccess) -> registry_stage.Client:
+    """A registry client of decided values (image.verify makes its read-only one from the same)."""
+    return registry_stage.Client(target=access.target, creds=access.creds, ca_cert=access.ca_cert,
+                                 insecure=access.insecure, retries=access.retries, backoff=access.backoff)
+
+
+def _cosign(signing: Signing) -> cosign_tool.Cosign:
+    return cosign_tool.Cosign(cosign_tool.binary(signing.cosign_cache), password=signing.password)
+
+
+def _image_signer(signing: Signing | None) -> Signer | None:
+    """Sign the index and images and attest their provenance (cosign is built on first use, when it signs)."""
+    if signing is None:
+        return None
+    return lambda layout, registry: sign_stage.sign_pushed(_cosign(signing), signing.key_ref, Path(layout), registry)
+
+
+def _chart_signer(signing: Signing | None) -> ChartSigner | None:
+    if signing is None:
+        return None
+    return lambda references, registry: sign_stage.sign_references(_cosign(signing), signing.key_ref, references, registry)

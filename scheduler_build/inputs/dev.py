@@ -1,0 +1,52 @@
+"""The inputs of `dev.run`: the spec (the one spec load), the cluster's kubeconfig and the host build, decided
+and checked before anything is built or started (flows/dev.py runs the loop on them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scheduler_build import kubeclient, settings
+from scheduler_build.build import from_spec
+from scheduler_build.build.pipeline import BuildRequest
+from scheduler_build.cluster import controlplane
+from scheduler_build.errors import UserError
+from scheduler_build.inputs.build import build_request
+from scheduler_build.inputs.cluster import state_dir
+from scheduler_build.inputs.common import load_spec
+from scheduler_build.spec.model import Spec
+
+
+@dataclass(frozen=True)
+class DevInputs:
+    spec: Spec
+    kubeconfig: str
+    workdir: Path  # <cache>/dev/<name>: the config and the schedulers' logs
+    request: BuildRequest  # the host platform's build
+    once: bool  # stop after the first rebuild cycle
+
+
+def kubeconfig_of(c: Any, kubeconfig: str | None, state_dir_flag: str | None) -> str:
+    """--kubeconfig (checked), else the admin kubeconfig of the local control plane of `inv cluster.up`."""
+    if kubeconfig:
+        kubeclient.check_kubeconfig(kubeconfig)
+        return str(kubeconfig)
+    directory = state_dir(c, state_dir_flag)
+    state = controlplane.load_state(directory)
+    if state is None:
+        raise UserError(f"no local control plane in {directory}", "start one with `inv cluster.up`, or pass --kubeconfig")
+    return state.admin_kubeconfig  # the spec's own Lease name: the bootstrap scheduler role may not update it
+
+
+def dev_inputs(c: Any, *, spec: str | None = None, kubeconfig: str | None = None, state_dir_flag: str | None = None,
+               once: bool = False) -> DevInputs:
+    """Every value by the one precedence rule; no spec, or no cluster to run against, is refused here."""
+    loaded = load_spec(c, spec)
+    if loaded is None:
+        raise UserError("dev.run builds a spec's scheduler and none is set", "pass --spec PATH or set spec.path")
+    arch = from_spec.spec_arches(loaded, False)[0]
+    config = c.config if hasattr(c, "config") else c
+    return DevInputs(spec=loaded, kubeconfig=kubeconfig_of(c, kubeconfig, state_dir_flag),
+                     workdir=settings.cache_dir(config) / "dev" / loaded.name,
+                     request=build_request(c, arch=arch, component="kube-scheduler", spec=loaded), once=bool(once))

@@ -1,0 +1,1 @@
+"""One publisher per destination (publish/publisher.py's protocol); flows/publishers.py composes them."""
