@@ -1,7 +1,6 @@
 """bench: side-by-side benchmarks; figures go into BENCHMARKS.md."""
 
 import importlib
-import json as jsonlib
 from pathlib import Path
 
 from invoke import Collection, task
@@ -152,11 +151,13 @@ def startup_bench(c, repeats=15, json=False):
 @task(name="perf", help={
     "spec": f"build spec whose build is measured ({describe('spec.path')})",
     "workloads": "comma-separated upstream workload names of SchedulingBasic, or Case/Workload (default 500Nodes)",
-    "variants": "which of vanilla,vanilla-nobatch,spec,extender (default all four; vanilla is the ratios' baseline)",
+    "variants": "which of vanilla,vanilla-nobatch,spec,debuggable,extender (default all but debuggable; vanilla "
+                "is the ratios' baseline, spec debuggable's)",
     "repeats": "interleaved runs per variant and workload; medians with min and max are reported (default 3)",
-    "json": "also write the figures (every run, the summary) to this JSON file",
+    "json": "write the raw file here instead of bench/results/bench-perf-<time>.json (command, commit, "
+            "machine, load, every run, the summary)",
     "chart": "also write a PNG bar chart (median, min-max) here",
-    "compare": "a previous --json file: fail when a variant's ratio to vanilla fell by more than --threshold",
+    "compare": "a previous --json (or raw) file: fail when a variant's ratio to vanilla fell by more than --threshold",
     "threshold": "with --compare: the fraction a ratio may fall before it is a regression (default 0.1)",
 })
 @user_errors
@@ -184,6 +185,7 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nob
         if not Path(compare).is_file():
             raise UserError(f"--compare {compare}: no such file", "pass a file an earlier `inv bench.perf --json FILE` wrote")
         reference = load_json(Path(compare).read_bytes())
+        reference = reference.get("results", reference) if isinstance(reference, dict) else {}  # a raw file or figures
     loaded = from_spec.load_spec(Path(spec or option(c, "spec.path")))
 
     def measured() -> dict:
@@ -195,9 +197,7 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nob
         return results
 
     results, raw = record.measure("bench.perf", measured)
-    log(f"raw file: {record.write(raw).relative_to(record.REPO)}")
-    if json:
-        write_atomic(Path(json), jsonlib.dumps(results, indent=2) + "\n")
+    log(f"raw file: {record.write(raw, Path(json).resolve() if json else None)}")
     emit(perf_report.markdown(results))
     if reference is not None:
         found = perf_results.regressions(results, reference, threshold)
