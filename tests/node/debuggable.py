@@ -4,7 +4,8 @@ The example spec with `debuggable.enabled` (a copy, for linux/amd64 only: one co
 by image.build (tag `-debug`), loaded into the node's containerd and deployed by `inv deploy`, over
 the example's release Deployment of the same names when it ran before. Then, on the real kubelet,
 an opted-in pod is bound and carries the record `explain` reads; a pod that did not opt in is
-bound too and carries none (the negative control: `explain` says what to deploy).
+bound too and carries none (the negative control: `explain` says what to deploy). The example's
+reference extender filters the pod outside the plugins: its verdict is in the record as well.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from scheduler_build import spec as spec_mod
 from scheduler_build.build import debuggable as debuggable_mod
 from tests.node import scenarios
 
@@ -74,8 +76,12 @@ def deployed_and_explained(kubeconfig: str, state_dir: Path, directory: Path) ->
         assert doc["recorded"] and doc["outcome"] == "bound", doc
         assert doc["chosenNode"] == core.read_namespaced_pod("recorded", NS).spec.node_name == NODE, doc
         assert doc["scheduler"].endswith(f".{debuggable_mod.SUFFIX}"), doc  # the debuggable binary wrote it
+        # The reference extender (filter and prioritize) is called outside the plugins: its filter verdict is
+        # in the record too (one feasible node, so neither plugins nor extenders score).
+        url = spec_mod.reference_extender_url(spec_mod.load(spec))
+        assert [(e["extender"], e["passed"], e["failed"]) for e in doc["extenders"]] == [(url, 1, 0)], doc
         text = _explain(kubeconfig, "recorded").stdout
-        assert f"bound to {NODE}" in text, text
+        assert f"bound to {NODE}" in text and f"extender {url}: filter kept 1, removed 0" in text, text
         print(text)  # shown by pytest -rA
         out = _explain(kubeconfig, "unrecorded")  # negative control: bound, but it did not opt in
         assert out.returncode == 0 and len(out.stdout.strip().splitlines()) == 1 and "--debuggable" in out.stdout, out
