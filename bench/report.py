@@ -6,9 +6,6 @@ machine load hits both. A side with fewer than three runs is marked n=1 or n=2. 
 the raw file's 1-minute load average before and after the bench, and the range over its runs.
 Rows without a raw file are not in the table: bench/rows.json lists them as pending (to be
 re-measured) or they stay in bench/historical.md, printed below the table under its own heading.
-A row times seconds by default (lower is better, a goal is an upper bound on the ratio); a row with
-`"value": "pods_per_second"` takes that field of each run instead (bench.perf's throughput: higher is
-better, a goal is a lower bound).
 """
 
 from __future__ import annotations
@@ -80,21 +77,15 @@ def load_raw(root: Path, name: str) -> dict:
     return raw
 
 
-# value -> (how a figure reads, whether a higher ratio is better)
-VALUES = {"seconds": (_fmt, False), "pods_per_second": (lambda v: f"{v:.1f} pods/s", True)}
-
-
 def row(root: Path, spec: dict) -> str:
     """One table row from the raw file and measure `spec` names."""
     raw = load_raw(root, spec["raw"])
     ours, base = spec.get("ours", "ours"), spec.get("baseline_side", "native")
-    value = spec.get("value", "seconds")
-    if value not in VALUES:
-        raise ReportError(f"{ROWS}: row {spec.get('label', '')!r}: value {value!r} is not one of {', '.join(VALUES)}",
-                          "leave it out (seconds) or name pods_per_second")
-    shown, higher = VALUES[value]
     runs = [r for r in raw["runs"] if r["measure"] == spec["measure"]]
-    by_side = {side: [r[value] for r in runs if r["side"] == side and r.get(value) is not None] for side in (ours, base)}
+    # A throughput row (field "pods_per_second") is higher-is-better: its goal is a floor, not a ceiling.
+    field, higher = spec.get("field", "seconds"), spec.get("field", "seconds") != "seconds"
+    fmt = (lambda v: f"{v:.1f} pods/s") if higher else _fmt
+    by_side = {side: [r[field] for r in runs if r["side"] == side and field in r] for side in (ours, base)}
     for side, values in by_side.items():
         if not values:
             raise ReportError(f"bench/results/{spec['raw']}: no run of side {side!r} for measure {spec['measure']!r}",
@@ -110,7 +101,7 @@ def row(root: Path, spec: dict) -> str:
     met = goal is not None and (ratio >= goal if higher else ratio <= goal)
     verdict = f" (goal {'≥' if higher else '≤'} {goal}: {'met' if met else 'missed'})" if goal is not None else ""
     n_text = few or f"n={min(counts.values())}" + ("" if counts[ours] == counts[base] else f"/{max(counts.values())}")
-    return (f"| {spec['label']} | {shown(med[ours])} | {spec['baseline']}, {shown(med[base])} | {ratio:.2f}{verdict} | "
+    return (f"| {spec['label']} | {fmt(med[ours])} | {spec['baseline']}, {fmt(med[base])} | {ratio:.2f}{verdict} | "
             f"{n_text} | {_load(raw, runs)} | `{raw['command']}` | [{spec['raw']}](bench/results/{spec['raw']}), "
             f"{raw['commit'][:10]}, {_machine(raw)} | {raw['started'][:10]} |")
 
