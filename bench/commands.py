@@ -196,8 +196,9 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nob
             results["chart"] = str(perf_report.chart(results, Path(chart)))
         return results
 
-    results, raw = record.measure("bench.perf", measured)
-    log(f"raw file: {record.write(raw, Path(json).resolve() if json else None)}")
+    target = Path(json).resolve() if json else None
+    results, raw = record.measure("bench.perf", measured, checkpoint=target or True)  # minutes per run: keep each
+    log(f"raw file: {record.write(raw, target)}")
     emit(perf_report.markdown(results))
     if reference is not None:
         found = perf_results.regressions(results, reference, threshold)
