@@ -6,6 +6,7 @@ from invoke import Collection, task
 
 from scheduler_build import settings
 from scheduler_build import spec as spec_mod
+from scheduler_build.build import debuggable
 from scheduler_build.build import pipeline as build_stage
 from scheduler_build.cluster import containerd as containerd_mod
 from scheduler_build.cluster import controlplane as cluster_mod
@@ -133,7 +134,9 @@ def spec_images(c, spec_path: str) -> list[tuple[str, str]]:
     loaded = spec_mod.load(spec_path)
     release = target.kubernetes_release(loaded, None, settings.cache_dir(c.config))
     scheduler = render.image_ref(loaded, release)
-    layout = assemble.layout_dir(Path(option(c, "paths.dist_dir")), loaded.name, release)
+    # A spec with debuggable.enabled is packaged as the debuggable build, beside the release one (docs/explain.md).
+    name = debuggable.dist_name(loaded.name) if loaded.debuggable.enabled else loaded.name
+    layout = assemble.layout_dir(Path(option(c, "paths.dist_dir")), name, release)
     if not (layout / "index.json").is_file():
         raise UserError(f"no image built for {spec_path} under {layout}", f"run `inv image.build --spec {spec_path}` first")
     ImageInfo.of_layout(layout)  # an old, foreign or altered layout is one clear error before the node imports it
