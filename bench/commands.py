@@ -1,7 +1,6 @@
 """bench: side-by-side benchmarks; figures go into BENCHMARKS.md."""
 
 import importlib
-import json as jsonlib
 from pathlib import Path
 
 from invoke import Collection, task
@@ -156,11 +155,13 @@ def startup_bench(c, repeats=15, json=False):
 @task(name="perf", help={
     "spec": flag_help("spec.path", after="; its build is measured"),
     "workloads": "comma-separated upstream workload names of SchedulingBasic, or Case/Workload (default 500Nodes)",
-    "variants": "which of vanilla,vanilla-nobatch,spec,extender (default all four; vanilla is the ratios' baseline)",
+    "variants": "which of vanilla,vanilla-nobatch,spec,debuggable,extender (default all but debuggable; vanilla "
+                "is the ratios' baseline, spec debuggable's)",
     "repeats": "interleaved runs per variant and workload; medians with min and max are reported (default 3)",
-    "json": "also write the figures (every run, the summary) to this JSON file",
+    "json": "write the raw file here instead of bench/results/bench-perf-<time>.json (command, commit, "
+            "machine, load, every run, the summary)",
     "chart": "also write a PNG bar chart (median, min-max) here",
-    "compare": "a previous --json file: fail when a variant's ratio to vanilla fell by more than --threshold",
+    "compare": "a previous --json (or raw) file: fail when a variant's ratio to vanilla fell by more than --threshold",
     "threshold": "with --compare: the fraction a ratio may fall before it is a regression (default 0.1)",
 })
 @user_errors
@@ -188,6 +189,7 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nob
         if not Path(compare).is_file():
             raise UserError(f"--compare {compare}: no such file", "pass a file an earlier `inv bench.perf --json FILE` wrote")
         reference = load_json(Path(compare).read_bytes())
+        reference = reference.get("results", reference) if isinstance(reference, dict) else {}  # a raw file or figures
     loaded = from_spec.load_spec(Path(spec or option(c, "spec.path")))
 
     def measured() -> dict:
@@ -198,10 +200,9 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nob
             results["chart"] = str(perf_report.chart(results, Path(chart)))
         return results
 
-    results, raw = record.measure("bench.perf", measured)
-    log(f"raw file: {record.write(raw).relative_to(record.REPO)}")
-    if json:
-        write_atomic(Path(json), jsonlib.dumps(results, indent=2) + "\n")
+    target = Path(json).resolve() if json else None
+    results, raw = record.measure("bench.perf", measured, checkpoint=target or True)  # minutes per run: keep each
+    log(f"raw file: {record.write(raw, target)}")
     emit(perf_report.markdown(results))
     if reference is not None:
         found = perf_results.regressions(results, reference, threshold)

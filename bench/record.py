@@ -27,12 +27,15 @@ SCHEMA = 1
 
 _runs: list[dict] = []
 _started = time.monotonic()
+_partial: dict = {}  # while a checkpointed bench runs: where its raw file goes and the record's head
 
 
 def run(measure: str, side: str, seconds: float, **extra: Any) -> None:
     """Log one timed run of `side` ("ours", "native", ...) for `measure`; call it right after the run."""
     _runs.append({"measure": measure, "side": side, "seconds": round(float(seconds), 6),
                   "ended_s": round(time.monotonic() - _started, 3), "load1": round(os.getloadavg()[0], 2), **extra})
+    if _partial:  # a long bench stopped half way keeps the runs it made (marked partial)
+        write(dict(_partial["head"], load_after=_load(), runs=list(_runs), results=None, partial=True), _partial["path"])
 
 
 def machine() -> dict:
@@ -75,20 +78,27 @@ def _load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def measure(task: str, fn: Callable[[], Any], argv: list[str] | None = None) -> tuple[Any, dict]:
-    """Call `fn` and return (its results, the raw record around it)."""
+def measure(task: str, fn: Callable[[], Any], argv: list[str] | None = None,
+            checkpoint: Path | bool | None = None) -> tuple[Any, dict]:
+    """Call `fn` and return (its results, the raw record around it).
+
+    checkpoint: rewrite the raw file after every run (True: at its default path), `"partial": true` and
+    no results until `fn` returns, so a bench stopped half way (a deadline, Ctrl-C) keeps its runs."""
     _runs.clear()
     started = datetime.now(timezone.utc)
-    head = commit()  # before the run: the tree may move while a long bench runs
-    before = _load()
+    head = {"schema": SCHEMA, "task": task, "command": command_line(argv if argv is not None else sys.argv),
+            "commit": commit(),  # before the run: the tree may move while a long bench runs
+            "started": started.strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": machine(), "load_before": _load()}
+    _partial.clear()
+    if checkpoint:
+        _partial.update(path=default_path(task, head["started"]) if checkpoint is True else Path(checkpoint), head=head)
     global _started
     _started = time.monotonic()
-    results = fn()
-    return results, {
-        "schema": SCHEMA, "task": task, "command": command_line(argv if argv is not None else sys.argv),
-        "commit": head, "started": started.strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": machine(),
-        "load_before": before, "load_after": _load(), "runs": list(_runs), "results": results,
-    }
+    try:
+        results = fn()
+    finally:
+        _partial.clear()
+    return results, dict(head, load_after=_load(), runs=list(_runs), results=results)
 
 
 def default_path(task: str, when: str) -> Path:

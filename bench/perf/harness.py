@@ -9,10 +9,15 @@ in the builder container with no network, sharing Go's build-cache volume with `
 (same -trimpath, tags and environment), so most packages are already compiled. The test
 binary is kept under <cache>/perf-harness/<inputs key>/: an unchanged spec compiles nothing,
 a plugin edit gives a new key and Go recompiles only what changed.
+
+The debuggable harness (the `debuggable` variant) is the same with the recorder patch after the
+spec's own (build/debuggable.py, as `build --debuggable` applies it) and the recorder switched on
+with the spec's `debuggable` settings in the test's main: other inputs, so a binary of its own key.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import time
@@ -24,6 +29,7 @@ from scheduler_build.engine import connect
 from scheduler_build import gotool, toolchain
 from scheduler_build import platforms
 from scheduler_build.build import builder_image as builder
+from scheduler_build.build import debuggable as debuggable_mod
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.build import plugins as plugins_stage
 from scheduler_build.build import vendor, workspace_image
@@ -32,6 +38,7 @@ from scheduler_build.errors import BuildFailed
 from scheduler_build.progress import alive, log, phase
 from scheduler_build.resolve import versions
 from scheduler_build.spec import Spec
+from scheduler_build.spec.model import Debuggable
 from scheduler_build.templating import render
 
 MODULE = WRAPPER_MODULE + "/perf"
@@ -48,18 +55,24 @@ class Harness:
     plugin_names: tuple[str, ...]  # the spec's out-of-tree plugins (collected in plugin metrics)
     compiled: bool  # False: the cached binary was reused
     compile_seconds: float
+    debuggable: bool = False  # the recorder patched in and on (it takes -sb-record-sizes)
 
     @property
     def misc_dir(self) -> Path:
         return self.module_dir / UPSTREAM_DIR / "misc"
 
 
-def render_workspace(resolution: versions.Resolution, custom: plugins_stage.Customization) -> Workspace:
-    """go.mod (the build's wrapper template: staging and local replaces) and perf_test.go. Pure."""
+def render_workspace(resolution: versions.Resolution, custom: plugins_stage.Customization,
+                     debuggable: Debuggable | None = None) -> Workspace:
+    """go.mod (the build's wrapper template: staging and local replaces) and perf_test.go. Pure.
+
+    debuggable: the recorder's settings, switched on in the test's main (the recorder patch must be
+    among the customization's patches)."""
     context = dict(
         requires=dict(custom.requires), local_replaces=dict(custom.local_replaces), module=MODULE,
         k8s_version=resolution.version, go_version=resolution.go_version, replaces=resolution.replaces,
         component="scheduler_perf", plugins=list(custom.imports), registrations=list(custom.registrations),
+        debuggable=debuggable if debuggable is not None and debuggable.enabled else None,
     )
     files = {"go.mod": render("wrapper/go.mod.j2", **context), "perf_test.go": render("perf/perf_test.go.j2", **context)}
     return Workspace(component="scheduler_perf", package=".", files=files)
@@ -71,23 +84,32 @@ def inputs_key(vendored: vendor.Vendored, overlays: dict[str, Path], image_id: s
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def harness_patches(spec: Spec, cache_dir: Path, debuggable: bool) -> tuple[Path, ...]:
+    """The spec's patch series, and for the debuggable harness the recorder patch last (as build applies it)."""
+    return tuple(spec.patches) + ((debuggable_mod.recorder_patch(cache_dir),) if debuggable else ())
+
+
 def prepare(spec: Spec, cache_dir: Path, gocache_volume: str, builder_image: str = "", pull: bool = True,
-            check: Callable[[Path], object] = lambda module_dir: None) -> Harness:
+            check: Callable[[Path], object] = lambda module_dir: None, debuggable: bool = False) -> Harness:
     """The compiled harness for the spec (cached), and where upstream's workload files are.
 
-    check: called with the Kubernetes tree before the compile (e.g. that the workloads exist)."""
+    check: called with the Kubernetes tree before the compile (e.g. that the workloads exist);
+    debuggable: the recorder patched in and on, with the spec's `debuggable` settings."""
     cache_dir = Path(cache_dir).resolve()
     with phase("resolve", spec.kubernetes_version):
         resolution = versions.resolve(spec.kubernetes_version, cache_dir)
     custom = plugins_stage.Customization()
-    if spec.plugins or spec.patches:
-        with phase("customize", f"{len(spec.plugins)} plugin(s), {len(spec.patches)} patch(es)"):
-            custom = plugins_stage.prepare(resolution, spec.plugins, spec.patches, cache_dir)
+    patches = harness_patches(spec, cache_dir, debuggable)
+    if spec.plugins or patches:
+        with phase("customize", f"{len(spec.plugins)} plugin(s), {len(patches)} patch(es)"
+                   + (", the recorder's last" if debuggable else "")):
+            custom = plugins_stage.prepare(resolution, spec.plugins, patches, cache_dir)
     module_dir = source_dir(resolution.version, custom.local_replaces, cache_dir)
     check(module_dir)
     go = toolchain.choose(resolution.go_version, what=f"Kubernetes {resolution.version}")  # the host's, else the proxy's
     with phase("vendor", "the harness's wrapper test module"):
-        vendored = vendor.prepare(render_workspace(resolution, custom), cache_dir, go=go.go)
+        recorder = dataclasses.replace(spec.debuggable, enabled=True) if debuggable else None
+        vendored = vendor.prepare(render_workspace(resolution, custom, recorder), cache_dir, go=go.go)
     engine = connect()
     chosen = builder.select(engine, resolution.go_version, builder_image, pull, go=go)
     key = inputs_key(vendored, dict(custom.overlays), chosen.image_id)
@@ -95,7 +117,7 @@ def prepare(spec: Spec, cache_dir: Path, gocache_volume: str, builder_image: str
     names = tuple(n for info in custom.plugins_info for n in info.names)
     if (out_dir / BINARY).is_file():
         log(f"    harness {out_dir / BINARY} (cached)")
-        return Harness(out_dir / BINARY, resolution.version, module_dir, names, False, 0.0)
+        return Harness(out_dir / BINARY, resolution.version, module_dir, names, False, 0.0, debuggable)
     out_dir.mkdir(parents=True, exist_ok=True)
     arch = platforms.host_arch()
     job = compile_stage.Job(
@@ -115,7 +137,7 @@ def prepare(spec: Spec, cache_dir: Path, gocache_volume: str, builder_image: str
         raise BuildFailed(f"go test -c of the scheduler_perf harness failed (exit {code}); the compiler output is above")
     seconds = round(time.monotonic() - started, 1)
     log(f"    compiled {out_dir / BINARY} in {seconds}s")
-    return Harness(out_dir / BINARY, resolution.version, module_dir, names, True, seconds)
+    return Harness(out_dir / BINARY, resolution.version, module_dir, names, True, seconds, debuggable)
 
 
 def source_dir(version: str, local_replaces: dict[str, str], cache_dir: Path) -> Path:

@@ -6,16 +6,23 @@ from pathlib import Path
 
 from scheduler_build.spec import Spec
 
-COLORS = {"vanilla": "#4c72b0", "vanilla-nobatch": "#8172b3", "spec": "#55a868", "extender": "#dd8452"}
+COLORS = {"vanilla": "#4c72b0", "vanilla-nobatch": "#8172b3", "spec": "#55a868", "debuggable": "#c44e52",
+          "extender": "#dd8452"}
 
 
-def notes(spec: Spec, labels: dict[str, str]) -> list[str]:
+def notes(spec: Spec, labels: dict[str, str], chosen: tuple[str, ...] | list[str] = ()) -> list[str]:
     """What each variant is, said once with the figures."""
     out = ["vanilla: upstream's default profile, OpportunisticBatching on; vanilla-nobatch: the same with the gate "
            "off (vanilla minus it is what batching is worth); spec: vanilla's profile plus the spec's own plugins only "
            "(its other profiles and settings left out); extender: default profile + the spec's reference extender "
            "(plain HTTP on 127.0.0.1, started by the harness's prepare hook). All run the same harness binary, "
            "patches included; the batching column is what each run's scheduler logged."]
+    if "debuggable" in chosen:
+        d = spec.debuggable
+        out.append("debuggable: spec's configuration run by a harness of its own, compiled with the recorder patch "
+                   f"after the spec's (as `build --debuggable`), recording pods labelled {d.pod_label or '(any: every pod)'} "
+                   f"with topNodes {d.top_nodes}, rejectedNodes {d.rejected_nodes}; its ratio to spec is what recording "
+                   "costs. Annotation bytes: the recorder's keys and values per recorded pod, read after each run")
     if labels:
         out.append("upstream's pods carry no label, so the spec's plugin and the extender pass them through; the "
                    f"*Labelled workload is upstream's first chosen workload with pods labelled {', '.join(sorted(labels))} "
@@ -49,7 +56,8 @@ def markdown(res: dict) -> str:
         lines.append(f"- {label}: upstream's threshold at {res['kubernetes']} is "
                      + (f"{threshold:g} pods/s" if threshold else "none (the workload carries no threshold)")
                      + " (for upstream's CI hardware: the ratio to vanilla is the figure that counts here)")
-    lines += _plugin_lines(res) + _extender_lines(res) + [f"- {n}" for n in res.get("notes", [])]
+    lines += (_plugin_lines(res) + _extender_lines(res) + _debuggable_lines(res)
+              + [f"- {n}" for n in res.get("notes", [])])
     return "\n".join(lines) + "\n"
 
 
@@ -70,6 +78,21 @@ def _extender_lines(res: dict) -> list[str]:
             out.append(f"- {label} extender: scheduled attempts p50 {ext['Perc50']:.2f} ms, p99 {ext['Perc99']:.2f} ms; "
                        f"vanilla's {van['Perc50']:.2f} / {van['Perc99']:.2f} ms (upstream's histogram buckets; the "
                        "extender's filter and prioritize calls are inside each attempt)")
+    return out
+
+
+def _debuggable_lines(res: dict) -> list[str]:
+    """The recorder's cost (debuggable / spec of pods/s medians) and the annotation bytes per recorded pod."""
+    out = []
+    for label, rows in res["summary"].items():
+        row = rows.get("debuggable")
+        if not row or row.get("ratio_to_base") is None:
+            continue
+        size = row.get("annotation_bytes") or {}
+        recorded = (f"; {size['median']:.0f} bytes of annotations per recorded pod (median, max {size['max']}), "
+                    f"{', '.join(map(str, size['recorded_pods']))} pods recorded per run") if size else \
+            "; no pod recorded (none opted in)"
+        out.append(f"- {label} debuggable / spec: {row['ratio_to_base']:.2f} (pods/s medians){recorded}")
     return out
 
 

@@ -21,6 +21,9 @@ ATTEMPT = "scheduler_scheduling_attempt_duration_seconds"
 PLUGIN = "scheduler_plugin_execution_duration_seconds"
 EXTENSION_POINT = "scheduler_framework_extension_point_duration_seconds"
 BASELINE = "vanilla"
+# variant -> the variant its own cost is measured against (`ratio_to_base`): the recorder against the
+# same configuration without it
+OWN_BASE = {"debuggable": "spec"}
 
 
 @dataclass
@@ -100,21 +103,28 @@ def summarize(runs: dict[str, dict[str, list[RunFigures]]], plugin_names: tuple[
     return out
 
 
+def _ratio(row: dict, base: dict | None) -> tuple[float | None, str]:
+    """Of pods/s medians; where a side has no throughput sample (all its pods scheduled within a
+    second), of the scheduling durations instead (same pods: the inverse ratio)."""
+    if base is None:
+        return None, ""
+    mine, theirs = row["pods_per_second"].get("median"), base["pods_per_second"].get("median")
+    if mine and theirs:
+        return round(mine / theirs, 3), "pods/s"
+    mine, theirs = row["duration_s"].get("median"), base["duration_s"].get("median")
+    if mine and theirs:
+        return round(theirs / mine, 3), "duration"
+    return None, ""
+
+
 def _ratios(rows: dict[str, dict]) -> None:
-    """ratio_to_vanilla of pods/s medians; where a side has no throughput sample (all its pods
-    scheduled within a second), of the scheduling durations instead (same pods: the inverse ratio)."""
-    base = rows.get(BASELINE)
-    for row in rows.values():
-        row["ratio_to_vanilla"], row["ratio_basis"] = None, ""
-        if base is None:
-            continue
-        mine, theirs = row["pods_per_second"].get("median"), base["pods_per_second"].get("median")
-        if mine and theirs:
-            row["ratio_to_vanilla"], row["ratio_basis"] = round(mine / theirs, 3), "pods/s"
-            continue
-        mine, theirs = row["duration_s"].get("median"), base["duration_s"].get("median")
-        if mine and theirs:
-            row["ratio_to_vanilla"], row["ratio_basis"] = round(theirs / mine, 3), "duration"
+    """ratio_to_vanilla of every row; ratio_to_base (and its base) of a variant OWN_BASE names."""
+    for variant, row in rows.items():
+        row["ratio_to_vanilla"], row["ratio_basis"] = _ratio(row, rows.get(BASELINE))
+        base = OWN_BASE.get(variant)
+        if base in rows:
+            row["ratio_to_base"], _ = _ratio(row, rows[base])
+            row["base"] = base
 
 
 def regressions(current: dict, reference: dict, threshold: float) -> list[str]:

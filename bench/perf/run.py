@@ -5,7 +5,9 @@ directory under <cache>/perf-runs/<stamp>/ (the harness's log, JSON, derived fil
 at the target's pinned version first on PATH (etcd.py) and the working directory upstream's
 misc/ in the module, so upstream's performance-config.yaml and templates are read in place.
 Repeats are interleaved (vanilla, spec, extender, vanilla, ...) so a load change on the
-machine spreads over the variants instead of landing on one.
+machine spreads over the variants instead of landing on one. The debuggable variant runs its own
+harness binary (harness.py); every other variant runs the same one. Each run is also logged in the
+raw file (bench/record.py: measure = workload, side = variant, seconds = its scheduling duration).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 import platform
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,7 +32,7 @@ from scheduler_build.config.render import dump
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase
 from scheduler_build.resolve import vocabulary
-from scheduler_build.safeyaml import load_yaml
+from scheduler_build.safeyaml import load_json, load_yaml
 from scheduler_build.spec import Spec
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,7 +48,8 @@ def _extender_args(port: int) -> list[str]:
 
 def harness_argv(h: harness.Harness, w: variants.Workload, work: Path, config: Path, scheduler_config: Path | None,
                  plugin_names: tuple[str, ...], prepare: list[str] | None, ready_url: str) -> list[str]:
-    """One run's command line (pure). An empty label filter: upstream's 500Nodes carries no label."""
+    """One run's command line (pure). An empty label filter: upstream's 500Nodes carries no label.
+    The debuggable harness also writes the recorded pods' annotation sizes (record_sizes)."""
     argv = [str(h.binary), "-test.run=^$", f"-test.bench={w.bench_pattern()}", "-test.benchtime=1ns",
             "-perf-scheduling-label-filter=", f"-data-items-dir={work}", f"-sb-work-dir={work}", f"-sb-config={config}"]
     if scheduler_config is not None:
@@ -54,7 +58,23 @@ def harness_argv(h: harness.Harness, w: variants.Workload, work: Path, config: P
         argv.append(f"-sb-plugin-names={json.dumps(list(plugin_names))}")
     if prepare:
         argv += [f"-sb-prepare={json.dumps(prepare)}", f"-sb-ready-url={ready_url}"]
+    if h.debuggable:
+        argv.append(f"-sb-record-sizes={work / RECORD_SIZES}")
     return argv
+
+
+RECORD_SIZES = "record-sizes.json"
+
+
+def record_sizes(path: Path) -> dict:
+    """The debuggable harness's annotation sizes (bytes of the recorder's keys and values per recorded pod):
+    how many pods it recorded of how many, median and max; empty when the file is missing (pure but the read)."""
+    if not path.is_file():
+        return {}
+    data = load_json(path.read_bytes())
+    sizes = [int(x) for x in data.get("recorded_bytes") or []]
+    return {"pods": int(data.get("pods", 0)), "recorded_pods": len(sizes),
+            "annotation_bytes_median": statistics.median(sizes) if sizes else 0, "annotation_bytes_max": max(sizes, default=0)}
 
 
 def source_root(h: harness.Harness, root: Path) -> dict[str, str]:
@@ -86,8 +106,9 @@ def batching_state(log_text: str, gate: bool | None, why_none: str = "no such ga
 
 
 def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, variant: str, work: Path,
-         config: Path, has_gate: bool) -> tuple[results.RunFigures, str]:
-    """Run the harness once for one workload and variant; its figures from the JSON it wrote, its batching state.
+         config: Path, has_gate: bool) -> tuple[results.RunFigures, str, dict]:
+    """Run the harness once for one workload and variant; its figures from the JSON it wrote, its batching
+    state, and what the debuggable harness recorded (record_sizes).
 
     Every variant names the gate (v1.36's harness turns it off otherwise). A workload that makes the harness
     emulate an older release (v1.36's SchedulerQueueingHints: false emulates 1.33) cannot have it: the harness
@@ -110,10 +131,10 @@ def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
 
 
 def _run(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, variant: str, work: Path,
-         config: Path, gate: bool | None, why_none: str = "") -> tuple[results.RunFigures, str]:
+         config: Path, gate: bool | None, why_none: str = "") -> tuple[results.RunFigures, str, dict]:
     work.mkdir(parents=True, exist_ok=True)
     scheduler_config, prepare, ready = None, None, ""
-    if variant == "spec":
+    if variant in ("spec", variants.DEBUGGABLE):  # the same configuration: only the harness differs
         scheduler_config = work / "scheduler-config.yaml"
         scheduler_config.write_text(dump(variants.spec_config(spec)))
     elif variant == "extender":
@@ -137,7 +158,7 @@ def _run(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
     if below:
         log(f"    below upstream's threshold for {w.label} (upstream's CI hardware): the figures are kept")
     state = batching_state((work / "harness.log").read_text(errors="replace"), gate, why_none)
-    return results.parse_file(found[-1]), state
+    return results.parse_file(found[-1]), state, record_sizes(work / RECORD_SIZES)
 
 
 def _run_harness(argv: list[str], cwd: Path, env: dict[str, str], out, what: str, log_path: Path) -> int:
@@ -217,6 +238,55 @@ def _uptime() -> str:
         return ""
 
 
+def _with_labelled(h: harness.Harness, workloads: list[variants.Workload], labels: dict[str, str], root: Path,
+                   thresholds: dict) -> tuple[list[variants.Workload], dict[str, Path]]:
+    """The workloads (plus the opt-in copy of the first when there are labels to set) and each one's file."""
+    configs = {w.label: variants.misc_config(h.module_dir) for w in workloads}
+    if labels and not any(w.case.endswith(variants.LABELLED) for w in workloads):
+        extra = variants.labelled(workloads[0])
+        configs[extra.label] = _labelled_config(h, workloads[0], labels, root / "labelled")
+        thresholds[extra.label] = None
+        log(f"    added {extra.label}: {workloads[0].label} with pods labelled {', '.join(sorted(labels))}, "
+            "so the spec's plugin, the extender and the recorder act on them")
+        workloads = [*workloads, extra]
+    return workloads, configs
+
+
+def _cells(harnesses: dict[str, harness.Harness], etcd_bin: Path, spec: Spec, workloads: list[variants.Workload],
+           chosen: list[str], repeats: int, root: Path, configs: dict[str, Path], has_gate: bool) -> dict:
+    """Every (repeat, workload, variant) run interleaved; per workload and variant: figures, states, sizes."""
+    cells: dict[str, dict[str, dict[str, list]]] = {
+        w.label: {v: {"figures": [], "states": [], "sizes": []} for v in chosen} for w in workloads}
+    for rep in range(repeats):
+        for w in workloads:
+            for variant in chosen:
+                with phase("run", f"{w.label} {variant} ({rep + 1}/{repeats})"):
+                    figures, state, sizes = _one(harnesses[variant], etcd_bin, spec, w, variant,
+                                                 root / f"{w.label.replace('/', '_')}-{variant}-{rep + 1}",
+                                                 configs[w.label], has_gate)
+                    cell = cells[w.label][variant]
+                    cell["figures"].append(figures)
+                    cell["states"].append(state)
+                    cell["sizes"].append(sizes)
+                    pods = figures.throughput.get("Average", 0.0)
+                    record.run(w.label, variant, figures.duration_s, pods_per_second=round(pods, 3), batching=state,
+                               repeat=rep + 1, **sizes)
+                    recorded = (f", {sizes['recorded_pods']} pods recorded, {sizes['annotation_bytes_median']:.0f} "
+                                "bytes of annotations per pod (median)") if sizes else ""
+                    log(f"    {pods:.1f} pods/s, scheduling {figures.duration_s:.1f}s, batching {state}{recorded}")
+    return cells
+
+
+def _annotation_bytes(sizes: list[dict]) -> dict:
+    """Over a cell's runs: recorded pods per run, and the median (of the runs' medians) and max bytes per pod."""
+    sizes = [s for s in sizes if s]
+    if not sizes:
+        return {}
+    return {"recorded_pods": [s["recorded_pods"] for s in sizes], "pods": [s["pods"] for s in sizes],
+            "median": statistics.median(s["annotation_bytes_median"] for s in sizes),
+            "max": max(s["annotation_bytes_max"] for s in sizes)}
+
+
 def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repeats: int, cache_dir: Path,
         gocache_volume: str, builder_image: str = "", pull: bool = True) -> dict:
     """Compile (cached), build etcd (cached), run every cell `repeats` times interleaved; the result dict."""
@@ -225,46 +295,34 @@ def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repea
         return variants.check_known(workloads, config_file.read_text(), str(config_file))
 
     h = harness.prepare(spec, cache_dir, gocache_volume, builder_image, pull, check=known)
+    harnesses = {v: h for v in chosen}
+    if variants.DEBUGGABLE in chosen:
+        harnesses[variants.DEBUGGABLE] = harness.prepare(spec, cache_dir, gocache_volume, builder_image, pull,
+                                                         debuggable=True)
     thresholds = known(h.module_dir)
     with phase("etcd", "at the version hack/lib/etcd.sh pins"):
         etcd_bin = etcd.binary(h.module_dir, cache_dir)
     root = Path(cache_dir) / "perf-runs" / time.strftime("%Y%m%dT%H%M%S")
-    configs = {w.label: variants.misc_config(h.module_dir) for w in workloads}
-    labels = variants.pod_labels(spec)
-    if labels and not any(w.case.endswith(variants.LABELLED) for w in workloads):
-        extra = variants.labelled(workloads[0])
-        configs[extra.label] = _labelled_config(h, workloads[0], labels, root / "labelled")
-        workloads = [*workloads, extra]
-        thresholds[extra.label] = None
-        log(f"    added {extra.label}: {workloads[0].label} with pods labelled {', '.join(sorted(labels))}, "
-            "so the spec's plugin and the extender act on them")
+    labels = variants.pod_labels(spec, recorded=variants.DEBUGGABLE in chosen)
+    workloads, configs = _with_labelled(h, workloads, labels, root, thresholds)
     has_gate = variants.GATE in vocabulary.feature_gates(h.kubernetes, cache_dir)
     before = machine()
-    runs: dict[str, dict[str, list[results.RunFigures]]] = {w.label: {v: [] for v in chosen} for w in workloads}
-    states: dict[str, dict[str, list[str]]] = {w.label: {v: [] for v in chosen} for w in workloads}
-    for rep in range(repeats):
-        for w in workloads:
-            for variant in chosen:
-                with phase("run", f"{w.label} {variant} ({rep + 1}/{repeats})"):
-                    figures, state = _one(h, etcd_bin, spec, w, variant,
-                                          root / f"{w.label.replace('/', '_')}-{variant}-{rep + 1}", configs[w.label],
-                                          has_gate)
-                    runs[w.label][variant].append(figures)
-                    states[w.label][variant].append(state)
-                    record.run(w.label, variant, figures.duration_s,
-                               pods_per_second=round(figures.throughput.get("Average", 0.0), 3), batching=state)
-                    log(f"    {figures.throughput.get('Average', 0.0):.1f} pods/s, scheduling {figures.duration_s:.1f}s, "
-                        f"batching {state}")
-    summary = results.summarize(runs, h.plugin_names)
-    for label, cells in states.items():
-        for variant, seen in cells.items():
-            summary[label][variant]["batching"] = "; ".join(dict.fromkeys(seen))
+    cells = _cells(harnesses, etcd_bin, spec, workloads, chosen, repeats, root, configs, has_gate)
+    summary = results.summarize({lb: {v: c["figures"] for v, c in row.items()} for lb, row in cells.items()},
+                                h.plugin_names)
+    for label, row in cells.items():
+        for variant, cell in row.items():
+            summary[label][variant]["batching"] = "; ".join(dict.fromkeys(cell["states"]))
+            if any(cell["sizes"]):
+                summary[label][variant]["annotation_bytes"] = _annotation_bytes(cell["sizes"])
     return {
         "spec": str(spec.path), "kubernetes": h.kubernetes, "variants": chosen, "repeats": repeats,
         "workloads": [w.label for w in workloads], "thresholds": thresholds, "plugin_names": list(h.plugin_names),
         "harness": {"binary": str(h.binary), "compiled": h.compiled, "compile_seconds": h.compile_seconds},
+        "harnesses": {v: {"binary": str(x.binary), "compiled": x.compiled, "compile_seconds": x.compile_seconds}
+                      for v, x in harnesses.items()},
         "runs_dir": str(root), "machine_before": before, "machine_after": machine(),
-        "notes": report.notes(spec, labels),
+        "notes": report.notes(spec, labels, chosen),
         "summary": summary,
-        "runs": {label: {v: [results.figures_dict(f) for f in rs] for v, rs in cells.items()} for label, cells in runs.items()},
+        "runs": {lb: {v: [results.figures_dict(f) for f in c["figures"]] for v, c in row.items()} for lb, row in cells.items()},
     }

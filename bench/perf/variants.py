@@ -9,6 +9,9 @@
   own plugins only: each plugin set and pluginConfig entry of the spec's profiles that names one
   of the spec's out-of-tree plugins. Nothing else of the spec (its other profiles, other plugin
   changes, global settings, extenders) comes along, so the difference to vanilla is the plugins';
+- debuggable: spec's configuration exactly, run by the debuggable harness (the recorder patched
+  in and on, with the spec's `debuggable` settings), so debuggable/spec is what recording costs;
+  not in the default list (a harness of its own to compile);
 - extender: upstream's default profile plus the spec's reference-extender entry, pointing
   at the extender the prepare hook starts on 127.0.0.1 (plain HTTP: the harness runs in one
   machine, so the mutual TLS of a deployment is left out).
@@ -27,7 +30,8 @@ from scheduler_build.extender.policy import UnderlayIPPolicy
 from scheduler_build.safeyaml import load_yaml
 from scheduler_build.spec import Spec
 
-VARIANTS = ("vanilla", "vanilla-nobatch", "spec", "extender")
+VARIANTS = ("vanilla", "vanilla-nobatch", "spec", "debuggable", "extender")
+DEBUGGABLE = "debuggable"
 NOBATCH = "vanilla-nobatch"
 GATE = "OpportunisticBatching"
 LABELLED = "Labelled"  # suffix of the opt-in copy of a test case: SchedulingBasicLabelled
@@ -137,12 +141,15 @@ def misc_config(module_dir: Path) -> Path:
     return Path(module_dir) / "test/integration/scheduler_perf/misc/performance-config.yaml"
 
 
-def pod_labels(spec: Spec) -> dict[str, str]:
+def pod_labels(spec: Spec, recorded: bool = False) -> dict[str, str]:
     """The labels that make the spec's plugins and the reference extender act on a pod.
 
     A plugin's `podLabel` argument (the example's convention: UnderlayIPLimit counts only pods
-    carrying it) and the reference extender's underlay-IP label; empty when no plugin takes one."""
+    carrying it) and the reference extender's underlay-IP label; empty when no plugin takes one.
+    recorded (the debuggable variant runs): also the spec's `debuggable.podLabel`, the recorder's opt-in."""
     labels = {}
+    if recorded and spec.debuggable.pod_label:
+        labels[spec.debuggable.pod_label] = "true"
     for profile in spec.profiles:
         for entry in profile.get("pluginConfig") or []:
             label = (entry.get("args") or {}).get("podLabel")

@@ -7,7 +7,9 @@ SignPlugin...), which Go cannot compose at run time. The target's own framework 
 each extension point's plugin list after building it (`setInstrumentedPlugins`, for metrics);
 the recorder adds one call beside that one and one new file in the same package, so every
 plugin the profiles enable (in-tree, out-of-tree, patched) is recorded under its own name,
-with no list of names here. Both are applied as a patch after the spec's own series.
+with no list of names here. Extenders are called outside the framework, so a second hook wraps
+the extenders scheduler.New built (their filter verdicts and scores join the record). All of it is
+applied as a patch after the spec's own series.
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ RECORDER_FILE = f"{RUNTIME_DIR}/zz_scheduler_build_recorder.go"
 SUFFIX = "debug"  # appended to the stamped version: v1.36.3-acme.1.debug
 LABEL = "scheduler-build.io/debuggable"  # on the image and the manifests
 
-# The hook: the line the framework ends NewFramework with, and the call added after it.
+SCHEDULER_FILE = "pkg/scheduler/scheduler.go"
+
+# The hooks: the line the framework ends NewFramework with, and the call added after it; and the
+# extenders scheduler.New built (called outside the framework, schedule_one.go), wrapped as built.
 _HOOK = """\
 --- a/{runtime}/framework.go
 +++ b/{runtime}/framework.go
@@ -33,6 +38,14 @@ _HOOK = """\
  	f.setInstrumentedPlugins()
 +	f.setRecordedPlugins()
  	return f, nil
+--- a/{scheduler}
++++ b/{scheduler}
+@@ -309,4 +309,5 @@
+ 	extenders, err := buildExtenders(logger, options.extenders, options.profiles)
+ 	if err != nil {
+ 		return nil, fmt.Errorf("couldn't build extenders: %w", err)
+ 	}
++	extenders = frameworkruntime.RecordedExtenders(extenders)
 """
 
 
@@ -46,7 +59,7 @@ def patch_text() -> str:
     lines = source.splitlines(keepends=True)
     added = "".join("+" + line for line in lines)
     new_file = (f"--- /dev/null\n+++ b/{RECORDER_FILE}\n@@ -0,0 +1,{len(lines)} @@\n{added}")
-    return _HOOK.format(runtime=RUNTIME_DIR) + new_file
+    return _HOOK.replace("{runtime}", RUNTIME_DIR).replace("{scheduler}", SCHEDULER_FILE) + new_file
 
 
 def recorder_patch(cache_root: Path) -> Path:

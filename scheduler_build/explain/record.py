@@ -127,6 +127,23 @@ def _rejections(record: dict, filtered: list[dict]) -> list[dict]:
     return sorted(groups.values(), key=lambda g: (-g["count"], g["plugin"], g["reason"]))
 
 
+EXTENDER = "extender "  # the recorder's name for an extender among the plugins
+
+
+def _extenders(record: dict) -> list[dict]:
+    """Each extender the attempt called: filter counts, scored nodes, weight, error (the record's `extenders`)."""
+    found = record.get("extenders")
+    out = []
+    for key, value in list(found.items())[:MAX_NODES] if isinstance(found, dict) else []:
+        if isinstance(value, dict):
+            name = _text(key)
+            out.append({"extender": name[len(EXTENDER):] if name.startswith(EXTENDER) else name,
+                        "passed": _int(value.get("passed")), "failed": _int(value.get("failed")),
+                        "scored": _int(value.get("scored")), "weight": _int(value.get("weight")),
+                        "error": _text(value.get("error") or "")})
+    return sorted(out, key=lambda e: e["extender"])
+
+
 def explain(pod: Any, top: int = 3) -> dict:
     """The explain document for one pod (docs/explain.schema.json)."""
     pod = pod if isinstance(pod, dict) else {}
@@ -160,6 +177,7 @@ def explain(pod: Any, top: int = 3) -> dict:
         "postFilter": {_text(k): _text(v) for k, v in (record.get("postFilter") or {}).items()}
         if isinstance(record.get("postFilter"), dict) else {},
         "nominatedNode": _text(record.get("nominatedNode")) if record.get("nominatedNode") else None,
+        "extenders": _extenders(record),
     })
     for key, name in _STATUS_KEYS.items():
         doc[name] = reader.flat(SIMULATOR + key)

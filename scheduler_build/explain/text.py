@@ -48,6 +48,20 @@ def _named(group: dict) -> str:
     return f" ({', '.join(group['nodes'])})" if group["nodes"] else ""
 
 
+def _extender_lines(doc: dict) -> list[str]:
+    lines = []
+    for e in doc.get("extenders", []):
+        said = []
+        if e["passed"] is not None:
+            said.append(f"filter kept {e['passed']}, removed {e['failed'] or 0}")
+        if e["scored"] is not None:
+            said.append(f"scored {e['scored']} (weight {e['weight']})")
+        if e["error"]:
+            said.append(f"error: {e['error']}")
+        lines.append(f"extender {e['extender']}: {'; '.join(said) or 'called'}")
+    return lines
+
+
 def render(doc: dict) -> str:
     """Several lines; a pod with no record gets one line saying what to deploy."""
     if not doc["recorded"]:
@@ -75,6 +89,7 @@ def render(doc: dict) -> str:
             lines.append("postfilter: " + "; ".join(f"{k}: {v}" for k, v in sorted(doc["postFilter"].items())))
         if doc["nominatedNode"]:
             lines.append(f"  preemption nominated {doc['nominatedNode']}")
+    lines += _extender_lines(doc)
     for w in doc["warnings"]:
         lines.append(f"warning: {w}")
     return "\n".join(lines)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_build import settings
+from scheduler_build.build import debuggable
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.cluster import node as node_mod
 from scheduler_build.cluster import registries as registries_mod
@@ -97,7 +98,9 @@ def spec_images(c: Any, spec: str) -> list[tuple[str, str]]:
     loaded = load_spec(c, spec)
     assert loaded is not None  # an explicit --spec is loaded or refused
     release = target.kubernetes_release(loaded, None, _cache(c))
-    layout = assemble.layout_dir(Path(option(c, "paths.dist_dir")), loaded.name, release)
+    # A spec with debuggable.enabled is packaged as the debuggable build, beside the release one (docs/explain.md).
+    name = debuggable.dist_name(loaded.name) if loaded.debuggable.enabled else loaded.name
+    layout = assemble.layout_dir(Path(option(c, "paths.dist_dir")), name, release)
     if not (layout / "index.json").is_file():
         raise UserError(f"no image built for {spec} under {layout}", f"run `inv image.build --spec {spec}` first")
     ImageInfo.of_layout(layout)  # an old, foreign or altered layout is one clear error before the node imports it

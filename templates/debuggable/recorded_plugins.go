@@ -10,6 +10,13 @@ What a cycle records lives in its CycleState (one record per scheduling attempt)
 record rides on the Binding (the API server copies a Binding's annotations onto the pod, in the
 same call); an unschedulable pod's is one merge patch of pods/status after PostFilter (the
 scheduler's role allows it), skipped when unchanged.
+
+Extenders are called by the scheduler outside the framework (findNodesThatPassExtenders,
+prioritizeNodes, extendersBinding) with no CycleState, so RecordedExtenders (called by
+scheduler.New on the extenders it built: the patch's second hunk) wraps each one and finds the
+attempt's record by the pod's UID: its filter verdicts join the per-node rejections and its
+scores the per-node scores (named "extender <name>", weighted as prioritizeNodes weighs them),
+and a binder extender's successful Bind writes the record in one patch.
 */
 
 package runtime
@@ -30,6 +37,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/component-base/version"
 	"k8s.io/klog/v2"
+	extenderv1 "k8s.io/kube-scheduler/extender/v1"
 	fwk "k8s.io/kube-scheduler/framework"
 )
 
@@ -37,10 +45,11 @@ import (
 const (
 	simulatorPrefix = "kube-scheduler-simulator.sigs.k8s.io/"
 	// DebugRecordAnnotation holds what the simulator's keys have no room for (format 1, docs/explain.md).
-	DebugRecordAnnotation = "scheduler-build.io/debug-record"
+	DebugRecordAnnotation              = "scheduler-build.io/debug-record"
 	recorderStateKey      fwk.StateKey = "scheduler-build.io/recorder"
 	passed                             = "passed"
 	success                            = "success"
+	extenderPrefix                     = "extender " // an extender's name among the plugins' in the record
 )
 
 // RecorderConfig is set by a debuggable build's main before the command runs.
@@ -56,8 +65,16 @@ var DebugRecorder RecorderConfig
 
 type rejection struct{ plugin, reason string }
 
+type extenderVerdict struct {
+	name           string // the extender's own Name(): the simulator's key
+	passed, failed int
+	err            string
+}
+
 type podRecord struct {
 	mu              sync.Mutex
+	f               *frameworkImpl // the profile's framework: an extender binder writes the record through it
+	uid             types.UID
 	frozen          bool // PostFilter started: preemption's dry runs call Filter again
 	preFilterStatus map[string]string
 	preFilterResult map[string][]string
@@ -73,6 +90,9 @@ type podRecord struct {
 	permitTimeout   map[string]string
 	preBind         map[string]string
 	selected        string
+	extFilter       map[string]extenderVerdict             // "extender <name>" -> its filter call
+	extScores       map[string]extenderv1.HostPriorityList // "extender <name>" -> its raw scores
+	extWeight       map[string]int64                       // "extender <name>" -> weight x MaxNodeScore/MaxExtenderPriority
 }
 
 // Clone shares the record: a clone (preemption's dry run) belongs to the same attempt.
@@ -83,8 +103,19 @@ func newPodRecord() *podRecord {
 		preFilterStatus: map[string]string{}, preFilterResult: map[string][]string{}, rejected: map[string]rejection{},
 		postFilter: map[string]string{}, preScore: map[string]string{}, raw: map[string]fwk.NodeScoreList{},
 		normalized: map[string]fwk.NodeScoreList{}, reserve: map[string]string{}, permit: map[string]string{},
-		permitTimeout: map[string]string{}, preBind: map[string]string{},
+		permitTimeout: map[string]string{}, preBind: map[string]string{}, extFilter: map[string]extenderVerdict{},
+		extScores: map[string]extenderv1.HostPriorityList{}, extWeight: map[string]int64{},
 	}
+}
+
+// activeRecords: pod UID -> the record of its current attempt, for the extenders (no CycleState).
+var activeRecords sync.Map
+
+func activeRecord(uid types.UID) *podRecord {
+	if value, ok := activeRecords.Load(uid); ok {
+		return value.(*podRecord)
+	}
+	return nil
 }
 
 func readRecord(state fwk.CycleState) *podRecord {
@@ -122,7 +153,7 @@ func (f *frameworkImpl) setRecordedPlugins() {
 		return
 	}
 	for i := range f.preFilterPlugins {
-		f.preFilterPlugins[i] = &recordedPreFilter{PreFilterPlugin: f.preFilterPlugins[i], first: i == 0}
+		f.preFilterPlugins[i] = &recordedPreFilter{PreFilterPlugin: f.preFilterPlugins[i], first: i == 0, f: f}
 	}
 	for i := range f.filterPlugins {
 		f.filterPlugins[i] = &recordedFilter{FilterPlugin: f.filterPlugins[i]}
@@ -186,11 +217,15 @@ func (p *recordingPods) Bind(ctx context.Context, binding *v1.Binding, opts meta
 type recordedPreFilter struct {
 	fwk.PreFilterPlugin
 	first bool
+	f     *frameworkImpl
 }
 
 func (p *recordedPreFilter) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	if p.first && wanted(pod) {
-		state.Write(recorderStateKey, newPodRecord())
+		r := newPodRecord()
+		r.f, r.uid = p.f, pod.UID
+		state.Write(recorderStateKey, r)
+		activeRecords.Store(pod.UID, r)
 	}
 	result, status := p.PreFilterPlugin.PreFilter(ctx, state, pod, nodes)
 	if r := readRecord(state); r != nil {
@@ -419,12 +454,19 @@ type nodeTotal struct {
 func (f *frameworkImpl) annotations(r *podRecord, node, outcome string, bind map[string]string) map[string]string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	activeRecords.Delete(r.uid) // the attempt is over: its record is rendered
 	weights := map[string]int{}
 	totals := map[string]int64{}
 	for plugin, list := range r.normalized {
 		weights[plugin] = f.scorePluginWeight[plugin]
 		for _, s := range list {
 			totals[s.Name] += s.Score * int64(f.scorePluginWeight[plugin])
+		}
+	}
+	for key, list := range r.extScores { // as prioritizeNodes adds them to the plugins' total
+		weights[key] = int(r.extWeight[key])
+		for _, hp := range list {
+			totals[hp.Host] += hp.Score * r.extWeight[key]
 		}
 	}
 	ranked := make([]nodeTotal, 0, len(totals))
@@ -465,6 +507,7 @@ func (f *frameworkImpl) annotations(r *podRecord, node, outcome string, bind map
 			}
 		}
 	}
+	extFilter, extPrioritize, extenders := r.extenderResults(top, score, final)
 	postFilter := map[string]map[string]string{}
 	if r.nominated != "" {
 		postFilter[r.nominated] = map[string]string{r.nominatedBy: "nominated"}
@@ -475,6 +518,9 @@ func (f *frameworkImpl) annotations(r *podRecord, node, outcome string, bind map
 		"rejectedNodes": len(r.rejected), "namedRejectedNodes": named, "rejections": rejections,
 		"weights": weights, "topNodes": topList, "postFilter": r.postFilter, "nominatedNode": r.nominated,
 		"topNodesLimit": DebugRecorder.TopNodes, "rejectedNodesLimit": DebugRecorder.RejectedNodes,
+	}
+	if len(extenders) > 0 {
+		record["extenders"] = extenders
 	}
 	out := map[string]string{}
 	put := func(key string, v any) {
@@ -494,6 +540,10 @@ func (f *frameworkImpl) annotations(r *podRecord, node, outcome string, bind map
 	put(simulatorPrefix+"prebind-result", r.preBind)
 	put(simulatorPrefix+"bind-result", bind)
 	out[simulatorPrefix+"selected-node"] = node
+	if len(extenders) > 0 {
+		put(simulatorPrefix+"extender-filter-result", extFilter)
+		put(simulatorPrefix+"extender-prioritize-result", extPrioritize)
+	}
 	put(DebugRecordAnnotation, record)
 	return out
 }
@@ -506,6 +556,9 @@ func (f *frameworkImpl) filterResult(r *podRecord, top map[string]bool) (map[str
 		filter[n] = map[string]string{}
 		for _, pl := range f.filterPlugins {
 			filter[n][pl.Name()] = passed
+		}
+		for key := range r.extFilter {
+			filter[n][key] = passed
 		}
 	}
 	nodes := make([]string, 0, len(r.rejected))
@@ -536,4 +589,110 @@ func (f *frameworkImpl) filterResult(r *podRecord, top map[string]bool) (map[str
 		return strings.Compare(a["plugin"].(string)+a["reason"].(string), b["plugin"].(string)+b["reason"].(string)) < 0
 	})
 	return filter, rejections, named
+}
+
+// extenderResults adds the extenders' scores of the top nodes to score and final, and returns the
+// simulator's extender-filter-result (each extender's named rejections and error) and
+// extender-prioritize-result (its raw scores of the top nodes), and the record's per-extender counts.
+func (r *podRecord) extenderResults(top map[string]bool, score, final map[string]map[string]string) (map[string]any, map[string]extenderv1.HostPriorityList, map[string]any) {
+	filterOut, prioritizeOut, counts := map[string]any{}, map[string]extenderv1.HostPriorityList{}, map[string]any{}
+	for key, list := range r.extScores {
+		name := strings.TrimPrefix(key, extenderPrefix)
+		prioritizeOut[name] = extenderv1.HostPriorityList{}
+		for _, hp := range list {
+			if !top[hp.Host] {
+				continue
+			}
+			if score[hp.Host] == nil {
+				score[hp.Host], final[hp.Host] = map[string]string{}, map[string]string{}
+			}
+			score[hp.Host][key] = strconv.FormatInt(hp.Score, 10)
+			final[hp.Host][key] = strconv.FormatInt(hp.Score*r.extWeight[key], 10)
+			prioritizeOut[name] = append(prioritizeOut[name], hp)
+		}
+		counts[key] = map[string]any{"scored": len(list), "weight": r.extWeight[key]}
+	}
+	for key, v := range r.extFilter {
+		failed := map[string]string{}
+		for node, rej := range r.rejected {
+			if rej.plugin == key && len(failed) < DebugRecorder.RejectedNodes {
+				failed[node] = rej.reason
+			}
+		}
+		filterOut[v.name] = map[string]any{"FailedNodes": failed, "Error": v.err}
+		entry, _ := counts[key].(map[string]any)
+		if entry == nil {
+			entry = map[string]any{}
+		}
+		entry["passed"], entry["failed"], entry["error"] = v.passed, v.failed, v.err
+		counts[key] = entry
+	}
+	return filterOut, prioritizeOut, counts
+}
+
+// RecordedExtenders wraps each extender for the recorder (scheduler.New calls it on the extenders
+// it built); with the recorder off it returns them as they are.
+func RecordedExtenders(extenders []fwk.Extender) []fwk.Extender {
+	if !DebugRecorder.Enabled {
+		return extenders
+	}
+	out := make([]fwk.Extender, len(extenders))
+	for i, e := range extenders {
+		out[i] = &recordedExtender{Extender: e, key: extenderPrefix + e.Name()}
+	}
+	return out
+}
+
+// recordedExtender embeds the extender, so every method the target's interface has is its own.
+type recordedExtender struct {
+	fwk.Extender
+	key string
+}
+
+func (e *recordedExtender) Filter(pod *v1.Pod, nodes []fwk.NodeInfo) ([]fwk.NodeInfo, extenderv1.FailedNodesMap, extenderv1.FailedNodesMap, error) {
+	feasible, failed, unresolvable, err := e.Extender.Filter(pod, nodes)
+	if r := activeRecord(pod.UID); r != nil {
+		v := extenderVerdict{name: e.Name(), passed: len(feasible), failed: len(failed) + len(unresolvable)}
+		if err != nil {
+			v.err = err.Error()
+		}
+		r.mu.Lock()
+		r.extFilter[e.key] = v
+		for node, msg := range failed {
+			r.rejected[node] = rejection{plugin: e.key, reason: extenderReason(msg)}
+		}
+		for node, msg := range unresolvable { // takes precedence, as findNodesThatPassExtenders gives it
+			r.rejected[node] = rejection{plugin: e.key, reason: extenderReason(msg)}
+		}
+		r.mu.Unlock()
+	}
+	return feasible, failed, unresolvable, err
+}
+
+func extenderReason(msg string) string {
+	if msg == "" {
+		return "rejected by the extender"
+	}
+	return msg
+}
+
+func (e *recordedExtender) Prioritize(pod *v1.Pod, nodes []fwk.NodeInfo) (*extenderv1.HostPriorityList, int64, error) {
+	list, weight, err := e.Extender.Prioritize(pod, nodes)
+	if r := activeRecord(pod.UID); r != nil && err == nil && list != nil {
+		r.mu.Lock()
+		r.extScores[e.key] = append(extenderv1.HostPriorityList(nil), (*list)...)
+		r.extWeight[e.key] = weight * (fwk.MaxNodeScore / extenderv1.MaxExtenderPriority)
+		r.mu.Unlock()
+	}
+	return list, weight, err
+}
+
+// Bind: a binder extender binds instead of the Bind plugins, so the record goes in one patch after it.
+func (e *recordedExtender) Bind(binding *v1.Binding) error {
+	err := e.Extender.Bind(binding)
+	if r := activeRecord(binding.UID); r != nil && err == nil && r.f != nil {
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: binding.Namespace, Name: binding.Name, UID: binding.UID}}
+		r.f.patchAsync(pod, r.f.annotations(r, binding.Target.Name, "bound", map[string]string{e.key: success}))
+	}
+	return err
 }

@@ -158,3 +158,42 @@ def test_debuggable_places_pods_where_the_release_build_does(control_plane, kube
         kobj.wait_until(lambda: not kobj.pods_by_name(kube, ns), 60, what=f"pods of {ns} gone")
         time.sleep(1)  # the next scheduler's informers see the deletions
     assert placements["debuggable"] == placements["release"], placements
+
+
+def test_explain_names_the_extenders_verdicts_and_scores(control_plane, kube, namespace, nodes, schedulers,
+                                                        built_debuggable_example, unique, tmp_path):
+    """The reference extender (filter + prioritize, called by the scheduler outside the plugins) beside the
+    in-tree plugins only: the node whose quota is 0 is removed by the extender, and the extender's scores
+    are part of each top node's total; `explain` names it. A pod of the same scheduler that does not opt in
+    to recording is placed by the same extender and carries no record (negative control)."""
+    from scheduler_build.config import schedulerconfig
+    from scheduler_build.explain import record
+    from testkit import extender_process
+
+    ext = extender_process.start_extender(tmp_path, control_plane.admin_kubeconfig, f"extender-{unique}")
+    try:
+        ours = f"sb-debug-ext-{unique}"
+        names = _nodes(nodes, f"dbx-{unique}")
+        entry = schedulerconfig.extender_entry(ext.url, node_cache_capable=True)
+        run = schedulers(e2e.scheduler_config(ours, control_plane.scheduler_kubeconfig, extenders=[entry]),
+                         binary=built_debuggable_example.binary, extra_args=e2e.EXTENDER_RETRY_ARGS)
+        run.wait_healthy()
+        _pod(kube, namespace, "x1", ours, cpu="1")
+        placed = kobj.wait_bound(kube, namespace, 1, TIMEOUT)
+        doc = record.explain(_pod_dict(kube, namespace, "x1"), top=3)
+        key = f"extender {ext.url}"
+        assert doc["recorded"] and doc["chosenNode"] == placed["x1"], doc
+        assert [(e["extender"], e["passed"], e["failed"]) for e in doc["extenders"]] == [(ext.url, 2, 1)], doc
+        assert {(f["node"], f["plugin"]) for f in doc["filteredNodes"]} == {(names["full"], key)}, doc
+        for node in doc["topNodes"]:  # both nodes the extender kept, its score in their totals
+            (scored,) = [p for p in node["plugins"] if p["plugin"] == key]
+            assert scored["raw"] is not None and scored["weighted"] == scored["raw"] * scored["weight"], node
+            assert node["total"] == sum(p["weighted"] or 0 for p in node["plugins"]), node
+        assert {n["node"] for n in doc["topNodes"]} == {names["room"], names["nolabel"]}, doc
+        out = _explain(control_plane.admin_kubeconfig, namespace, "x1").stdout
+        assert f"extender {ext.url}: filter kept 2, removed 1" in out, out
+        _pod(kube, namespace, "x2", ours, cpu="1", opt_in=False)
+        kobj.wait_bound(kube, namespace, 2, TIMEOUT)
+        assert not record.explain(_pod_dict(kube, namespace, "x2"))["recorded"]
+    finally:
+        ext.stop()

@@ -28,7 +28,11 @@ def test_bench_perf_runs_four_variants_and_its_compare_gate_fails_on_a_planted_r
     assert proc.returncode != 0, proc.stdout + proc.stderr[-3000:]
     assert "error: 2 regression(s) against" in proc.stderr, proc.stderr[-3000:]
     assert "REGRESSION SchedulingBasic/5Nodes spec" in proc.stdout and "REGRESSION SchedulingBasic/5Nodes extender" in proc.stdout
-    res = json.loads(out.read_text())
+    raw = json.loads(out.read_text())  # the raw file: what ran, where, under what load, every run
+    assert raw["command"].startswith("inv bench.perf") and raw["commit"] and raw["load_before"] and "partial" not in raw
+    assert len(raw["runs"]) == 2 * 4 and {r["measure"] for r in raw["runs"]} == {"SchedulingBasic/5Nodes",
+                                                                               "SchedulingBasicLabelled/5Nodes"}
+    res = raw["results"]
     rows = res["summary"]["SchedulingBasic/5Nodes"]
     assert set(rows) == {"vanilla", "vanilla-nobatch", "spec", "extender"}
     # v1.36's 5Nodes sets SchedulerQueueingHints: false, so the harness emulates 1.33, which has no batching:
@@ -43,3 +47,28 @@ def test_bench_perf_runs_four_variants_and_its_compare_gate_fails_on_a_planted_r
     assert res["kubernetes"].startswith("v1.36.")
     assert "| SchedulingBasic/5Nodes | extender |" in proc.stdout
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bench_perf_debuggable_variant_records_the_opted_in_pods_only(repo, tmp_path):
+    """The debuggable harness (the recorder patch after the spec's, the recorder on with the spec's settings)
+    beside spec: the labelled copy's pods carry debuggable.podLabel and are recorded, upstream's are not."""
+    out = tmp_path / "perf.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "invoke", "bench.perf", "--spec", "examples/underlay/scheduler.yaml",
+         "--workloads", "5Nodes", "--variants", "spec,debuggable", "--repeats", "1", "--json", str(out)],
+        cwd=repo, capture_output=True, text=True, timeout=3 * 3600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    raw = json.loads(out.read_text())
+    res = raw["results"]
+    assert res["harnesses"]["debuggable"]["binary"] != res["harnesses"]["spec"]["binary"]
+    labelled = res["summary"]["SchedulingBasicLabelled/5Nodes"]
+    sizes = labelled["debuggable"]["annotation_bytes"]
+    # 5Nodes: 5 + 10 pods, all from the labelled template, so all opted in and recorded
+    assert sizes["recorded_pods"] == sizes["pods"] and sizes["pods"][0] >= 10 and sizes["median"] > 500, sizes
+    assert "annotation_bytes" not in labelled["spec"]  # the spec harness has no recorder
+    plain = res["summary"]["SchedulingBasic/5Nodes"]["debuggable"]  # negative control: upstream's pods did not opt in
+    assert plain["annotation_bytes"]["recorded_pods"] == [0], plain
+    assert labelled["debuggable"]["batching"] == labelled["spec"]["batching"]  # the recorder leaves batching alone
+    assert "debuggable / spec:" in proc.stdout
+    runs = [r for r in raw["runs"] if r["side"] == "debuggable" and r["measure"] == "SchedulingBasicLabelled/5Nodes"]
+    assert runs[0]["recorded_pods"] == runs[0]["pods"] and runs[0]["annotation_bytes_median"] == sizes["median"]

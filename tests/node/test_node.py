@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from scheduler_build.cluster import containerd, network
-from tests.node import gitops, rotation, runtime_config, scenarios
+from tests.node import debuggable, gitops, rotation, runtime_config, scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -382,3 +382,8 @@ def test_gitops_plain_render_applied_with_kubectl_apply_k_schedules_through_the_
 
 def test_helm_install_of_config_chart_schedules_through_the_extender(node, tmp_path):
     gitops.helm_install(node[1], node[0], tmp_path)
+
+
+# Issue 32, last: it replaces the example's release Deployment with the debuggable build of the same names.
+def test_debuggable_build_through_deploy_records_an_opted_in_pod_explain_reads(node, tmp_path):
+    debuggable.deployed_and_explained(node[1], node[0], tmp_path)

@@ -3,6 +3,7 @@ variants, the command line of a run, and the parsing and comparison of scheduler
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -26,10 +27,11 @@ def resolution() -> versions.Resolution:
                           staging_version="v0.36.3", replaces={"k8s.io/api": "v0.36.3", "k8s.io/kube-scheduler": "v0.36.3"})
 
 
-def example_workspace(tmp_path: Path):
+def example_workspace(tmp_path: Path, debuggable: bool = False):
     spec = spec_mod.load(EXAMPLE)
     custom = plugins_stage.prepare(resolution(), spec.plugins, (), tmp_path, in_tree=frozenset())
-    return harness.render_workspace(resolution(), custom)
+    recorder = dataclasses.replace(spec.debuggable, enabled=True) if debuggable else None
+    return harness.render_workspace(resolution(), custom, recorder)
 
 
 def test_wrapper_is_a_go_test_module_on_the_exact_version_with_staging_replaces_and_the_spec_plugin(tmp_path):
@@ -45,10 +47,11 @@ def test_wrapper_is_a_go_test_module_on_the_exact_version_with_staging_replaces_
 
 
 @pytest.mark.skipif(not (shutil.which("gofmt") or Path("/usr/local/go/bin/gofmt").exists()), reason="needs gofmt")
-def test_generated_test_file_parses_as_go(tmp_path):
+@pytest.mark.parametrize("debuggable", [False, True])
+def test_generated_test_file_parses_as_go(tmp_path, debuggable):
     gofmt = shutil.which("gofmt") or "/usr/local/go/bin/gofmt"
     good = tmp_path / "perf_test.go"
-    good.write_text(example_workspace(tmp_path).files["perf_test.go"])
+    good.write_text(example_workspace(tmp_path, debuggable).files["perf_test.go"])
     assert subprocess.run([gofmt, "-e", str(good)], capture_output=True).returncode == 0
     bad = tmp_path / "bad_test.go"  # negative control: gofmt does reject a broken file
     bad.write_text(good.read_text().replace("func registry()", "func registry("))
@@ -269,16 +272,79 @@ def test_a_workload_that_cannot_have_the_gate_runs_again_as_written(tmp_path, mo
         if gate is not None:
             (work / "harness.log").write_text(f"Failed to set feature gates: {run.UNSETTABLE} to true, feature is PreAlpha")
             raise UserError("scheduler_perf failed")
-        return "figures", run.batching_state("", gate, why_none)
+        return "figures", run.batching_state("", gate, why_none), {}
 
     monkeypatch.setattr(run, "_run", fake_run)
     upstream = tmp_path / "performance-config.yaml"
     upstream.write_text("- name: SchedulingBasic\n  workloads:\n  - name: 5000Nodes\n")
     w = variants.Workload("SchedulingBasic", "5000Nodes")
-    figures, state = run._one(None, None, None, w, "vanilla", tmp_path / "cell", upstream, True)
+    figures, state, _ = run._one(None, None, None, w, "vanilla", tmp_path / "cell", upstream, True)
     assert state == "off (the workload emulates a release without the gate)"
     assert calls[0][1:3] == ("workloads.yaml", True) and calls[1][:3] == ("cell-ungated", "performance-config.yaml", None)
     # Any other failure is the run's own: raised, not retried.
     monkeypatch.setattr(run, "_run", lambda *a, **k: (_ for _ in ()).throw(UserError("other")))
     with pytest.raises(UserError, match="other"):
         run._one(None, None, None, w, "vanilla", tmp_path / "cell2", upstream, True)
+
+
+def test_debuggable_harness_switches_the_recorder_on_with_the_spec_settings_and_measures_the_record(tmp_path):
+    spec = spec_mod.load(EXAMPLE)
+    test_go = example_workspace(tmp_path, debuggable=True).files["perf_test.go"]
+    assert "frameworkruntime.DebugRecorder = frameworkruntime.RecorderConfig{" in test_go
+    assert f'PodLabel:      "{spec.debuggable.pod_label}", // debuggable.podLabel' in test_go
+    assert f"TopNodes:      {spec.debuggable.top_nodes}, // debuggable.topNodes" in test_go
+    assert "writeRecordSizes(tCtx, *recordSizes)" in test_go and "sb-record-sizes" in test_go
+    plain = example_workspace(tmp_path / "plain").files["perf_test.go"]  # negative control: the spec harness
+    assert "DebugRecorder" not in plain and "sb-record-sizes" not in plain
+
+
+def test_debuggable_harness_applies_the_recorder_patch_after_the_specs_own(tmp_path):
+    from scheduler_build.build import debuggable
+
+    spec = spec_mod.load(EXAMPLE)
+    assert harness.harness_patches(spec, tmp_path, False) == tuple(spec.patches)
+    patches = harness.harness_patches(spec, tmp_path, True)
+    assert patches[:-1] == tuple(spec.patches) and patches[-1] == debuggable.recorder_patch(tmp_path)
+    assert patches[-1].read_text() == debuggable.patch_text()  # the very patch `build --debuggable` applies
+
+
+def test_only_the_debuggable_harness_is_asked_for_the_record_sizes(tmp_path):
+    w = variants.parse_workloads("500Nodes")[0]
+    plain = harness.Harness(tmp_path / "perf.test", "v1.36.3", tmp_path, (), False, 0.0)
+    recorder = dataclasses.replace(plain, debuggable=True)
+    argv = run.harness_argv(recorder, w, tmp_path / "w", tmp_path / "p.yaml", tmp_path / "s.yaml", (), None, "")
+    assert f"-sb-record-sizes={tmp_path / 'w' / run.RECORD_SIZES}" in argv
+    assert not [a for a in run.harness_argv(plain, w, tmp_path, tmp_path / "p.yaml", None, (), None, "")
+                if a.startswith("-sb-record-sizes")]
+
+
+def test_record_sizes_are_counted_per_recorded_pod(tmp_path):
+    path = tmp_path / run.RECORD_SIZES
+    assert run.record_sizes(path) == {}  # the spec harness writes none
+    path.write_text(json.dumps({"pods": 11000, "recorded_bytes": [4100, 4150, 4120]}))
+    assert run.record_sizes(path) == {"pods": 11000, "recorded_pods": 3, "annotation_bytes_median": 4120,
+                                      "annotation_bytes_max": 4150}
+    path.write_text(json.dumps({"pods": 10, "recorded_bytes": []}))
+    assert run.record_sizes(path)["recorded_pods"] == 0
+
+
+def test_debuggable_is_chosen_only_by_name_and_its_pods_opt_in_to_recording():
+    assert variants.parse_variants("debuggable,spec") == ["spec", "debuggable"]
+    assert "debuggable" in variants.VARIANTS
+    spec = spec_mod.load(EXAMPLE)
+    assert variants.pod_labels(spec, recorded=True) == {**variants.pod_labels(spec), spec.debuggable.pod_label: "true"}
+    assert spec.debuggable.pod_label not in variants.pod_labels(spec)  # negative control: not without the variant
+
+
+def test_debuggable_is_judged_against_spec_and_its_bytes_are_reported():
+    runs = {"SchedulingBasicLabelled/5000Nodes": {
+        "spec": [results.parse_items(data_items(v)) for v in (100, 110, 90)],
+        "debuggable": [results.parse_items(data_items(v)) for v in (80, 95, 85)]}}
+    res = {"summary": results.summarize(runs, ()), "kubernetes": "v1.36.3", "spec": "s.yaml", "repeats": 3,
+           "variants": ["spec", "debuggable"], "thresholds": {}, "notes": []}
+    row = res["summary"]["SchedulingBasicLabelled/5000Nodes"]["debuggable"]
+    assert row["ratio_to_base"] == 0.85 and row["base"] == "spec" and row["ratio_to_vanilla"] is None
+    assert "ratio_to_base" not in res["summary"]["SchedulingBasicLabelled/5000Nodes"]["spec"]
+    row["annotation_bytes"] = {"median": 4120, "max": 4151, "recorded_pods": [10000, 10000, 10000], "pods": [11000] * 3}
+    assert ("- SchedulingBasicLabelled/5000Nodes debuggable / spec: 0.85 (pods/s medians); 4120 bytes of annotations "
+            "per recorded pod (median, max 4151), 10000, 10000, 10000 pods recorded per run") in report.markdown(res)

@@ -27,10 +27,25 @@ FRAMEWORK_TAIL = textwrap.dedent("""\
     """)
 
 
-def _tree(root: Path, framework: str) -> Path:
+SCHEDULER_NEW = textwrap.dedent("""\
+    package scheduler
+
+    func New() {
+    \textenders, err := buildExtenders(logger, options.extenders, options.profiles)
+    \tif err != nil {
+    \t\treturn nil, fmt.Errorf("couldn't build extenders: %w", err)
+    \t}
+
+    \tfwk, err := frameworkruntime.NewFramework()
+    }
+    """)
+
+
+def _tree(root: Path, framework: str, scheduler: str = "\n" * 300 + SCHEDULER_NEW) -> Path:
     runtime = root / debuggable.RUNTIME_DIR
     runtime.mkdir(parents=True)
     (runtime / "framework.go").write_text(framework)
+    (root / debuggable.SCHEDULER_FILE).write_text(scheduler)
     return root
 
 
@@ -41,6 +56,17 @@ def test_the_patch_adds_one_call_after_the_frameworks_own_wrapping_and_one_file(
     assert "\tf.setInstrumentedPlugins()\n\tf.setRecordedPlugins()\n\treturn f, nil\n" in framework
     recorder = applied.changes[("k8s.io/kubernetes", debuggable.RECORDER_FILE)]
     assert recorder == debuggable.recorder_source() and "func (f *frameworkImpl) setRecordedPlugins()" in recorder
+    scheduler = applied.changes[("k8s.io/kubernetes", debuggable.SCHEDULER_FILE)]
+    assert ('\t\treturn nil, fmt.Errorf("couldn\'t build extenders: %w", err)\n\t}\n'
+            "\textenders = frameworkruntime.RecordedExtenders(extenders)\n\n") in scheduler
+    assert "func RecordedExtenders(extenders []fwk.Extender) []fwk.Extender" in recorder
+
+
+def test_a_minor_whose_scheduler_new_moved_the_extenders_is_a_clear_patch_conflict(tmp_path):
+    moved = SCHEDULER_NEW.replace("extenders, err := buildExtenders", "exts, err := makeExtenders")
+    tree = _tree(tmp_path / "k", "\n" * 400 + FRAMEWORK_TAIL, moved)
+    with pytest.raises(patches.PatchConflict, match="zz-scheduler-build-recorder.patch.*scheduler.go"):
+        patches.apply_series([debuggable.recorder_patch(tmp_path / "cache")], RES, source=lambda m, v: tree)
 
 
 def test_a_minor_that_moved_the_hook_is_a_clear_patch_conflict(tmp_path):

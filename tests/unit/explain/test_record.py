@@ -122,3 +122,51 @@ def test_hostile_annotations_are_dropped_with_a_warning_never_a_traceback(raw):
                                  {"metadata": {"annotations": {record.RECORD: "{}"}}, "spec": 3}])
 def test_malformed_pods_still_give_a_valid_document(pod):
     valid(record.explain(copy.deepcopy(pod)))
+
+
+def _with_extender(pod: dict, name: str = "https://ext.example:8888") -> dict:
+    """bound.json plus what the recorder writes for one filter+prioritize extender of weight 2 (scores x 10,
+    recorded_plugins.go extenderResults): its score of the top nodes, one node it removed, its counts.
+    Synthesized in the recorder's shape; the real recorder writes it on the node test's extender."""
+    pod = copy.deepcopy(pod)
+    ann = pod["metadata"]["annotations"]
+    key = f"extender {name}"
+    rec = json.loads(ann[record.RECORD])
+    scores, finals = json.loads(ann[record.SIMULATOR + "score-result"]), json.loads(ann[record.SIMULATOR + "finalscore-result"])
+    for i, node in enumerate(sorted(scores)):
+        scores[node][key], finals[node][key] = str(i + 3), str((i + 3) * 20)
+    filters = json.loads(ann[record.SIMULATOR + "filter-result"])
+    filters["gone-node"] = {key: "no underlay IP left"}
+    rec["weights"][key] = 20
+    rec["rejections"].append({"plugin": key, "reason": "no underlay IP left", "nodes": 1})
+    rec["rejectedNodes"] += 1
+    rec["extenders"] = {key: {"passed": 2, "failed": 1, "error": "", "scored": 2, "weight": 20}}
+    ann[record.SIMULATOR + "score-result"], ann[record.SIMULATOR + "finalscore-result"] = json.dumps(scores), json.dumps(finals)
+    ann[record.SIMULATOR + "filter-result"], ann[record.RECORD] = json.dumps(filters), json.dumps(rec)
+    return pod
+
+
+def test_extender_verdicts_and_scores_are_shown_beside_the_plugins():
+    doc = valid(record.explain(_with_extender(load("bound.json")), top=3))
+    assert doc["extenders"] == [{"extender": "https://ext.example:8888", "passed": 2, "failed": 1, "scored": 2,
+                                 "weight": 20, "error": ""}]
+    for node in doc["topNodes"]:
+        (ext,) = [p for p in node["plugins"] if p["plugin"] == "extender https://ext.example:8888"]
+        assert ext["weighted"] == ext["raw"] * 20 and ext["normalized"] == ext["raw"] and ext["weight"] == 20
+        assert node["total"] == sum(p["weighted"] for p in node["plugins"])  # the extender's part of the total
+    assert {"node": "gone-node", "plugin": "extender https://ext.example:8888", "reason": "no underlay IP left"} \
+        in doc["filteredNodes"]
+    out = text.render(doc)
+    assert "extender https://ext.example:8888: filter kept 2, removed 1; scored 2 (weight 20)" in out
+    assert "1 node: extender https://ext.example:8888: no underlay IP left (gone-node)" in out
+    assert valid(record.explain(load("bound.json")))["extenders"] == []  # negative control: none called, none shown
+
+
+def test_a_malformed_extender_entry_is_dropped_not_trusted():
+    pod = _with_extender(load("bound.json"))
+    rec = json.loads(pod["metadata"]["annotations"][record.RECORD])
+    rec["extenders"] = {"extender x": "not a mapping", "extender y": {"passed": "many", "error": 5}}
+    pod["metadata"]["annotations"][record.RECORD] = json.dumps(rec)
+    doc = valid(record.explain(pod))
+    assert doc["extenders"] == [{"extender": "y", "passed": None, "failed": None, "scored": None, "weight": None,
+                                 "error": "5"}]
