@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from scheduler_build.build.compile import (
-    GOCACHE, OUT, SRC, VENDOR, Job, collect, go_build_command, output_lock, timed, with_progress,
+    GOCACHE, OUT, SRC, VENDOR, Job, PackageTotal, collect, go_build_command, output_lock, timed, with_progress,
 )
 from scheduler_build.build.workspace_image import inputs_tar
 from scheduler_build.engine import Engine, Volume
@@ -67,16 +67,18 @@ def run(engine: Engine, image: str, job: Job, *, image_id: str,
                 return code, argv
             box.put("/", inputs_tar(job.workspace, job.overlays, dirs=["out", f"out/{key}"]))
         stream_line(f"+ (exec in {box.id[:12]}) " + shlex.join(argv))
+        total = PackageTotal(job.state_dir, key, on_line)
+        command = with_progress(argv, job.package, count=total.start())
         try:
             with timed(job, "go"):
-                code = box.exec(with_progress(argv, job.package), environment=job.environment, workdir=SRC,
-                                on_line=on_line)
+                code = box.exec(command, environment=job.environment, workdir=SRC, on_line=total)
         except KeyboardInterrupt:
             # An exec'd process outlives its client: only removing the builder stops the compile (and
             # frees the output for the next build, which starts a new builder).
             box.remove()
             raise
         if code == 0:
+            total.keep()
             with timed(job, "copy-out"):
                 collect(box, output, Path(job.out_dir) / job.binary_name)
     return code, argv
