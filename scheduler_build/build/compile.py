@@ -240,18 +240,22 @@ def _alive(pid: str) -> bool:
 def collect(box: Container, path: str, dest: Path) -> bool:
     """Copy the built `path` out to `dest` unless `dest` already is it; returns whether it was copied.
 
-    `dest` is seeded with the last published binary. A Go build ID ends in the hash of the
-    binary's content, so when the built file's ID (read from its first page, the start of the
-    same archive stream) is the seed's and the sizes agree, the seed is the binary and the 70 MB
-    copy is skipped. Go touches an up-to-date output's mtime, so a stat could not tell."""
+    `dest` is seeded with the last published binary (a hard link: pipeline.run). A Go build ID ends
+    in the hash of the binary's content, so when the built file's ID (read from its first page, the
+    start of the same archive stream) is the seed's and the sizes agree, the seed is the binary and
+    the 70 MB copy is skipped. Go touches an up-to-date output's mtime, so a stat could not tell. A
+    new binary goes to a new file renamed over `dest`: the seed's inode, which may be the published
+    binary's, is never written."""
     seed = elf.file_go_build_id(dest)
 
     def unchanged(size: int, first: bytes) -> bool:
         return seed is not None and size == dest.stat().st_size and elf.go_build_id(first) == seed
 
-    copied = box.fetch(path, dest, skip_if=unchanged, peek=elf.BUILD_ID_READ)
+    incoming = dest.with_name(f".{dest.name}.incoming")
+    copied = box.fetch(path, incoming, skip_if=unchanged, peek=elf.BUILD_ID_READ)
     if copied:
-        dest.chmod(0o755)
+        incoming.chmod(0o755)
+        os.replace(incoming, dest)
     return copied
 
 
