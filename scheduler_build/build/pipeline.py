@@ -65,7 +65,7 @@ class BuildRequest:
     source_date_epoch: str  # empty: $SOURCE_DATE_EPOCH, else the release's commit time
     version_suffix: str
     gocache_volume: str
-    reuse_builder: bool  # compile in the long-lived builder (warm.py)
+    reuse_builder: bool | None  # compile in the long-lived builder (warm.py); None: when the engine is local
     # Out-of-tree plugin sources (spec.PluginSource: local directories or module@version)
     # and the patch series against the kubernetes tree, both from a build spec (plugins.py).
     plugin_sources: tuple
@@ -262,7 +262,7 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
             test=False, state_dir=Path(request.cache_dir) / "builds",
         )
         image = plan.workspace_image
-        if request.reuse_builder:
+        if plan.engine.local if request.reuse_builder is None else request.reuse_builder:
             code, argv = warm.run(plan.engine, image.tag, job, image_id=image.image_id, on_line=capture)
         else:
             code, argv = compile_stage.run(plan.engine, image.tag, job, on_line=capture, image_id=image.image_id)
