@@ -82,7 +82,10 @@ def row(root: Path, spec: dict) -> str:
     raw = load_raw(root, spec["raw"])
     ours, base = spec.get("ours", "ours"), spec.get("baseline_side", "native")
     runs = [r for r in raw["runs"] if r["measure"] == spec["measure"]]
-    by_side = {side: [r["seconds"] for r in runs if r["side"] == side] for side in (ours, base)}
+    # A throughput row (field "pods_per_second") is higher-is-better: its goal is a floor, not a ceiling.
+    field, higher = spec.get("field", "seconds"), spec.get("field", "seconds") != "seconds"
+    fmt = (lambda v: f"{v:.1f} pods/s") if higher else _fmt
+    by_side = {side: [r[field] for r in runs if r["side"] == side and field in r] for side in (ours, base)}
     for side, values in by_side.items():
         if not values:
             raise ReportError(f"bench/results/{spec['raw']}: no run of side {side!r} for measure {spec['measure']!r}",
@@ -95,9 +98,10 @@ def row(root: Path, spec: dict) -> str:
     few = " ".join(sorted({f"n={n}" for n in counts.values() if n < 3}))
     ratio = med[ours] / med[base]
     goal = spec.get("goal")
-    verdict = f" (goal ≤ {goal}: {'met' if ratio <= goal else 'missed'})" if goal is not None else ""
+    met = goal is not None and (ratio >= goal if higher else ratio <= goal)
+    verdict = f" (goal {'≥' if higher else '≤'} {goal}: {'met' if met else 'missed'})" if goal is not None else ""
     n_text = few or f"n={min(counts.values())}" + ("" if counts[ours] == counts[base] else f"/{max(counts.values())}")
-    return (f"| {spec['label']} | {_fmt(med[ours])} | {spec['baseline']}, {_fmt(med[base])} | {ratio:.2f}{verdict} | "
+    return (f"| {spec['label']} | {fmt(med[ours])} | {spec['baseline']}, {fmt(med[base])} | {ratio:.2f}{verdict} | "
             f"{n_text} | {_load(raw, runs)} | `{raw['command']}` | [{spec['raw']}](bench/results/{spec['raw']}), "
             f"{raw['commit'][:10]}, {_machine(raw)} | {raw['started'][:10]} |")
 

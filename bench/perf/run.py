@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench import record
 from bench.perf import etcd, harness, report, results, variants
 from scheduler_build.cluster.processes import free_port
 from scheduler_build.config import batching
@@ -241,6 +242,8 @@ def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repea
                                           has_gate)
                     runs[w.label][variant].append(figures)
                     states[w.label][variant].append(state)
+                    record.run(w.label, variant, figures.duration_s,
+                               pods_per_second=round(figures.throughput.get("Average", 0.0), 3), batching=state)
                     log(f"    {figures.throughput.get('Average', 0.0):.1f} pods/s, scheduling {figures.duration_s:.1f}s, "
                         f"batching {state}")
     summary = results.summarize(runs, h.plugin_names)

@@ -55,6 +55,12 @@ def test_scaffold_compiles_vets_and_passes_its_tests(tmp_path, minor):
     for name in ("TestArgs", "TestPreEnqueue", "TestLess", "TestPreFilter", "TestFilter", "TestPostFilter", "TestPreScore",
                  "TestScore", "TestReserveUnreserve", "TestPermit", "TestPreBind", "TestBind", "TestPostBind", "TestEventsToRegister"):
         assert f"--- PASS: {name} " in test.stdout, name
+    # Batching (issue 31): from 1.35 on the framework has SignPlugin, and a scaffold with prefilter, filter,
+    # prescore and score signs pods, its generated test proving both directions; before 1.35 nothing is emitted.
+    source = (out / "pkg/allpoints/allpoints.go").read_text()
+    signs = tuple(int(x) for x in minor.split(".")) >= (1, 35)
+    assert ("SignPod(" in source) == signs, f"{minor}: SignPod emitted={'SignPod(' in source}, expected {signs}"
+    assert ("--- PASS: TestSignPod " in test.stdout) == signs, test.stdout[-3000:]
     config = yaml.safe_load((out / "config/scheduler-config.yaml").read_text())
     assert config["profiles"][0]["plugins"]["filter"]["enabled"] == [{"name": "AllPoints"}]
 

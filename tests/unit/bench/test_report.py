@@ -113,3 +113,18 @@ def test_a_hand_written_record_row_needs_its_raw_file_with_the_load(tmp_path):
     path.write_text(json.dumps(raw))
     with pytest.raises(report.ReportError, match="load_after"):
         report.record_row(tmp_path, item)
+
+
+def test_a_throughput_row_is_higher_is_better_and_its_goal_a_floor(tmp_path):
+    spec = _raw(tmp_path, ["spec", "vanilla"] * 3)
+    path = tmp_path / "bench/results" / spec["raw"]
+    raw = json.loads(path.read_text())
+    for run in raw["runs"]:  # spec 90 pods/s, vanilla 100: ratio 0.90
+        run["pods_per_second"] = 90.0 if run["side"] == "spec" else 100.0
+    path.write_text(json.dumps(raw))
+    spec.update(ours="spec", baseline_side="vanilla", field="pods_per_second")
+    assert "| 90.0 pods/s | y, 100.0 pods/s | 0.90 (goal ≥ 0.9: met) |" in report.row(tmp_path, dict(spec, goal=0.9))
+    assert "0.90 (goal ≥ 0.95: missed)" in report.row(tmp_path, dict(spec, goal=0.95))
+    # Negative control: the same runs read as seconds (lower is better) give the inverse verdict.
+    seconds = dict(spec, field="seconds", goal=0.95)
+    assert "goal ≤ 0.95" in report.row(tmp_path, seconds)

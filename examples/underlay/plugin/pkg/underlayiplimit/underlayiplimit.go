@@ -12,7 +12,8 @@
 //     there by this plugin that the snapshot does not show yet;
 //   - Filter rejects an opted-in pod on nodes with usage >= capacity;
 //   - Score = MaxScore * free / capacity, so nodes with more free IPs win;
-//     pods that do not opt in score 0 everywhere (no preference);
+//     pods that do not opt in are skipped at PreFilter and PreScore, so
+//     Filter and Score never run for them (no preference, no cost);
 //   - SignPod signs whether the pod opts in, all that PreFilter, Filter and
 //     Score read of it, so the scheduler can batch pods (KEP-5598).
 package underlayiplimit
@@ -52,13 +53,19 @@ type UnderlayIPLimit struct {
 
 	// reserved maps opted-in pods that passed Reserve to their node until they
 	// are bound or unreserved: the next cycle's snapshot may not show them yet.
-	mu       sync.Mutex
+	// byNode indexes the same pods by node, so Filter and Score, which run for
+	// many nodes in parallel, look at one node's few entries under a read lock
+	// instead of every reservation under an exclusive one.
+	mu       sync.RWMutex
 	reserved map[types.UID]string
+	byNode   map[string]map[types.UID]struct{}
 }
 
 var _ fwk.PreFilterPlugin = &UnderlayIPLimit{}
 
 var _ fwk.FilterPlugin = &UnderlayIPLimit{}
+
+var _ fwk.PreScorePlugin = &UnderlayIPLimit{}
 
 var _ fwk.ScorePlugin = &UnderlayIPLimit{}
 
@@ -79,7 +86,8 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	if err != nil {
 		return nil, err
 	}
-	return &UnderlayIPLimit{handle: h, args: *args, reserved: map[types.UID]string{}}, nil
+	return &UnderlayIPLimit{handle: h, args: *args, reserved: map[types.UID]string{},
+		byNode: map[string]map[types.UID]struct{}{}}, nil
 }
 
 // Name returns the plugin's name.
@@ -92,7 +100,7 @@ func (pl *UnderlayIPLimit) wants(pod *v1.Pod) bool {
 	return pod.Labels[pl.args.PodLabel] == "true"
 }
 
-// SignPod signs whether the pod opts in: PreFilter, Filter and Score read
+// SignPod signs whether the pod opts in: PreFilter, Filter, PreScore and Score read
 // nothing else of it (the rest is the node's), so two pods alike in that get the
 // same verdicts on the same nodes, and the scheduler may reuse one's results for
 // the other (opportunistic batching). Without SignPod, enabling this plugin
@@ -125,22 +133,53 @@ func (pl *UnderlayIPLimit) capacity(node *v1.Node) (capacity int64, ok bool) {
 // used counts the opted-in pods on the node, plus those reserved there but not yet in the snapshot.
 func (pl *UnderlayIPLimit) used(nodeInfo fwk.NodeInfo) int64 {
 	var count int64
-	seen := make(map[types.UID]bool, len(nodeInfo.GetPods()))
-	for _, info := range nodeInfo.GetPods() {
+	pods := nodeInfo.GetPods()
+	for _, info := range pods {
 		pod := info.GetPod()
-		seen[pod.UID] = true
 		if pl.wants(pod) && pod.Status.Phase != v1.PodSucceeded && pod.Status.Phase != v1.PodFailed {
 			count++
 		}
 	}
-	pl.mu.Lock()
-	defer pl.mu.Unlock()
-	for uid, node := range pl.reserved {
-		if node == nodeInfo.Node().Name && !seen[uid] {
+	pl.mu.RLock()
+	defer pl.mu.RUnlock()
+	for uid := range pl.byNode[nodeInfo.Node().Name] {
+		if !hasPod(pods, uid) {
 			count++
 		}
 	}
 	return count
+}
+
+// hasPod reports whether the snapshot already shows the pod on the node (it was counted there).
+func hasPod(pods []fwk.PodInfo, uid types.UID) bool {
+	for _, info := range pods {
+		if info.GetPod().UID == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// reserve records the pod against its node; release forgets it. Callers hold mu.
+func (pl *UnderlayIPLimit) reserve(uid types.UID, nodeName string) {
+	pl.release(uid)
+	pl.reserved[uid] = nodeName
+	if pl.byNode[nodeName] == nil {
+		pl.byNode[nodeName] = map[types.UID]struct{}{}
+	}
+	pl.byNode[nodeName][uid] = struct{}{}
+}
+
+func (pl *UnderlayIPLimit) release(uid types.UID) {
+	nodeName, ok := pl.reserved[uid]
+	if !ok {
+		return
+	}
+	delete(pl.reserved, uid)
+	delete(pl.byNode[nodeName], uid)
+	if len(pl.byNode[nodeName]) == 0 {
+		delete(pl.byNode, nodeName)
+	}
 }
 
 // podWants reads PreFilter's verdict, falling back to the pod's labels.
@@ -196,6 +235,15 @@ func (pl *UnderlayIPLimit) Filter(_ context.Context, state fwk.CycleState, pod *
 	return nil
 }
 
+// PreScore skips Score for pods that do not opt in: they score 0 everywhere,
+// so the framework need not call Score on every feasible node for them.
+func (pl *UnderlayIPLimit) PreScore(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) *fwk.Status {
+	if !pl.podWants(state, pod) {
+		return fwk.NewStatus(fwk.Skip)
+	}
+	return nil
+}
+
 // Score prefers nodes with a larger share of free underlay IPs.
 func (pl *UnderlayIPLimit) Score(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
 	if !pl.podWants(state, pod) {
@@ -233,7 +281,7 @@ func (pl *UnderlayIPLimit) Reserve(_ context.Context, state fwk.CycleState, pod 
 	}
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	pl.reserved[pod.UID] = nodeName
+	pl.reserve(pod.UID, nodeName)
 	return nil
 }
 
@@ -241,12 +289,12 @@ func (pl *UnderlayIPLimit) Reserve(_ context.Context, state fwk.CycleState, pod 
 func (pl *UnderlayIPLimit) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	delete(pl.reserved, pod.UID)
+	pl.release(pod.UID)
 }
 
 // PostBind drops the reservation: the bound pod is in the scheduler's cache now.
 func (pl *UnderlayIPLimit) PostBind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	delete(pl.reserved, pod.UID)
+	pl.release(pod.UID)
 }

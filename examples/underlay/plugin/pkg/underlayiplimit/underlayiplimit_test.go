@@ -137,6 +137,13 @@ func TestScore(t *testing.T) {
 	if score, _ := pl.Score(context.Background(), plainState, plain, node("empty", "4", 0, 0)); score != 0 {
 		t.Errorf("a pod without the label scored %d, want 0", score)
 	}
+	// PreScore skips Score for a pod without the label, and only for it.
+	if s := pl.PreScore(context.Background(), plainState, plain, nil); s.Code() != fwk.Skip {
+		t.Errorf("PreScore(plain) = %v, want Skip", s.Code())
+	}
+	if s := pl.PreScore(context.Background(), state, pod, nil); !s.IsSuccess() {
+		t.Errorf("PreScore(opted in) = %v, want Success", s.Code())
+	}
 }
 
 func TestReserveKeepsCountUntilBound(t *testing.T) {
@@ -168,9 +175,13 @@ func TestReserveKeepsCountUntilBound(t *testing.T) {
 		t.Errorf("after Unreserve: %v", s)
 	}
 	pl.Reserve(context.Background(), state, first, "n")
+	// A reservation counts on its own node only.
+	if s := filter(t, pl, second, node("other", "1", 0, 0)); !s.IsSuccess() {
+		t.Errorf("a reservation on n filled node other: %v", s)
+	}
 	pl.PostBind(context.Background(), state, first, "n")
-	if len(pl.reserved) != 0 {
-		t.Errorf("PostBind left %v", pl.reserved)
+	if len(pl.reserved) != 0 || len(pl.byNode) != 0 {
+		t.Errorf("PostBind left %v %v", pl.reserved, pl.byNode)
 	}
 	// Pods without the label reserve nothing.
 	plain := st.MakePod().Name("plain").UID("plain").Obj()
