@@ -27,7 +27,7 @@ from bench import record
 from scheduler_build.inputs.build import default_request
 from scheduler_build import settings
 from scheduler_build.build import pipeline as build
-from scheduler_build.build import registry_cache
+from scheduler_build.build import registry_cache, warm
 from testkit import docker_sdk, remote_engine
 from testkit.registry_server import Registry
 
@@ -86,6 +86,9 @@ def run(k8s_version: str = settings.default("k8s.version"), spec: Path | None = 
             remote_engine.stop(engine)
         registry.stop()
         client = docker_sdk.client()
+        # the local cold build's long-lived builder (build/warm.py) keeps the volume in use: it goes first
+        for container in client.containers.list(all=True, filters={"label": f"{warm.VOLUME_LABEL}={volume}"}):
+            container.remove(force=True)
         for name in (volume, f"{volume}-out"):
             try:
                 client.volumes.get(name).remove(force=True)

@@ -30,6 +30,7 @@ from scheduler_build.inputs.build import default_request
 from scheduler_build import settings
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.build import pipeline as build
+from scheduler_build.engine import connect
 from scheduler_build.spec import PluginSource
 
 REPO = Path(__file__).resolve().parent.parent
@@ -96,6 +97,8 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 5) ->
     med = statistics.median
     return {
         "k8s_version": info["kubernetes"]["version"], "builder": info["builder"]["image"], "repeats": repeats,
+        # where (a) compiled: the long-lived builder (build/warm.py, the default on a local engine) or a container per build
+        "long_lived_builder": request.reuse_builder if request.reuse_builder is not None else connect().local,
         **figures,
         "edit_ratio": med(figures["edit_ours_s"]) / med(figures["edit_native_s"]),
         "nochange_ratio": med(figures["nochange_ours_s"]) / med(figures["nochange_native_s"]),

@@ -14,7 +14,7 @@ What counts as ours, per kind:
   chart, a plain rendering) while every file in it is as recorded, and the staging
   directories (`.tmp-<os>-<arch>-p<pid>-*`) of builds that are gone.
 - volume: the Go build-cache volume named by build.gocache_volume and its `-out` sibling,
-  and the containers our runs created (labelled with the run's host and pid) whose run is
+  the long-lived builders that use it (build/warm.py), and the containers our runs created (labelled with the run's host and pid) whose run is
   gone: a SIGKILL leaves one behind.
 - images: `scheduler-build/golang:*` images that `inv builder.bootstrap` built (they
   carry its Go-version label); a pulled or hand-made image of that name stays; and
@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from scheduler_build.build.builder_image import BOOTSTRAP_REPO, GO_VERSION_LABEL
+from scheduler_build.build import warm
 from scheduler_build.build.compile import out_volume
 from scheduler_build import owned
 from scheduler_build.build.workspace_image import KEY_LABEL as WORKSPACE_KEY_LABEL, REPO as WORKSPACE_REPO
@@ -188,8 +189,11 @@ def plan_cache(cache_dir: Path) -> list[Item]:
 
 
 def plan_volume(engine: Engine, name: str) -> list[Item]:
-    """The Go build-cache volume and its compile-output sibling (build/compile.py)."""
-    items = []
+    """The Go build-cache volume and its compile-output sibling (build/compile.py), after the long-lived
+    builders that use it (build/warm.py; a volume in use cannot be removed)."""
+    items = [Item("volume", builder, 0, "long-lived builder container", (name,))
+             for builder, volume, labels in engine.containers_labelled(warm.VOLUME_LABEL)
+             if volume == name and labels.get(warm.LABEL) == "1"] if name else []
     for volume, what in ((name, "Go build cache volume"), (out_volume(name), "compile output volume")):
         size = engine.volume_size(volume) if name else None
         if size is not None:
@@ -257,6 +261,9 @@ def _remove(item: Item, engine: Engine | None, dist_dir: Path | None) -> None:
             _prune_empty(Path(item.name).parent, Path(dist_dir))
     elif item.kind == "cache":
         shutil.rmtree(item.name)
+    elif item.kind == "volume" and item.what == "long-lived builder container":
+        assert engine is not None
+        warm.stop(engine, item.paths[0])  # every builder of the volume (the first item removes them all)
     elif item.kind == "volume" and item.what.startswith("container"):
         assert engine is not None
         engine.remove_containers({RUN_LABEL: item.paths[0]})

@@ -1,16 +1,14 @@
 """The container engine: the one edge every stage reaches Docker through.
 
-A small interface in the shape of repo2docker's ContainerEngine: `images`,
-`inspect_image`, `build`, `run`, `load`, `pull`, with plain data in and out
-(`Image`, `Volume`), so no stage touches the docker SDK's clients directly. The
-Docker engine is reached through the docker SDK with API-version negotiation.
+A small interface in the shape of repo2docker's ContainerEngine (`images`, `inspect_image`, `build`,
+`run`, `load`, `pull`), plain data in and out (`Image`, `Volume`): no stage touches the docker SDK's
+clients directly. The engine is reached through the docker SDK with API-version negotiation.
 
-The engine API is the only path into and out of a container: inputs go in as
-tar archives (`Container.put`) or as images built from a streamed context
-(`build`), outputs come out as archives (`Container.fetch`), and the only
-mounts are named volumes. No host path is ever mounted, so the same code serves
-a local engine, DOCKER_HOST=tcp:// (TLS through DOCKER_TLS_VERIFY /
-DOCKER_CERT_PATH), ssh:// and a docker-in-docker socket (docs/remote-engine.md).
+The engine API is the only path into and out of a container: inputs go in as tar archives
+(`Container.put`) or images built from a streamed context (`build`), outputs come out as archives
+(`Container.fetch`), and the only mounts are named volumes. No host path is ever mounted, so the same
+code serves a local engine, DOCKER_HOST=tcp:// (TLS through DOCKER_TLS_VERIFY / DOCKER_CERT_PATH),
+ssh:// and a docker-in-docker socket (docs/remote-engine.md).
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ import os
 import re
 import socket
 import tarfile
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
@@ -125,8 +123,8 @@ class Engine:
     def build(self, context: Path | IO[bytes], tag: str, dockerfile: str = "Dockerfile",
               labels: dict[str, str] | None = None, buildargs: dict[str, str] | None = None,
               platform: str | None = None, on_line: Callable[[str], None] = stream_line) -> str:
-        """Build `context` (a directory, or a tar stream of one, streamed to the engine wherever it runs) into `tag`
-        with no network; returns the image ID. Build errors come in the stream, not as HTTP errors: all are read."""
+        """Build `context` (a directory, or a tar stream of one, streamed to the engine wherever it runs) into
+        `tag` with no network; returns the image ID. Build errors come in the stream, so every chunk is checked."""
         image_id = ""
         where = {"path": str(context)} if isinstance(context, Path) else {"fileobj": context, "custom_context": True}
         with _talking(f"build {tag}"):
@@ -168,6 +166,10 @@ class Engine:
         with self.container(image, command, volumes=volumes, environment=environment, workdir=workdir,
                             network=network, user=user) as box:
             return box.run(on_line)
+
+    @property
+    def local(self) -> bool:  # a unix socket (docker-py: http+docker://localhost); tcp://, ssh:// reach other hosts
+        return self._client.api.base_url == "http+docker://localhost"
 
     def ensure_running(self, name: str, image: str, *, volumes: list[Volume], labels: dict[str, str],
                        network: str = "none") -> "Container":
@@ -272,10 +274,7 @@ class Engine:
         """Bytes a named volume holds (the engine's disk-usage report), None when there is no such volume."""
         with _talking("read its disk usage"):
             volumes = self._client.df().get("Volumes") or []
-            for volume in volumes:
-                if volume.get("Name") == name:
-                    return int((volume.get("UsageData") or {}).get("Size") or 0)
-            return None
+        return next((int((v.get("UsageData") or {}).get("Size") or 0) for v in volumes if v.get("Name") == name), None)
 
     def remove_image(self, ref: str) -> None:
         """Remove (untag) one local image reference."""
@@ -301,10 +300,8 @@ class Container:
         self.id = container_id
 
     def remove(self) -> None:  # best effort: the engine may be gone
-        try:
+        with suppress(docker.errors.DockerException, *LOST):
             self._client.api.remove_container(self.id, force=True)
-        except (docker.errors.DockerException, *LOST):
-            pass
 
     def put(self, path: str, archive: bytes | IO[bytes]) -> None:
         """Unpack a tar archive at `path` (it must exist in the container or one of its volumes)."""
@@ -327,6 +324,10 @@ class Container:
             created = api.exec_create(self.id, command, environment=environment, workdir=workdir)
             streams.lines(api.exec_start(created["Id"], stream=True), on_line)
             return int(api.exec_inspect(created["Id"]).get("ExitCode") or 0)
+
+    def processes(self) -> int:  # how many run in this container (the engine's `top`)
+        with _talking(f"list the processes of container {self.id[:12]}"):
+            return len(self._client.api.top(self.id).get("Processes") or [])
 
     def commit(self, ref: str) -> str:
         """Commit the container's file system (not its volumes) as image `ref`; returns its ID."""

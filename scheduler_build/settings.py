@@ -75,8 +75,9 @@ SETTINGS: tuple[Setting, ...] = (
             "versionSuffix wins"),
     Setting("build.gocache_volume", "scheduler-build-gocache", "Docker volume holding Go's build cache "
             "(`inv clean --volume` removes it)"),
-    Setting("build.reuse_builder", False, "compile by `docker exec` in a long-lived builder (build/warm.py), "
-            "which keeps running", flag=None),
+    Setting("build.reuse_builder", "auto", "compile by `docker exec` in a long-lived builder (build/warm.py), "
+            "which keeps running; auto: on for an engine on this machine (a unix socket), off for a remote one",
+            Kind("enum", choices=("auto", "true", "false")), flag=None),
     Setting("build.all_platforms", False, "with a spec, build every platform it lists, not just the host's"),
     Setting("build.cache_from", "", "registry repository to pull the workspace image and Go build cache from "
             "(docs/remote-engine.md)"),

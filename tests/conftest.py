@@ -118,3 +118,28 @@ def pytest_sessionfinish(session) -> None:
     if path:
         rows = sorted(_DURATIONS.items(), key=lambda item: -item[1])
         Path(path).write_text("".join(f"{seconds:9.2f}  {nodeid}\n" for nodeid, seconds in rows))
+
+
+BUILDER_LABEL = "io.scheduler-build.builder=1"  # build/warm.py's LABEL (not imported: unit runs stay light)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def remove_the_builders_this_session_starts():
+    """On an engine on this machine the builds use long-lived builders (build/warm.py), one per cache
+    directory, and tests give builds their own cache directories: the builders the session started
+    are its to remove; those that were there before stay. No engine: nothing to do."""
+    try:
+        import docker
+
+        client = docker.from_env(version="auto", timeout=10)
+        before = {c.id for c in client.containers.list(all=True, filters={"label": BUILDER_LABEL})}
+    except Exception:  # noqa: BLE001 - no engine here (a unit run): no builder can start either
+        yield
+        return
+    yield
+    try:
+        for container in client.containers.list(all=True, filters={"label": BUILDER_LABEL}):
+            if container.id not in before:
+                container.remove(force=True)
+    except Exception:  # noqa: BLE001 - the engine went away (the remote-engine tier stops its own)
+        pass

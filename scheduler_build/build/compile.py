@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
+from scheduler_build.atomic import write_atomic
 from scheduler_build.build import elf, uptodate
 from scheduler_build.build.workspace_image import inputs_tar
 from scheduler_build.engine import RUN_LABEL, Container, Engine, Volume
@@ -82,15 +83,54 @@ def go_build_command(package: str, output: str, flags: str, test: bool = False) 
     ]
 
 
-def with_progress(argv: list[str], package: str) -> list[str]:
+def with_progress(argv: list[str], package: str, count: bool = True) -> list[str]:
     """The command a container runs for `argv`: `go build -v` (each package named as it is compiled) and,
-    beside it, the count of packages the build has in all (`go list -deps`, a line `TOTAL_MARK N`), so
-    the progress reads packages done out of total. The recorded command (build-info, the action key) is
-    `argv`: -v changes no byte of the binary. A test binary (`go test -c`) keeps its command."""
+    with `count`, beside it the count of packages the build has in all (`go list -deps`, a line
+    `TOTAL_MARK N`), so the progress reads packages done out of total. The recorded command
+    (build-info, the action key) is `argv`: -v changes no byte of the binary. A test binary (`go test
+    -c`) keeps its command."""
     if argv[:2] != ["go", "build"]:
         return argv
-    count = f"go list -deps {shlex.quote(package)} 2>/dev/null | wc -l | sed 's/^ */{TOTAL_MARK} /'"
-    return ["sh", "-c", f"({count}) & exec {shlex.join(['go', 'build', '-v', *argv[2:]])}"]
+    build = ["go", "build", "-v", *argv[2:]]
+    if not count:
+        return build
+    total = f"go list -deps {shlex.quote(package)} 2>/dev/null | wc -l | sed 's/^ */{TOTAL_MARK} /'"
+    return ["sh", "-c", f"({total}) & exec {shlex.join(build)}"]
+
+
+class PackageTotal:
+    """How many packages a compile of one output has in all, for its progress line.
+
+    `go list -deps` beside the compile loads the whole package graph a second time on the same
+    cores, while `go build` does its own: on a plugin edit that is a good part of the time over a
+    native `go build`. So it runs on an output's first compile only, and its answer is kept
+    (`<state_dir>/<out key>.packages`, read back as a `TOTAL_MARK` line). The output's key names
+    the workspace image, so new dependencies get a new count; an edit that adds imports inside the
+    same vendored tree leaves it a few packages off, which a progress figure can afford."""
+
+    def __init__(self, state_dir: Path, key: str, on_line: Callable[[str], None]):
+        self.path, self.on_line, self.heard = Path(state_dir) / f"{key}.packages", on_line, 0
+        try:
+            self.known = int(self.path.read_text().strip())
+        except (OSError, ValueError):
+            self.known = 0
+
+    def start(self) -> bool:
+        """Say the kept total, if any; returns whether the compile must count (no total kept)."""
+        if self.known:
+            self.on_line(f"{TOTAL_MARK} {self.known}")
+        return not self.known
+
+    def __call__(self, line: str) -> None:
+        words = line.split()
+        if len(words) == 2 and words[0] == TOTAL_MARK and words[1].isdigit():
+            self.heard = int(words[1])
+        self.on_line(line)
+
+    def keep(self) -> None:
+        """After a successful compile: keep the count it heard (a fast compile may end before it)."""
+        if self.heard and self.heard != self.known:
+            write_atomic(self.path, f"{self.heard}\n")
 
 
 def build_environment(goos: str, goarch: str, cgo_static: bool, source_date_epoch: int) -> dict[str, str]:
@@ -200,18 +240,22 @@ def _alive(pid: str) -> bool:
 def collect(box: Container, path: str, dest: Path) -> bool:
     """Copy the built `path` out to `dest` unless `dest` already is it; returns whether it was copied.
 
-    `dest` is seeded with the last published binary. A Go build ID ends in the hash of the
-    binary's content, so when the built file's ID (read from its first page, the start of the
-    same archive stream) is the seed's and the sizes agree, the seed is the binary and the 70 MB
-    copy is skipped. Go touches an up-to-date output's mtime, so a stat could not tell."""
+    `dest` is seeded with the last published binary (a hard link: pipeline.run). A Go build ID ends
+    in the hash of the binary's content, so when the built file's ID (read from its first page, the
+    start of the same archive stream) is the seed's and the sizes agree, the seed is the binary and
+    the 70 MB copy is skipped. Go touches an up-to-date output's mtime, so a stat could not tell. A
+    new binary goes to a new file renamed over `dest`: the seed's inode, which may be the published
+    binary's, is never written."""
     seed = elf.file_go_build_id(dest)
 
     def unchanged(size: int, first: bytes) -> bool:
         return seed is not None and size == dest.stat().st_size and elf.go_build_id(first) == seed
 
-    copied = box.fetch(path, dest, skip_if=unchanged, peek=elf.BUILD_ID_READ)
+    incoming = dest.with_name(f".{dest.name}.incoming")
+    copied = box.fetch(path, incoming, skip_if=unchanged, peek=elf.BUILD_ID_READ)
     if copied:
-        dest.chmod(0o755)
+        incoming.chmod(0o755)
+        os.replace(incoming, dest)
     return copied
 
 
@@ -235,15 +279,18 @@ def run(engine: Engine, image: str, job: Job, network: str = "none",
             stream_line("    up to date: the last compile of these inputs made this binary (no container)")
             return 0, argv
         stop_orphans(engine, key)
+        total = PackageTotal(job.state_dir, key, on_line)
+        command = with_progress(argv, job.package, count=total.start())
         removing = time.monotonic()
-        with engine.container(image, with_progress(argv, job.package), volumes=volumes, environment=job.environment,
+        with engine.container(image, command, volumes=volumes, environment=job.environment,
                               workdir=SRC, network=network, labels={OUTPUT_LABEL: key}) as box:
             job.timings["create"] = round(time.monotonic() - removing, 3)
             with timed(job, "put"):
                 box.put("/", inputs)
             with timed(job, "go"):
-                code = box.run(on_line)
+                code = box.run(total)
             if code == 0:
+                total.keep()
                 with timed(job, "copy-out"):
                     collect(box, output, dest)
                 if action:

@@ -65,7 +65,7 @@ class BuildRequest:
     source_date_epoch: str  # empty: $SOURCE_DATE_EPOCH, else the release's commit time
     version_suffix: str
     gocache_volume: str
-    reuse_builder: bool  # compile in the long-lived builder (warm.py)
+    reuse_builder: bool | None  # compile in the long-lived builder (warm.py); None: when the engine is local
     # Out-of-tree plugin sources (spec.PluginSource: local directories or module@version)
     # and the patch series against the kubernetes tree, both from a build spec (plugins.py).
     plugin_sources: tuple
@@ -262,7 +262,7 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
             test=False, state_dir=Path(request.cache_dir) / "builds",
         )
         image = plan.workspace_image
-        if request.reuse_builder:
+        if plan.engine.local if request.reuse_builder is None else request.reuse_builder:
             code, argv = warm.run(plan.engine, image.tag, job, image_id=image.image_id, on_line=capture)
         else:
             code, argv = compile_stage.run(plan.engine, image.tag, job, on_line=capture, image_id=image.image_id)
@@ -314,6 +314,13 @@ def _record(plan: _Plan, argv: list[str], binary: Path, checked: verify.Verified
     )
 
 
+def seed(published: Path, staged: Path) -> None:
+    try:
+        os.link(published, staged)
+    except OSError:  # a file system without hard links
+        shutil.copy2(published, staged)
+
+
 def run(request: BuildRequest) -> BuildResult:
     started = time.monotonic()
     plan = _plan(request)
@@ -323,10 +330,10 @@ def run(request: BuildRequest) -> BuildResult:
     staging = Path(tempfile.mkdtemp(prefix=f".tmp-{final_dir.name}-p{os.getpid()}-", dir=final_dir.parent))
     try:
         if (final_dir / component).is_file():
-            # Seed the output with the last good binary (a copy: the published one stays
-            # untouched): when nothing changed, go build sees its build ID is current
-            # and skips the link, the bulk of a warm rebuild.
-            shutil.copy2(final_dir / component, staging / component)
+            # Seed the output with the last good binary: when nothing changed, the compile finds its
+            # build ID current and copies nothing out. A hard link, not a 73 MB copy on every build:
+            # nothing writes the seed's inode (a new binary is renamed over it: compile.collect).
+            seed(final_dir / component, staging / component)
         argv = _compile(plan, staging)
         binary = staging / component
         with _timed(plan.phases, "verify", str(final_dir / component)):

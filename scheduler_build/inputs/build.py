@@ -43,7 +43,7 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
         source_date_epoch=str(option(c, "build.source_date_epoch", source_date_epoch) or ""),
         version_suffix=option(c, "build.version_suffix", version_suffix, spec_value("version_suffix"), "versionSuffix"),
         gocache_volume=option(c, "build.gocache_volume", gocache_volume),
-        reuse_builder=option(c, "build.reuse_builder"),
+        reuse_builder={"auto": None, "true": True, "false": False}[str(option(c, "build.reuse_builder")).lower()],
         cache_from=option(c, "build.cache_from", cache_from),
         cache_to=option(c, "build.cache_to", cache_to),
         plugin_sources=(), patches=(),

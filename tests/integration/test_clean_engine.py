@@ -54,3 +54,42 @@ def test_only_containers_of_stopped_runs_and_images_of_this_cache_are_ours(tmp_p
                 pass
         for ref in refs.values():
             engine.remove_image(ref)
+
+
+def test_clean_volume_removes_the_long_lived_builders_using_it_first(tmp_path):
+    """A builder (build/warm.py) keeps its Go cache volume in use, and the engine refuses to remove a
+    volume in use: `clean --volume` plans the builders of that volume first, and only theirs."""
+    import docker.types
+
+    from scheduler_build.build import warm
+
+    engine, client, tag = connect(), connect()._client, uuid.uuid4().hex[:8]
+    volume, other = f"sb-t-gocache-{tag}", f"sb-t-other-{tag}"
+    (tmp_path / "Dockerfile").write_text("FROM scratch\nLABEL io.scheduler-build.test=1\n")
+    ref = f"sb-t-scratch:{tag}"
+    engine.build(tmp_path, ref)
+    builders = {vol: client.containers.create(ref, ["x"], name=f"sb-t-builder-{vol}",
+                                              labels={warm.LABEL: "1", warm.VOLUME_LABEL: vol},
+                                              mounts=[docker.types.Mount("/gocache", vol, type="volume")])
+                for vol in (volume, other)}
+    try:
+        planned = clean.plan_volume(engine, volume)
+        assert [(item.name, item.what) for item in planned] == [
+            (f"sb-t-builder-{volume}", "long-lived builder container"), (volume, "Go build cache volume")]
+        for item in planned:
+            clean.remove(item, engine)
+        names = {c.name for c in client.containers.list(all=True) if tag in c.name}
+        assert names == {f"sb-t-builder-{other}"}  # another volume's builder stays
+        assert volume not in {v.name for v in client.volumes.list()}
+    finally:
+        for container in builders.values():
+            try:
+                container.remove(force=True)
+            except Exception:  # noqa: BLE001 - removed by the test already
+                pass
+        for vol in (volume, other):
+            try:
+                client.volumes.get(vol).remove(force=True)
+            except Exception:  # noqa: BLE001 - removed by the test already
+                pass
+        engine.remove_image(ref)

@@ -9,6 +9,7 @@ container's file, byte for byte."""
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -65,3 +66,15 @@ def test_a_seed_with_the_same_id_but_another_size_is_replaced(box, tmp_path):
         seed.write(b"tampered")
     assert compile_stage.collect(box, BUILT, dest)
     assert dest.read_bytes() == expected
+
+
+def test_a_replaced_seed_never_writes_the_published_binary_it_links(box, tmp_path):
+    """The seed is a hard link of the published binary (pipeline.seed): a new binary goes to a new
+    file renamed over it, so the published one keeps its bytes until the new output is published."""
+    published, dest = tmp_path / "published", tmp_path / "kube-scheduler"
+    before = _copy_of(box, OTHER, published)
+    os.link(published, dest)
+    assert compile_stage.collect(box, BUILT, dest)
+    assert published.read_bytes() == before and dest.read_bytes() != before
+    assert dest.stat().st_ino != published.stat().st_ino and dest.stat().st_mode & 0o111
+    assert not list(tmp_path.glob(".*incoming"))

@@ -99,16 +99,18 @@ def test_long_lived_builder_has_no_network_and_no_host_path(tmp_path):
     assert code != 0 and ("dial tcp" in text or "lookup" in text or "network is unreachable" in text), text
 
 
-def test_a_no_change_rebuild_starts_no_container_and_an_edit_compiles(tmp_path, capfd):
-    """A container per compile (the default): the second, unchanged build is served by the action
-    record (build/uptodate.py) with the same bytes; an edit compiles and the binary sees it."""
+@pytest.mark.parametrize("reuse_builder", [False, True], ids=["one-shot", "long-lived"])
+def test_a_no_change_rebuild_starts_no_container_and_an_edit_compiles(tmp_path, capfd, reuse_builder):
+    """A container per compile (a remote engine's default) and the long-lived builder (a local one's):
+    the second, unchanged build is served by the action record (build/uptodate.py) with the same bytes,
+    no container started nor exec'd; an edit compiles and the binary sees it."""
     from scheduler_build.build import pipeline
     from scheduler_build.spec import PluginSource
 
     plugin = tmp_path / "plugin"
     shutil.copytree(EXAMPLE_PLUGIN, plugin)
     source = PluginSource(package=PACKAGE, names=("UnderlayIPLimit",), path=plugin)
-    request = build_request(tmp_path / "dist", plugin_sources=(source,), name="no-change", reuse_builder=False)
+    request = build_request(tmp_path / "dist", plugin_sources=(source,), name="no-change", reuse_builder=reuse_builder)
     marker = f"nochange.test/{uuid.uuid4().hex}"
     _set_label(plugin, marker)
     first = pipeline.run(request)
@@ -116,6 +118,7 @@ def test_a_no_change_rebuild_starts_no_container_and_an_edit_compiles(tmp_path, 
     again = pipeline.run(request)
     assert "up to date: the last compile of these inputs made this binary" in capfd.readouterr().err
     assert again.info.binary.sha256 == first.info.binary.sha256
+    assert "compile.go" not in again.info.phases_seconds  # nothing ran in any container
     _set_label(plugin, marker + "x")
     edited = pipeline.run(request)
     assert "up to date" not in capfd.readouterr().err  # negative control: an edit is compiled

@@ -22,7 +22,12 @@ REPO = Path(__file__).resolve().parents[2]
 BUILD = ["build", "--no-spec", "--no-pull", "--k8s-version", TEST_K8S_MINOR]
 
 
-def _start(dist: Path, cwd: Path) -> subprocess.Popen:
+# These tests follow a compile's own container (the one-shot path, a remote engine's): the long-lived
+# builder, the local default, is pinned off here and has its own test below.
+ONE_SHOT = {"SCHEDULER_BUILD_BUILD_REUSE_BUILDER": "false"}
+
+
+def _start(dist: Path, cwd: Path, env: dict[str, str] = ONE_SHOT) -> subprocess.Popen:
     def terminal_signals() -> None:  # as from a terminal: a background suite may hand children SIGINT ignored
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_DFL)
@@ -30,7 +35,7 @@ def _start(dist: Path, cwd: Path) -> subprocess.Popen:
 
     return subprocess.Popen([sys.executable, "-m", "scheduler_build", *BUILD, "--dist", str(dist)], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=terminal_signals,
-                            env=dict(os.environ, PYTHONPATH=str(REPO)))
+                            env=dict(os.environ, PYTHONPATH=str(REPO), **env))
 
 
 def _containers_of(pid: int) -> list:
@@ -149,7 +154,47 @@ def test_after_a_sigkill_the_next_build_removes_the_orphan_before_it_compiles(tm
         proc.kill() if proc.poll() is None else None
     assert proc.returncode == -signal.SIGKILL and _containers_of(proc.pid), "the negative control: one is left"
     again = subprocess.run([sys.executable, "-m", "scheduler_build", *BUILD, "--dist", str(dist)], cwd=tmp_path,
-                           capture_output=True, text=True, timeout=900, env=dict(os.environ, PYTHONPATH=str(REPO)))
+                           capture_output=True, text=True, timeout=900,
+                           env=dict(os.environ, PYTHONPATH=str(REPO), **ONE_SHOT))
     assert again.returncode == 0, again.stderr[-3000:]
     assert f"removing the compile container a stopped run ({socket.gethostname()}/{proc.pid})" in again.stderr
     assert _containers_of(proc.pid) == []
+
+
+def _compiling_builders() -> list:
+    """Long-lived builders (build/warm.py) with a `go build` running in them."""
+    client = connect()._client
+    found = []
+    for container in client.containers.list(filters={"label": "io.scheduler-build.builder=1"}):
+        try:
+            processes = client.api.top(container.id).get("Processes") or []
+        except Exception:  # noqa: BLE001 - removed meanwhile
+            continue
+        if any("go build" in " ".join(row) for row in processes):
+            found.append(container.id)
+    return found
+
+
+def test_a_build_stopped_while_compiling_in_the_long_lived_builder_leaves_no_compile_running(tmp_path, built_scheduler):
+    """The engine does not stop an exec whose client is gone: a SIGTERM'd build removes its builder (the
+    next build starts a new one), so no compile of a stopped build runs on."""
+    dist = tmp_path / "dist"
+    good = _previous_output(built_scheduler, dist)
+    before = good.read_bytes()
+    proc = _start(dist, tmp_path, env={"SCHEDULER_BUILD_BUILD_REUSE_BUILDER": "true"})
+    try:
+        for line in proc.stderr:
+            if line.startswith("==> compile"):
+                break
+        deadline = time.monotonic() + 900
+        while not (compiling := _compiling_builders()):
+            assert time.monotonic() < deadline and proc.poll() is None, "no compile started in a builder"
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        stderr = proc.communicate(timeout=300)[1]
+    finally:
+        proc.kill() if proc.poll() is None else None
+    assert proc.returncode == 143, stderr[-3000:]
+    assert "Traceback" not in stderr
+    assert not set(compiling) & set(_compiling_builders()), "the stopped build's compile runs on"
+    assert good.read_bytes() == before

@@ -57,6 +57,7 @@ CONTAINER_CALLS = {
     "put": lambda c, tmp: c.put("/", b""),
     "run": lambda c, tmp: c.run(),
     "exec": lambda c, tmp: c.exec(["true"], environment={}, workdir="/"),
+    "processes": lambda c, tmp: c.processes(),
     "commit": lambda c, tmp: c.commit("x:y"),
     "stat": lambda c, tmp: c.stat("/x"),
     "fetch": lambda c, tmp: c.fetch("/x", tmp / "x"),
@@ -89,3 +90,16 @@ def _answers_or_says_lost(name: str, call) -> None:
         assert "Docker engine" in str(exc) or "container" in str(exc), str(exc)
         return
     assert name in ANSWERS and ANSWERS[name](answer), f"{name} answered {answer!r} from an engine that is gone"
+
+
+def _engine(base_url: str) -> Engine:
+    return Engine(docker.DockerClient(base_url=base_url, version="1.41"))
+
+
+def test_a_unix_socket_is_local_and_tcp_is_not():
+    """Engine.local: which engines get the long-lived builder by default (build.reuse_builder auto). No engine
+    is contacted: a client for a fixed API version only parses its address."""
+    assert _engine("unix:///var/run/docker.sock").local
+    assert _engine("unix:///tmp/dind/docker.sock").local
+    assert not _engine("tcp://127.0.0.1:2375").local  # the remote-engine tier's engine
+    assert not _engine("tcp://build-host.example:2376").local

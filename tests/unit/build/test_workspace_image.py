@@ -56,11 +56,15 @@ def test_image_key_covers_its_inputs():
     assert workspace_image.tag_for(key) == f"scheduler-build/workspace:{key[:32]}"
 
 
-def test_container_name_depends_on_image_and_volume():
-    name = warm.container_name("sha256:a", "vol")
+def test_container_name_depends_on_image_volume_and_cache_directory(tmp_path):
+    """Builds of one builder take turns by a lock file in the cache directory: two cache directories
+    (two users, a test's own cache) must never share a builder they do not share a lock for."""
+    name = warm.container_name("sha256:a", "vol", tmp_path / "a")
     assert name.startswith("scheduler-build-builder-")
-    assert len({name, warm.container_name("sha256:b", "vol"), warm.container_name("sha256:a", "v2")}) == 3
-    assert warm.container_name("sha256:a", "vol") == name
+    others = {warm.container_name("sha256:b", "vol", tmp_path / "a"), warm.container_name("sha256:a", "v2", tmp_path / "a"),
+              warm.container_name("sha256:a", "vol", tmp_path / "b")}
+    assert len({name, *others}) == 4
+    assert warm.container_name("sha256:a", "vol", tmp_path / "a") == name
 
 
 def test_clear_command_removes_only_the_workspace_files_and_local_modules(tmp_path):

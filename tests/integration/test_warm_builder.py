@@ -1,0 +1,35 @@
+"""The long-lived builder (build/warm.py) with the real engine: a builder in which a compile still runs
+when a build takes its lock (the build that started it was killed outright, and the engine does not
+stop an exec whose client is gone) is replaced, never shared; an idle one is reused.
+The "compile" is a `sleep` exec'd into the builder image (busybox or the official golang). ~3 s."""
+
+from __future__ import annotations
+
+import uuid
+
+from scheduler_build.build import builder_image, warm
+from scheduler_build.engine import connect
+
+
+def test_a_builder_running_a_dead_builds_compile_is_replaced_and_an_idle_one_reused():
+    engine = connect()
+    client = engine._client
+    image = builder_image.select(engine, "1.22", pull=False).image
+    tag = uuid.uuid4().hex[:8]
+    name, volume = f"scheduler-build-builder-test-{tag}", f"sb-t-gocache-{tag}"
+    try:
+        box = warm._idle_builder(engine, name, image, volume)
+        assert box.processes() == 1
+        assert warm._idle_builder(engine, name, image, volume).id == box.id  # idle: the same builder
+        orphan = client.api.exec_create(box.id, ["sleep", "120"])
+        client.api.exec_start(orphan["Id"], detach=True)  # its client is gone: nobody waits for it
+        replaced = warm._idle_builder(engine, name, image, volume)
+        assert replaced.id != box.id and replaced.processes() == 1
+        assert {c.id for c in client.containers.list(all=True, filters={"name": name})} == {replaced.id}
+    finally:
+        for container in client.containers.list(all=True, filters={"name": name}):
+            container.remove(force=True)
+        try:
+            client.volumes.get(volume).remove(force=True)
+        except Exception:  # noqa: BLE001 - never created
+            pass
