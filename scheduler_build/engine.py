@@ -1,8 +1,7 @@
 """The container engine: the one edge every stage reaches Docker through.
 
-A small interface in the shape of repo2docker's ContainerEngine (`images`, `inspect_image`, `build`,
-`run`, `load`, `pull`), plain data in and out (`Image`, `Volume`): no stage touches the docker SDK's
-clients directly. The engine is reached through the docker SDK with API-version negotiation.
+A small interface in the shape of repo2docker's ContainerEngine, plain data in and out (`Image`, `Volume`):
+no stage touches the docker SDK's clients. The SDK reaches the engine with API-version negotiation.
 
 The engine API is the only path into and out of a container: inputs go in as tar archives
 (`Container.put`) or images built from a streamed context (`build`), outputs come out as archives
