@@ -59,9 +59,18 @@ def deployed_and_explained(kubeconfig: str, state_dir: Path, directory: Path) ->
     loaded = _ok("cluster.load", "--spec", str(spec), "--state-dir", str(state_dir)).stdout.split()
     assert loaded[0].endswith(f"-{debuggable_mod.SUFFIX}"), loaded
     _ok("deploy", "--spec", str(spec), "--kubeconfig", kubeconfig, "--timeout", "300")
-    apps, core, _ = scenarios.apis(kubeconfig)
+    apps, core, coord = scenarios.apis(kubeconfig)
     deployment = apps.read_namespaced_deployment(scenarios.SCHEDULER, scenarios.NS)
     assert deployment.spec.template.spec.containers[0].image == loaded[0]
+
+    def debuggable_leads() -> bool:
+        # deploy returns once the new pod is ready; a release pod of an earlier test may still be terminating
+        # and scheduling, and the Lease moves only after it: pods created before then may be bound by it.
+        pods = core.list_namespaced_pod(scenarios.NS, label_selector=scenarios.SCHEDULER_PODS).items
+        return bool(pods) and all(p.spec.containers[0].image == loaded[0] for p in pods) and any(
+            scenarios.holder(coord).startswith(p.metadata.name + "_") for p in pods)
+
+    scenarios.wait(debuggable_leads, timeout=240, what="the debuggable scheduler alone, holding the Lease")
     assert deployment.metadata.labels.get(debuggable_mod.LABEL) == "true", deployment.metadata.labels
     opt_in = yaml.safe_load(spec.read_text())["debuggable"]["podLabel"]
     scenarios.ensure_namespace(core, NS)
