@@ -22,6 +22,15 @@ def _dead_pid() -> int:
                               text=True).stdout)
 
 
+def _remove_left(removals) -> None:
+    """Run each removal of the test's own objects; what the test removed already is gone, so its error is not one."""
+    for remove in removals:
+        try:
+            remove()
+        except Exception:  # noqa: BLE001 - removed by the test already
+            pass
+
+
 def test_only_containers_of_stopped_runs_and_images_of_this_cache_are_ours(tmp_path):
     engine, client, tag = connect(), connect()._client, uuid.uuid4().hex[:8]
     mine, others = tmp_path / "cache", tmp_path / "another-checkout-cache"
@@ -47,11 +56,7 @@ def test_only_containers_of_stopped_runs_and_images_of_this_cache_are_ours(tmp_p
         images = {item.name for item in clean.plan_images(engine, mine)}
         assert refs["mine"] in images and refs["others"] not in images
     finally:
-        for container in created.values():
-            try:
-                container.remove(force=True)
-            except Exception:  # noqa: BLE001 - removed by the test already
-                pass
+        _remove_left(lambda c=c: c.remove(force=True) for c in created.values())
         for ref in refs.values():
             engine.remove_image(ref)
 
@@ -82,14 +87,6 @@ def test_clean_volume_removes_the_long_lived_builders_using_it_first(tmp_path):
         assert names == {f"sb-t-builder-{other}"}  # another volume's builder stays
         assert volume not in {v.name for v in client.volumes.list()}
     finally:
-        for container in builders.values():
-            try:
-                container.remove(force=True)
-            except Exception:  # noqa: BLE001 - removed by the test already
-                pass
-        for vol in (volume, other):
-            try:
-                client.volumes.get(vol).remove(force=True)
-            except Exception:  # noqa: BLE001 - removed by the test already
-                pass
+        _remove_left(lambda c=c: c.remove(force=True) for c in builders.values())
+        _remove_left(lambda v=v: client.volumes.get(v).remove(force=True) for v in (volume, other))
         engine.remove_image(ref)
