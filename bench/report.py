@@ -83,7 +83,8 @@ def row(root: Path, spec: dict) -> str:
     ours, base = spec.get("ours", "ours"), spec.get("baseline_side", "native")
     runs = [r for r in raw["runs"] if r["measure"] == spec["measure"]]
     # A throughput row (field "pods_per_second") is higher-is-better: its goal is a floor, not a ceiling.
-    field, higher = spec.get("field", "seconds"), spec.get("field", "seconds") != "seconds"
+    field = spec.get("field", "seconds")
+    higher = field != "seconds"
     fmt = (lambda v: f"{v:.1f} pods/s") if higher else _fmt
     by_side = {side: [r[field] for r in runs if r["side"] == side and field in r] for side in (ours, base)}
     for side, values in by_side.items():
