@@ -6,6 +6,8 @@ whole suite compiles each distinct input once."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 from pathlib import Path
 
 import pytest
@@ -140,6 +142,21 @@ def remove_the_builders_this_session_starts():
     try:
         for container in client.containers.list(all=True, filters={"label": BUILDER_LABEL}):
             if container.id not in before:
-                container.remove(force=True)
+                with _builder_lock(container):  # never under a compile: another session's may use it
+                    container.remove(force=True)
     except Exception:  # noqa: BLE001 - the engine went away (the remote-engine tier stops its own)
         pass
+
+
+@contextlib.contextmanager
+def _builder_lock(container):
+    """The lock its builds take (build/compile.output_lock: <state dir>/<name>.lock), found through the
+    /out directory it was given (<state dir>/builders/<name>-<random>, its label); none when unlabelled."""
+    out = (container.labels or {}).get("io.scheduler-build.shared-out")
+    lock = Path(out).parent.parent / f"{container.name}.lock" if out else None
+    if lock is None or not lock.is_file():
+        yield
+        return
+    with open(lock) as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield

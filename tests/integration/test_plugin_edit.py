@@ -76,7 +76,7 @@ def test_plugin_edit_skips_tidy_and_vendor_and_matches_a_from_scratch_build(tmp_
     assert scratch.info.binary.sha256 == edited.info.binary.sha256
 
 
-def test_long_lived_builder_has_no_network_and_no_host_path(tmp_path):
+def test_long_lived_builder_has_no_network_and_no_host_path_but_its_out(tmp_path):
     import docker
 
     from scheduler_build.build import pipeline
@@ -91,7 +91,11 @@ def test_long_lived_builder_has_no_network_and_no_host_path(tmp_path):
     for builder in builders:
         assert builder.attrs["HostConfig"]["NetworkMode"] == "none"
         assert builder.attrs["HostConfig"].get("Binds") in (None, [])
-        assert {m["Type"] for m in builder.attrs["Mounts"]} == {"volume"}
+        # The one host path: its own /out, a directory of the cache's builds/builders/ (build/warm.py)
+        binds = [m for m in builder.attrs["Mounts"] if m["Type"] == "bind"]
+        assert all(m["Destination"] == "/out" and Path(m["Source"]).parent.name == "builders"
+                   and Path(m["Source"]).name.startswith(builder.name + "-") for m in binds), binds
+        assert {m["Type"] for m in builder.attrs["Mounts"]} - {"bind"} == {"volume"}
     env = ["GOPROXY=https://proxy.golang.org", "GOFLAGS=-mod=mod", "HOME=/tmp", "GOMODCACHE=/tmp/m", "GOCACHE=/tmp/c"]
     code, output = builders[0].exec_run(["go", "mod", "download", "-json", "github.com/google/uuid@v1.6.0"],
                                         environment=env, workdir="/tmp")
