@@ -76,14 +76,17 @@ def build_bench(c, k8s_version=None, repeats=5, no_cold=False, plugin_edit=False
     "nodes": "comma-separated cluster sizes (default 100,1000,5000)",
     "seconds": "measured seconds per cell (default 3)",
     "concurrency": "keep-alive connections of the load generator (default 1, as kube-scheduler)",
+    "repeats": "rounds per cell, Python then Go each round, every run in the raw file (default 3)",
     "json": "print raw figures as JSON instead of a Markdown table",
 })
 @user_errors
-def extender_bench(c, nodes="100,1000,5000", seconds=3.0, concurrency=1, json=False):
+def extender_bench(c, nodes="100,1000,5000", seconds=3.0, concurrency=1, repeats=3, json=False):
     """Python extender vs a Go stdlib extender: filter/prioritize, NodeList/NodeNames, rps and p50/p99."""
+    if int(repeats) < 1:
+        raise UserError(f"--repeats {repeats}: must be at least 1", "e.g. --repeats 3")
     module = _bench_module("extender.run")
     sizes = [int(n) for n in str(nodes).split(",") if n.strip()]
-    _report("bench.extender", module, lambda: module.run(sizes, float(seconds), int(concurrency)), json)
+    _report("bench.extender", module, lambda: module.run(sizes, float(seconds), int(concurrency), int(repeats)), json)
 
 
 @task(name="image", help={
