@@ -61,8 +61,8 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 3) ->
             request.force = force
             return image_flow.build_and_load(request, arch)
 
-        layout_link = work / "dist" / "kube-scheduler" / built.info.kubernetes.version / "image"
-        result, ours = _measure_builds(client, repository, package, layout_link, work / "context", repeats)
+        layout = work / "dist" / "kube-scheduler" / built.info.kubernetes.version / "image"
+        result, ours = _measure_builds(client, repository, package, layout, work / "context", repeats)
         baseline = ours.pop("docker_build")
         native = result.platforms[0]
         engine_image = client.images.get(native.config_digest)
@@ -105,16 +105,14 @@ def build_order(repeats: int) -> list[str]:
     return [step for _ in range(repeats) for step in ("cold", "warm", "forced", "docker_build")]
 
 
-def _measure_builds(client, repository: str, package, layout_link: Path, context: Path, repeats: int):
+def _measure_builds(client, repository: str, package, layout: Path, context: Path, repeats: int):
     """Our assembly (cold: no layout, no engine image; warm: skipped; forced) and `docker build`, per round."""
     times: dict[str, list[float]] = {step: [] for step in STEPS}
     result = None
     for step in build_order(repeats):
         if step == "cold":
             _drop_engine_images(client, repository)
-            for old in layout_link.parent.glob(".image.*"):
-                shutil.rmtree(old)
-            layout_link.unlink(missing_ok=True)
+            _remove_layout(layout)
         elif step == "docker_build" and not context.exists():
             _docker_context(result, context)  # the first cold build's root file system
         start = time.monotonic()
@@ -132,6 +130,17 @@ def _measure_builds(client, repository: str, package, layout_link: Path, context
             # Its layers would be the next run's build cache: every `docker build` runs without one.
             client.images.remove(f"{repository}:dockerfile", force=True)
     return result, times
+
+
+def _remove_layout(layout: Path) -> None:
+    """No layout for a cold build: the published directory (atomic.publish_dir), or an earlier
+    layout's link and the hidden directories it pointed to."""
+    for old in layout.parent.glob(f".{layout.name}.*"):
+        shutil.rmtree(old)
+    if layout.is_dir() and not layout.is_symlink():
+        shutil.rmtree(layout)
+    else:
+        layout.unlink(missing_ok=True)
 
 
 def _docker_context(result, context: Path) -> None:

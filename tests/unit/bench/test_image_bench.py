@@ -26,3 +26,15 @@ def test_cold_comes_first_in_each_round_so_docker_build_has_a_layout_to_read():
     order = image_bench.build_order(2)
     assert all(order[i] == "cold" for i in range(0, len(order), 4))
     assert order.index("cold") < order.index("docker_build")
+
+
+def test_a_cold_round_removes_the_published_layout_directory_or_an_earlier_link(tmp_path):
+    layout = tmp_path / "image"
+    (layout / "blobs").mkdir(parents=True)  # atomic.publish_dir's real directory
+    image_bench._remove_layout(layout)
+    assert not layout.exists()
+    (tmp_path / ".image.abc" / "blobs").mkdir(parents=True)  # the earlier layout: a link to a hidden sibling
+    layout.symlink_to(tmp_path / ".image.abc")
+    image_bench._remove_layout(layout)
+    assert not layout.exists() and not layout.is_symlink() and not (tmp_path / ".image.abc").exists()
+    image_bench._remove_layout(layout)  # nothing there: nothing to do
