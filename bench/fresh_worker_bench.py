@@ -33,10 +33,12 @@ import statistics
 import tempfile
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterator
+
+import docker
 
 from bench import record
 from scheduler_build import settings
@@ -174,19 +176,23 @@ def _clean_local(volume: str, repo: str, workspace_tag: str) -> None:
     for container in client.containers.list(all=True, filters={"label": f"{warm.VOLUME_LABEL}={volume}"}):
         container.remove(force=True)
     for name in (volume, out_volume(volume)):
-        try:
-            client.volumes.get(name).remove(force=True)
-        except Exception:
-            pass
+        _remove(lambda name=name: client.volumes.get(name).remove(force=True), f"volume {name}")
     for image in client.images.list(name=repo):
         for tag in image.tags:
             if tag.startswith(repo + ":"):  # only the cache's tags: the image may be the product's too
                 client.images.remove(tag)
     if workspace_tag:
-        try:
-            client.images.remove(workspace_tag)
-        except Exception:
-            pass
+        _remove(lambda: client.images.remove(workspace_tag), f"image {workspace_tag}")
+
+
+def _remove(remove: Callable[[], object], what: str) -> None:
+    """Remove one thing the round made; absent is fine, anything else is named (it is left behind)."""
+    try:
+        remove()
+    except docker.errors.NotFound:
+        pass
+    except docker.errors.APIError as exc:
+        log(f"fresh worker bench: could not remove {what}: {exc.explanation or exc}")
 
 
 def workspace_tags() -> set[str]:
@@ -219,8 +225,9 @@ def _round(number: int, k8s_version: str, work: Path, hidden: list[Path], preexi
         assert fresh["sha256"] == cold["sha256"], f"round {number}: the fresh worker's binary differs"
         log(f"round {number}: local cold {cold['seconds']:.1f} s (+ {cold['push_seconds']:.1f} s push), fresh worker "
             f"{fresh['seconds']:.1f} s (builder load {fresh['builder_load_seconds']:.1f} s)")
+        refs = [registry_cache.ref(repo, kind, "<key>") for kind in ("ws", "gocache")]
         return {"cold": cold, "fresh": fresh, "registry_bytes": tree_bytes(work / "registry"),
-                "workspace_image_built": built, "cache_refs": [registry_cache.ref(repo, k, "<key>") for k in ("ws", "gocache")]}
+                "workspace_image_built": built, "cache_refs": refs}
     finally:
         registry.stop()
         _clean_local(volume, repo, built_tag)
@@ -279,10 +286,10 @@ def markdown(results: dict) -> str:
     rows = [
         "| measure (medians) | (a) local cold build | (b) fresh worker from the registry cache | b/a | runs per side |",
         "|---|---|---|---|---|",
-        f"| {MEASURE}: module download inside, (b) with the builder image load | {results['cold_seconds']} s "
-        f"(+ {results['push_seconds']} s push) | {results['fresh_worker_seconds']} s | {results['ratio']} | {n_text} |",
-        f"| {PRELOADED} | {results['cold_seconds']} s | {results['fresh_preloaded_seconds']} s | "
-        f"{results['ratio_preloaded']} | {n_text} |",
+        (f"| {MEASURE}: module download inside, (b) with the builder image load | {results['cold_seconds']} s "
+         f"(+ {results['push_seconds']} s push) | {results['fresh_worker_seconds']} s | {results['ratio']} | {n_text} |"),
+        (f"| {PRELOADED} | {results['cold_seconds']} s | {results['fresh_preloaded_seconds']} s | "
+         f"{results['ratio_preloaded']} | {n_text} |"),
         f"| builder image load into the empty engine | - | {results['builder_load_seconds']} s | | {n_text} |",
         f"| Go modules downloaded (module cache) | {mb[COLD]} | {mb[FRESH]} | | {n_text} |",
     ]
