@@ -19,10 +19,11 @@ def _bench_module(name: str):
     return importlib.import_module(f"bench.{name}")
 
 
-def _report(task_name: str, module, fn, json: bool) -> dict:
+def _report(task_name: str, module, fn, json: bool, checkpoint: bool = False) -> dict:
     """Run `fn` under bench/record.py (its raw file goes to bench/results/), then print its figures:
-    as JSON, else the module's Markdown table."""
-    results, raw = record.measure(task_name, fn)
+    as JSON, else the module's Markdown table. checkpoint: the raw file is rewritten after every run
+    (a long bench stopped half way keeps its runs, marked partial)."""
+    results, raw = record.measure(task_name, fn, checkpoint=checkpoint)
     log(f"raw file: {record.write(raw).relative_to(record.REPO)}")
     if json:
         emit_json(results, sort_keys=False)
@@ -36,10 +37,11 @@ def _report(task_name: str, module, fn, json: bool) -> dict:
     "repeats": "warm runs per side (default 5)",
     "no-cold": "skip the two cold builds (minutes each)",
     "plugin-edit": "instead: the example plugin edited (and not) vs its own native `go build ./cmd/scheduler`",
-    "fresh-worker": "instead: a fresh worker (empty cache dir, second empty engine) building a key another worker "
-                    "pushed with --cache-to, vs a local cold build (docs/remote-engine.md)",
+    "fresh-worker": "instead: a fresh worker (empty cache dir and module cache, a new empty engine, the builder "
+                    "image loaded inside the clock) building a key another worker pushed with --cache-to, alternated "
+                    "with a local cold build (docs/remote-engine.md)",
     "baseline": "with --plugin-edit: this tree beside another commit (e.g. a499fca), alternating runs",
-    "runs": "with --baseline: runs per side (default 3); with --progress: cold builds (default 1)",
+    "runs": "with --baseline or --fresh-worker: runs per side (default 3); with --progress: cold builds (default 1)",
     "progress": "instead: cold `inv build` runs of the example, every stderr line timestamped: the longest silence",
     "json": "print raw figures as JSON instead of a Markdown table",
 })
@@ -53,7 +55,12 @@ def build_bench(c, k8s_version=None, repeats=5, no_cold=False, plugin_edit=False
         return
     if fresh_worker:
         module = _bench_module("fresh_worker_bench")
-        _report("bench.build.fresh-worker", module, lambda: module.run(option(c, "k8s.version", k8s_version)), json)
+        text = "3" if runs is None else str(runs).strip()
+        rounds = int(text) if text.isdigit() else 0
+        if rounds < 1:
+            raise UserError(f"--runs {runs}: must be at least 1", "e.g. --runs 3 (each round is two cold builds)")
+        _report("bench.build.fresh-worker", module, lambda: module.run(option(c, "k8s.version", k8s_version), rounds),
+                json, checkpoint=True)  # minutes per run: keep each
         return
     if baseline:
         if not plugin_edit:
@@ -76,14 +83,17 @@ def build_bench(c, k8s_version=None, repeats=5, no_cold=False, plugin_edit=False
     "nodes": "comma-separated cluster sizes (default 100,1000,5000)",
     "seconds": "measured seconds per cell (default 3)",
     "concurrency": "keep-alive connections of the load generator (default 1, as kube-scheduler)",
+    "repeats": "rounds per cell, Python then Go each round, every run in the raw file (default 3)",
     "json": "print raw figures as JSON instead of a Markdown table",
 })
 @user_errors
-def extender_bench(c, nodes="100,1000,5000", seconds=3.0, concurrency=1, json=False):
+def extender_bench(c, nodes="100,1000,5000", seconds=3.0, concurrency=1, repeats=3, json=False):
     """Python extender vs a Go stdlib extender: filter/prioritize, NodeList/NodeNames, rps and p50/p99."""
+    if int(repeats) < 1:
+        raise UserError(f"--repeats {repeats}: must be at least 1", "e.g. --repeats 3")
     module = _bench_module("extender.run")
     sizes = [int(n) for n in str(nodes).split(",") if n.strip()]
-    _report("bench.extender", module, lambda: module.run(sizes, float(seconds), int(concurrency)), json)
+    _report("bench.extender", module, lambda: module.run(sizes, float(seconds), int(concurrency), int(repeats)), json)
 
 
 @task(name="image", help={

@@ -15,6 +15,9 @@ repeated round-robin so machine noise hits each alike:
       the recorder's cost, and the annotation bytes it writes per pod
 Every pod opts in to the underlay policy and every node has room for 10, so the
 plugin and the extender do their real work and never run out of capacity.
+Each variant's run goes to the raw file (bench/record.py: measure "throughput", side
+the variant's letter, seconds the bind span, pods_per_second), so a BENCHMARKS.md row
+can compare two variants with `"field": "pods_per_second"`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench import record
 from scheduler_build.inputs.build import default_request
 from scheduler_build import settings
 from scheduler_build.extender_config import ONE_WRITE_ENV
@@ -60,12 +64,18 @@ def bind_times(log_text: str, namespace: str) -> list[float]:
     return sorted(out)
 
 
-def throughput(times: list[float]) -> float:
+def bind_span(times: list[float]) -> float:
+    """Seconds from the first bind to the last (0 with fewer than two)."""
     if len(times) < 2:
         return 0.0
     span = times[-1] - times[0]
-    if span < 0:  # crossed midnight
-        span += 86400
+    return span + 86400 if span < 0 else span  # crossed midnight
+
+
+def throughput(times: list[float]) -> float:
+    if len(times) < 2:
+        return 0.0
+    span = bind_span(times)
     return (len(times) - 1) / span if span > 0 else float("inf")
 
 
@@ -163,7 +173,9 @@ def _variant(v: str, name: str, pods: int, api, state, bins: dict, serving, work
         sched.stop()
     times = bind_times(sched.log_text(), name)
     rate = throughput(times)
-    log(f"        {rate:.1f} pods/s ({len(times)} binds over {times[-1] - times[0]:.2f}s)")
+    # The raw file's run: measure "throughput", the variant's letter as its side (a row: "b" vs "a").
+    record.run("throughput", v, bind_span(times), pods_per_second=round(rate, 3), binds=len(times))
+    log(f"        {rate:.1f} pods/s ({len(times)} binds over {bind_span(times):.2f}s)")
     recorded = _annotation_bytes(api, name) if v == "f" else {}
     k.CoreV1Api(api).delete_collection_namespaced_pod(name, grace_period_seconds=0)
     return {"pods_per_second": round(rate, 1), "binds": len(times), "wall_seconds_from_start": round(wall, 2),

@@ -5,7 +5,8 @@ Side by side in one run, on one native kube-scheduler build (warm from the cache
 - build: our assembly (cold: no layout and no engine image; warm: identical inputs,
   skipped; forced: rebuilt from scratch with --force) against the classic builder
   building dockerfiles/scheduler.Dockerfile from the same root file system
-  (no build cache);
+  (no build cache: its image is removed after each run); each round runs ours cold,
+  warm, forced, then `docker build`, so forced and `docker build` alternate;
 - push: our distribution-API push to a fresh local registry (cold) and again
   (warm: every blob present) against the engine's `docker push` of the same image
   to another fresh registry (docker-py, errors read from the stream).
@@ -60,10 +61,10 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 3) ->
             request.force = force
             return image_flow.build_and_load(request, arch)
 
-        layout_link = work / "dist" / "kube-scheduler" / built.info.kubernetes.version / "image"
-        result, ours = _measure_builds(client, repository, package, layout_link, repeats)
+        layout = work / "dist" / "kube-scheduler" / built.info.kubernetes.version / "image"
+        result, ours = _measure_builds(client, repository, package, layout, work / "context", repeats)
+        baseline = ours.pop("docker_build")
         native = result.platforms[0]
-        baseline = _docker_build_baseline(client, result, work / "context", repository, repeats)
         engine_image = client.images.get(native.config_digest)
         size = {
             "binary_bytes": native.binary_size,
@@ -93,49 +94,63 @@ def _drop_engine_images(client, repository: str) -> None:
         client.images.remove(img.id, force=True)
 
 
-def _measure_builds(client, repository: str, package, layout_link: Path, repeats: int):
-    """Our assembly: cold (no layout, no engine image), warm (skipped) and forced, per round."""
-    times: dict[str, list[float]] = {"cold": [], "warm": [], "forced": []}
+# What each step of a round logs (bench/record.py): the forced build and `docker build` are one measure,
+# two sides, run back to back in every round so they alternate (ours, docker build, ours, ...).
+STEPS = {"cold": ("image build cold", "ours"), "warm": ("image build warm", "ours"),
+         "forced": ("image build forced", "ours"), "docker_build": ("image build forced", "docker build")}
+
+
+def build_order(repeats: int) -> list[str]:
+    """The steps in the order they run: per round ours cold, warm (skipped) and forced, then `docker build`."""
+    return [step for _ in range(repeats) for step in ("cold", "warm", "forced", "docker_build")]
+
+
+def _measure_builds(client, repository: str, package, layout: Path, context: Path, repeats: int):
+    """Our assembly (cold: no layout, no engine image; warm: skipped; forced) and `docker build`, per round."""
+    times: dict[str, list[float]] = {step: [] for step in STEPS}
     result = None
-    for _ in range(repeats):
-        _drop_engine_images(client, repository)
-        for old in layout_link.parent.glob(".image.*"):
-            shutil.rmtree(old)
-        layout_link.unlink(missing_ok=True)
+    for step in build_order(repeats):
+        if step == "cold":
+            _drop_engine_images(client, repository)
+            _remove_layout(layout)
+        elif step == "docker_build" and not context.exists():
+            _docker_context(result, context)  # the first cold build's root file system
         start = time.monotonic()
-        result = package()
-        times["cold"].append(time.monotonic() - start)
-        record.run("image build cold", "ours", times["cold"][-1])
-        start = time.monotonic()
-        again = package()
-        times["warm"].append(time.monotonic() - start)
-        record.run("image build warm", "ours", times["warm"][-1])
-        assert again.skipped
-        start = time.monotonic()
-        package(force=True)
-        times["forced"].append(time.monotonic() - start)
-        record.run("image build forced", "ours", times["forced"][-1])
+        if step == "docker_build":
+            connect().build(context, f"{repository}:dockerfile", on_line=lambda line: None)
+        else:
+            done = package(force=step == "forced")
+        times[step].append(time.monotonic() - start)
+        record.run(*STEPS[step], times[step][-1])
+        if step == "cold":
+            result = done
+        elif step == "warm":
+            assert done.skipped
+        elif step == "docker_build":
+            # Its layers would be the next run's build cache: every `docker build` runs without one.
+            client.images.remove(f"{repository}:dockerfile", force=True)
     return result, times
 
 
-def _docker_build_baseline(client, result, context: Path, repository: str, repeats: int) -> list[float]:
-    """The classic builder on the same root file system, no cache."""
-    shutil.rmtree(context, ignore_errors=True)
+def _remove_layout(layout: Path) -> None:
+    """No layout for a cold build: the published directory (atomic.publish_dir), or an earlier
+    layout's link and the hidden directories it pointed to."""
+    for old in layout.parent.glob(f".{layout.name}.*"):
+        shutil.rmtree(old)
+    if layout.is_dir() and not layout.is_symlink():
+        shutil.rmtree(layout)
+    else:
+        layout.unlink(missing_ok=True)
+
+
+def _docker_context(result, context: Path) -> None:
+    """The classic builder's context: the layer's root file system and dockerfiles/scheduler.Dockerfile."""
     (context / "rootfs").mkdir(parents=True)
     layout = oci.Layout(result.layout)
     manifest = layout.json_blob(result.platforms[0].manifest_digest)
     with tarfile.open(layout.blob_path(manifest["layers"][0]["digest"])) as tar:
         tar.extractall(context / "rootfs", filter="fully_trusted")
     shutil.copy2(REPO / "dockerfiles" / "scheduler.Dockerfile", context / "Dockerfile")
-    baseline = []
-    for i in range(repeats):
-        start = time.monotonic()
-        connect().build(context, f"{repository}:dockerfile-{i}", on_line=lambda line: None)
-        baseline.append(time.monotonic() - start)
-        record.run("image build forced", "docker build", baseline[-1])
-    for i in range(repeats):
-        client.images.remove(f"{repository}:dockerfile-{i}", force=True)
-    return baseline
 
 
 def _measure_pushes(client, result, engine_image, work: Path, repeats: int) -> dict[str, list[float]]:

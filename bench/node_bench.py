@@ -12,7 +12,8 @@ its own namespace of pods created before its scheduler starts (creation never li
         the same Secrets' client certificate, the extender through the same Service (its
         ClusterIP, the certificate checked against the Service's DNS name).
 Throughput as in bench.e2e: (binds - 1) / (last bind - first bind) from the scheduler's own
-"Successfully bound pod to node" log lines (the pod's log through the API server).
+"Successfully bound pod to node" log lines (the pod's log through the API server). Each run goes
+to the raw file (bench/record.py: measure "throughput", side "pod" or "host", pods_per_second).
 
 Where pods go: one real node cannot run hundreds of pods (kubelet maxPods is 110, and starting
 them would load this 2-core machine more than the schedulers do), so as in bench.e2e the pods
@@ -39,7 +40,8 @@ from pathlib import Path
 
 import yaml
 
-from bench.e2e_bench import bind_times, throughput
+from bench import record
+from bench.e2e_bench import bind_span, bind_times, throughput
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 
@@ -214,6 +216,7 @@ def measure(api, kubeconfig: str, binary: Path, work: Path, pods: int, nodes: in
             kobj.create_pods(api, name, [pod_body(f"p{i}") for i in range(pods)])
             times, wall = (run_pod(api, name, pods) if v == "pod" else run_host(api, name, pods, binary, config, work))
             rate = throughput(times)
+            record.run("throughput", v, bind_span(times), pods_per_second=round(rate, 3), binds=len(times))
             results["runs"][v].append({"pods_per_second": round(rate, 1), "binds": len(times),
                                        "wall_seconds_from_start": round(wall, 2)})
             log(f"        {rate:.1f} pods/s ({len(times)} binds)")

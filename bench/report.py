@@ -2,7 +2,9 @@
 
 A row's figures are the medians of the runs its raw file (bench/record.py) logged for one
 measure, one median per side; the sides must have alternated (ours, baseline, ours, ...), so
-machine load hits both. A side with fewer than three runs is marked n=1 or n=2. The load is
+machine load hits both. A row shows one field of those runs: "seconds" unless it names another
+(FIELDS: pods/s, latency percentiles, requests/s), each lower- or higher-is-better by default
+unless the row says ("better"). A side with fewer than three runs is marked n=1 or n=2. The load is
 the raw file's 1-minute load average before and after the bench, and the range over its runs.
 Rows without a raw file are not in the table: bench/rows.json lists them as pending (to be
 re-measured) or they stay in bench/historical.md, printed below the table under its own heading.
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import statistics
 from pathlib import Path
+from typing import Callable
 
 from scheduler_build.errors import UserError
 
@@ -46,6 +49,37 @@ def _fmt(seconds: float) -> str:
     if seconds < 1:
         return f"{seconds * 1000:.0f} ms" if seconds < 0.1 else f"{seconds:.3f} s"
     return f"{seconds:.2f} s" if seconds < 10 else f"{seconds:.0f} s"
+
+
+def _fmt_latency(seconds: float) -> str:
+    # A request's latency is often under a millisecond: _fmt's whole milliseconds would print 0.
+    return f"{seconds * 1000:.2f} ms" if seconds < 0.01 else f"{seconds * 1000:.1f} ms" if seconds < 1 else _fmt(seconds)
+
+
+# The fields a row may show (its "field", default "seconds"): which way is better by default (a row's
+# "better" key may say otherwise) and how a figure is written. A goal is a ceiling on the ratio when
+# lower is better, a floor when higher is.
+FIELDS = {
+    "seconds": ("lower", _fmt),
+    "pods_per_second": ("higher", lambda v: f"{v:.1f} pods/s"),
+    "p50_s": ("lower", _fmt_latency),
+    "p99_s": ("lower", _fmt_latency),
+    "rps": ("higher", lambda v: f"{v:.1f} rps"),
+}
+
+
+def _field(spec: dict) -> tuple[str, bool, Callable[[float], str]]:
+    """The row's field, whether higher is better, and its format; a ReportError for what it cannot render."""
+    field = spec.get("field", "seconds")
+    if field not in FIELDS:
+        raise ReportError(f"{ROWS}: row {spec.get('label', spec['measure'])!r}: unknown field {field!r}",
+                          f"use one of {', '.join(FIELDS)} (bench/report.py FIELDS)")
+    better, fmt = FIELDS[field]
+    better = spec.get("better", better)
+    if better not in ("lower", "higher"):
+        raise ReportError(f"{ROWS}: row {spec.get('label', spec['measure'])!r}: better {better!r}",
+                          'use "lower" or "higher"')
+    return field, better == "higher", fmt
 
 
 def _load(raw: dict, runs: list[dict]) -> str:
@@ -82,10 +116,7 @@ def row(root: Path, spec: dict) -> str:
     raw = load_raw(root, spec["raw"])
     ours, base = spec.get("ours", "ours"), spec.get("baseline_side", "native")
     runs = [r for r in raw["runs"] if r["measure"] == spec["measure"]]
-    # A throughput row (field "pods_per_second") is higher-is-better: its goal is a floor, not a ceiling.
-    field = spec.get("field", "seconds")
-    higher = field != "seconds"
-    fmt = (lambda v: f"{v:.1f} pods/s") if higher else _fmt
+    field, higher, fmt = _field(spec)
     by_side = {side: [r[field] for r in runs if r["side"] == side and field in r] for side in (ours, base)}
     for side, values in by_side.items():
         if not values:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -42,3 +43,33 @@ def test_qps_without_node_is_one_line():
                          cwd=REPO, capture_output=True, text=True, timeout=120)
     assert out.returncode != 0 and "Traceback" not in out.stderr
     assert out.stderr.strip().splitlines()[-1].startswith("error: --qps applies to --node only")
+
+
+def test_each_round_runs_pod_then_host_and_logs_both_to_the_raw_file(monkeypatch, tmp_path):
+    """measure() with the cluster faked: the variants alternate round by round, each run in the raw file."""
+    from kubernetes import client as k
+
+    from bench import record, report
+    from testkit import kubeobjects as kobj
+
+    for name in ("create_nodes", "ensure_namespace", "create_pods", "force_delete_pods"):
+        monkeypatch.setattr(kobj, name, lambda *a, **kw: [])
+    monkeypatch.setattr(k, "CoreV1Api", lambda api: type("Core", (), {"delete_namespace": lambda self, n: None})())
+    monkeypatch.setattr(node_bench, "_settle", lambda api, names: None)
+    monkeypatch.setattr(node_bench, "_scale", lambda api, n: None)
+    monkeypatch.setattr(node_bench, "deployed_config", lambda api, qps: {"clientConnection": {"qps": 50, "burst": 100}})
+    monkeypatch.setattr(node_bench, "host_config", lambda *a: ({}, None))
+    binds = [float(i) / 10 for i in range(11)]  # 10 intervals over 1 s: 10 pods/s
+    monkeypatch.setattr(node_bench, "run_pod", lambda api, name, pods: (binds, 2.0))
+    monkeypatch.setattr(node_bench, "run_host", lambda api, name, pods, *a: (binds[:6], 1.0))  # 5 over 0.5 s: 10
+
+    results, raw = record.measure("bench.e2e.node", lambda: node_bench.measure(None, "", Path("x"), tmp_path, 11, 2, 3, 0),
+                                  argv=["inv", "bench.e2e", "--node"])
+    assert [(r["measure"], r["side"]) for r in raw["runs"]] == [("throughput", "pod"), ("throughput", "host")] * 3
+    assert [r["pods_per_second"] for r in raw["runs"]] == [10.0] * 6 and raw["runs"][1]["seconds"] == 0.5
+    assert [r["pods_per_second"] for r in results["runs"]["pod"]] == [10.0] * 3
+    (tmp_path / "bench/results").mkdir(parents=True)
+    (tmp_path / "bench/results/n.json").write_text(json.dumps(raw))
+    spec = {"raw": "n.json", "measure": "throughput", "ours": "pod", "baseline_side": "host", "field": "pods_per_second",
+            "label": "pod vs host", "baseline": "host process"}
+    assert "| 10.0 pods/s | host process, 10.0 pods/s | 1.00 | n=3 |" in report.row(tmp_path, spec)

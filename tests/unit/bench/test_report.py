@@ -128,3 +128,35 @@ def test_a_throughput_row_is_higher_is_better_and_its_goal_a_floor(tmp_path):
     # Negative control: the same runs read as seconds (lower is better) give the inverse verdict.
     seconds = dict(spec, field="seconds", goal=0.95)
     assert "goal ≤ 0.95" in report.row(tmp_path, seconds)
+
+
+def _with_fields(tmp_path: Path, python: dict, go: dict) -> dict:
+    """A raw file of the extender's shape: python and go alternating, each run with latency and rps fields."""
+    spec = _raw(tmp_path, ["python", "go"] * 3)
+    path = tmp_path / "bench/results" / spec["raw"]
+    raw = json.loads(path.read_text())
+    for run in raw["runs"]:
+        run.update(python if run["side"] == "python" else go)
+    path.write_text(json.dumps(raw))
+    return dict(spec, ours="python", baseline_side="go")
+
+
+def test_a_latency_row_is_lower_is_better_in_milliseconds(tmp_path):
+    spec = _with_fields(tmp_path, {"p99_s": 0.0074, "rps": 495.5}, {"p99_s": 0.016, "rps": 176.0})
+    text = report.row(tmp_path, dict(spec, field="p99_s", goal=0.5))
+    assert "| 7.40 ms | y, 16.0 ms | 0.46 (goal ≤ 0.5: met) |" in text
+    assert "0.46 (goal ≤ 0.4: missed)" in report.row(tmp_path, dict(spec, field="p99_s", goal=0.4))
+    # The same runs' requests/s are higher-is-better by default: 2.82 meets a floor of 2.
+    assert "| 495.5 rps | y, 176.0 rps | 2.82 (goal ≥ 2: met) |" in report.row(tmp_path, dict(spec, field="rps", goal=2))
+    # Negative control: "better" overrides the field's default, and the verdict flips.
+    assert "0.46 (goal ≥ 0.5: missed)" in report.row(tmp_path, dict(spec, field="p99_s", goal=0.5, better="higher"))
+
+
+def test_a_field_the_report_cannot_render_is_one_clear_error(tmp_path):
+    spec = _with_fields(tmp_path, {"p99_s": 0.0074}, {"p99_s": 0.016})
+    with pytest.raises(report.ReportError, match="unknown field 'p95_s'"):
+        report.row(tmp_path, dict(spec, field="p95_s"))
+    with pytest.raises(report.ReportError, match="better 'smaller'"):
+        report.row(tmp_path, dict(spec, field="p99_s", better="smaller"))
+    with pytest.raises(report.ReportError, match="no run of side 'python'"):  # the field absent from the runs
+        report.row(tmp_path, dict(spec, field="rps"))
