@@ -133,6 +133,8 @@ def row(root: Path, spec: dict) -> str:
     met = goal is not None and (ratio >= goal if higher else ratio <= goal)
     verdict = f" (goal {'≥' if higher else '≤'} {goal}: {'met' if met else 'missed'})" if goal is not None else ""
     n_text = few or f"n={min(counts.values())}" + ("" if counts[ours] == counts[base] else f"/{max(counts.values())}")
+    if spec.get("per_run"):  # the ratio of each pair of alternated runs, in the order they ran
+        verdict += " (per run: " + ", ".join(f"{a / b:.2f}" for a, b in zip(by_side[ours], by_side[base])) + ")"
     return (f"| {spec['label']} | {fmt(med[ours])} | {spec['baseline']}, {fmt(med[base])} | {ratio:.2f}{verdict} | "
             f"{n_text} | {_load(raw, runs)} | `{raw['command']}` | [{spec['raw']}](bench/results/{spec['raw']}), "
             f"{raw['commit'][:10]}, {_machine(raw)} | {raw['started'][:10]} |")

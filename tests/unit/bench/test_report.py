@@ -160,3 +160,10 @@ def test_a_field_the_report_cannot_render_is_one_clear_error(tmp_path):
         report.row(tmp_path, dict(spec, field="p99_s", better="smaller"))
     with pytest.raises(report.ReportError, match="no run of side 'python'"):  # the field absent from the runs
         report.row(tmp_path, dict(spec, field="rps"))
+
+
+def test_per_run_ratios_pair_the_alternated_runs_in_order(tmp_path):
+    spec = dict(_raw(tmp_path, ["ours", "native"] * 3), per_run=True)  # seconds 1, 2, 3, 4, 5, 6
+    assert "| 0.75 (per run: 0.50, 0.75, 0.83) |" in report.row(tmp_path, spec)
+    # Negative control: without per_run only the ratio of the medians is shown.
+    assert "| 0.75 |" in report.row(tmp_path, dict(spec, per_run=False))
