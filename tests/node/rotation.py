@@ -123,7 +123,13 @@ def rotate_certs_while_scheduling(kubeconfig: str) -> None:
             assert _reporter(ev) == SCHEDULER, (ev.involved_object.name, _reporter(ev))
             scheduled[ev.involved_object.name] = scheduled.get(ev.involved_object.name, 0) + (ev.count or 1)
         assert "already assigned" not in (ev.message or ""), ev.message
-    assert scheduled == {name: 1 for name in _rotate_pods(core)}, scheduled
+    # A pod is never scheduled twice, and one created before or after the rotation has its Scheduled event.
+    # A scheduler's events are sent after the binding, best effort: one replaced by the rotation right
+    # after binding a pod created meanwhile may go before its event does (cold .ci/run, stop 35: during-5
+    # bound and Running, no event), so a missing event is tolerated for those pods alone.
+    assert all(count == 1 for count in scheduled.values()), scheduled
+    missing = set(_rotate_pods(core)) - set(scheduled)
+    assert all(name.startswith("during-") for name in missing), (sorted(missing), scheduled)
     assert_each_pod_bound_once(core, [p.metadata.name for p in scheduler_pods(core)])
     waits = sorted((c.last_transition_time - p.metadata.creation_timestamp).total_seconds()
                    for p in _rotate_pods(core).values() for c in p.status.conditions or [] if c.type == "PodScheduled")
