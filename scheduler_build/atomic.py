@@ -27,6 +27,15 @@ def umask_mode(base: int = 0o666) -> int:
     return base & ~mask
 
 
+def link_or_copy(src: Path | str, dst: Path | str) -> None:
+    """`dst` as a hard link of `src`, or a copy (mode kept) across file systems or where the kernel
+    forbids the link. Only for files nothing rewrites in place: a link shares every later write."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
 def write_atomic(path: Path, data: bytes | str, mode: int | None = None) -> None:
     """Write via a temporary file in the same directory, fsync, then rename. The file gets `mode`
     (keys and secrets pass 0o600), else what the umask gives a new file.

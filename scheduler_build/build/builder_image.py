@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scheduler_build import toolchain
+from scheduler_build.atomic import link_or_copy
 from scheduler_build.engine import Engine
 from scheduler_build.build import elf
 from scheduler_build import resources
@@ -176,12 +177,6 @@ def _copy_goroot(source: Path, dest: Path) -> None:
     def ignore(directory: str, names: list[str]) -> set[str]:
         # GOROOT/test is Go's own test suite: 50 MB nobody compiles against.
         return {".git", "test"} & set(names) if Path(directory) == source else {".git"} & set(names)
-
-    def link_or_copy(src: str, dst: str) -> None:
-        try:
-            os.link(src, dst)
-        except OSError:
-            shutil.copy2(src, dst)
 
     shutil.copytree(source, dest, symlinks=True, ignore=ignore, copy_function=link_or_copy)
     # The module cache's copy is read-only: the temporary tree must stay removable by any user.

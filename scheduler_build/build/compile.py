@@ -237,6 +237,12 @@ def _alive(pid: str) -> bool:
         return True
 
 
+def is_seed(dest: Path, size: int, build_id: str | None) -> bool:
+    """Whether `dest`, the seed, already is the binary of `size` bytes and Go build ID `build_id`."""
+    seed = elf.file_go_build_id(dest)
+    return seed is not None and build_id == seed and dest.stat().st_size == size
+
+
 def collect(box: Container, path: str, dest: Path) -> bool:
     """Copy the built `path` out to `dest` unless `dest` already is it; returns whether it was copied.
 
@@ -246,10 +252,8 @@ def collect(box: Container, path: str, dest: Path) -> bool:
     the 70 MB copy is skipped. Go touches an up-to-date output's mtime, so a stat could not tell. A
     new binary goes to a new file renamed over `dest`: the seed's inode, which may be the published
     binary's, is never written."""
-    seed = elf.file_go_build_id(dest)
-
     def unchanged(size: int, first: bytes) -> bool:
-        return seed is not None and size == dest.stat().st_size and elf.go_build_id(first) == seed
+        return is_seed(dest, size, elf.go_build_id(first))
 
     incoming = dest.with_name(f".{dest.name}.incoming")
     copied = box.fetch(path, incoming, skip_if=unchanged, peek=elf.BUILD_ID_READ)

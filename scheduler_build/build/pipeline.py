@@ -22,8 +22,8 @@ from typing import Iterator
 from scheduler_build import __version__
 from scheduler_build.engine import Engine, connect
 from scheduler_build import epoch as epoch_mod
-from scheduler_build import gotool, owned, platforms, toolchain
-from scheduler_build.atomic import check_publishable, publish_dir, umask_mode
+from scheduler_build import owned, platforms, toolchain
+from scheduler_build.atomic import check_publishable, link_or_copy, publish_dir, umask_mode
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.build import debuggable as debuggable_mod
@@ -314,13 +314,6 @@ def _record(plan: _Plan, argv: list[str], binary: Path, checked: verify.Verified
     )
 
 
-def seed(published: Path, staged: Path) -> None:
-    try:
-        os.link(published, staged)
-    except OSError:  # a file system without hard links
-        shutil.copy2(published, staged)
-
-
 def run(request: BuildRequest) -> BuildResult:
     started = time.monotonic()
     plan = _plan(request)
@@ -333,7 +326,7 @@ def run(request: BuildRequest) -> BuildResult:
             # Seed the output with the last good binary: when nothing changed, the compile finds its
             # build ID current and copies nothing out. A hard link, not a 73 MB copy on every build:
             # nothing writes the seed's inode (a new binary is renamed over it: compile.collect).
-            seed(final_dir / component, staging / component)
+            link_or_copy(final_dir / component, staging / component)
         argv = _compile(plan, staging)
         binary = staging / component
         with _timed(plan.phases, "verify", str(final_dir / component)):

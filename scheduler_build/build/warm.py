@@ -13,7 +13,7 @@ build's), execs `go build` in it and takes the binary out. The output stays in t
 paths out of the binary, so the bytes equal a one-shot container's (tests/integration/test_plugin_edit.py).
 
 Taking a 73 MB binary out through the archive API costs about a quarter of a second, most of it
-the engine's (`docker cp` takes as long): on the plugin developer's loop, the step that decides
+the engine's: on the plugin developer's loop, the step that decides
 whether it stays within 1.25x of a native `go build`. So a new builder's /out is a directory of
 the cache (`<cache>/builds/builders/<name>-<random>`), bind-mounted, when the engine can see it:
 a probe at its creation has the builder copy a random token the caller wrote, and only a builder
@@ -36,9 +36,10 @@ import shutil
 from pathlib import Path
 from typing import Callable
 
+from scheduler_build.atomic import link_or_copy
 from scheduler_build.build import elf, uptodate
 from scheduler_build.build.compile import (
-    GOCACHE, OUT, SRC, VENDOR, Job, PackageTotal, collect, go_build_command, output_lock, timed, with_progress,
+    GOCACHE, OUT, SRC, VENDOR, Job, PackageTotal, collect, go_build_command, is_seed, output_lock, timed, with_progress,
 )
 from scheduler_build.build.workspace_image import inputs_tar
 from scheduler_build.engine import Container, Engine, Volume
@@ -166,7 +167,9 @@ def _running_builder(engine: Engine, name: str, image: str, gocache_volume: str,
 
 
 def _probe(box: Container, host: Path) -> bool:
-    """Whether the builder's /out is `host`: it copies a token written there, and the copy is read back."""
+    """Whether the builder's /out is `host`: it copies a token written there, and the copy is read back.
+    The copy is handed to /out's owner as each compile's binary will be: an engine that cannot chown
+    there (a squashed or mapped root) fails here rather than on every build after it."""
     token = secrets.token_hex(16)
     (host / ".probe").write_text(token)
     script = f"cp {OUT}/.probe {OUT}/.seen && chown \"$(stat -c %u:%g {OUT})\" {OUT}/.seen"
@@ -192,7 +195,7 @@ def shared_out(box: Container) -> Path | None:
 def shared_command(command: list[str], output: str) -> list[str]:
     """`command` writing to a shared /out: the binary handed to the owner of /out. When the engine's
     root owns /out (the caller is root, or the engine rootless) Go's work directory goes there too,
-    so the link is renamed into place rather than copied (0.1-0.2 s for 73 MB); another owner could
+    so the link is renamed into place rather than copied (73 MB); another owner could
     not remove what a killed compile leaves there, so for it Go copies. The next compile in this
     builder (one at a time: its lock) removes a killed one's work directory first."""
     tmp = f"{OUT}/.gotmp"
@@ -203,16 +206,12 @@ def shared_command(command: list[str], output: str) -> list[str]:
 
 def link_out(built: Path, dest: Path) -> bool:
     """Put the binary Go wrote to the shared /out at `dest` unless `dest` already is it (compile.collect's
-    rule: same size and Go build ID); a hard link, or a copy across file systems. Returns whether it did."""
-    seed = elf.file_go_build_id(dest)
-    if seed is not None and dest.stat().st_size == built.stat().st_size and elf.file_go_build_id(built) == seed:
+    rule), as a new file renamed over it; returns whether it did. A link is safe: Go replaces an output
+    by a new file, it never rewrites one."""
+    if is_seed(dest, built.stat().st_size, elf.file_go_build_id(built)):
         return False
     incoming = dest.with_name(f".{dest.name}.incoming")
     incoming.unlink(missing_ok=True)
-    try:
-        os.link(built, incoming)
-    except OSError:  # another file system, or a kernel that forbids linking the engine's file
-        shutil.copyfile(built, incoming)
-        incoming.chmod(0o755)
+    link_or_copy(built, incoming)
     os.replace(incoming, dest)
     return True
