@@ -29,6 +29,7 @@ from scheduler_build.commands import namespace
 from scheduler_build.tasking import user_errors
 from testkit import pythons as supported_pythons
 from testkit import versions as test_versions
+from testkit import warmup
 from testkit.e2e import pytest_argv
 
 REPO = Path(__file__).resolve().parent
@@ -76,7 +77,9 @@ def test(c, fast=False, k=None, marker=None, verbose=False, pythons=False, keep_
         if pythons:
             _unit_tests_on_each_end(records(), verbose)
         return
-    run_tiers([name for name, _ in TIERS], lambda name, out: _tier(name, out, verbose), records(), keep_going)
+    out = records()
+    with warmup.running(out / "warmup.log"):  # the later tiers' tools, built on the core the unit tiers leave idle
+        run_tiers([name for name, _ in TIERS], lambda name, out: _tier(name, out, verbose), out, keep_going)
 
 
 def records() -> Path:

@@ -20,6 +20,7 @@ from typing import Callable
 
 from scheduler_build.errors import UserError
 from scheduler_build.progress import alive, stream_line
+from scheduler_build.turns import turn
 
 # Where `go` is looked for after PATH: ci/setup.sh and the official tarball install it here.
 FALLBACKS = ("/usr/local/go/bin/go",)
@@ -181,19 +182,23 @@ def _built_once(targets: list[Path], what: str, args: list[str], cwd: Path | Non
     if _all_built(targets):
         return targets
     directory = targets[0].parent
-    directory.mkdir(parents=True, exist_ok=True)
-    stream_line(f"    building {what} into {directory} (once)")
-    staging = Path(tempfile.mkdtemp(prefix=".gobin-", dir=directory))
-    started = time.monotonic()
-    try:
-        compile_shown(args, cwd, f"building {what}",
-                      env={"GOBIN": str(staging), "CGO_ENABLED": "0"})
-        for target in targets:
-            os.replace(staging / target.name, target)
-        # How long it took here: `doctor` tells the next user of this cache what a first use costs.
-        (directory / BUILD_SECONDS).write_text(f"{time.monotonic() - started:.0f}\n")
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    # Another process building the same tool (`inv test`'s warm-up, a parallel run) goes first; this one
+    # then finds it built instead of compiling it a second time beside it.
+    with turn(directory / ".lock", f"building {what}"):
+        if _all_built(targets):
+            return targets
+        stream_line(f"    building {what} into {directory} (once)")
+        staging = Path(tempfile.mkdtemp(prefix=".gobin-", dir=directory))
+        started = time.monotonic()
+        try:
+            compile_shown(args, cwd, f"building {what}",
+                          env={"GOBIN": str(staging), "CGO_ENABLED": "0"})
+            for target in targets:
+                os.replace(staging / target.name, target)
+            # How long it took here: `doctor` tells the next user of this cache what a first use costs.
+            (directory / BUILD_SECONDS).write_text(f"{time.monotonic() - started:.0f}\n")
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     return targets
 
 

@@ -20,6 +20,7 @@ import subprocess
 from pathlib import Path
 
 from scheduler_build import gotool, settings
+from scheduler_build.turns import turn
 
 CYCLONEDX_GOMOD = "github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod"
 CYCLONEDX_GOMOD_VERSION = "v1.10.0"
@@ -51,12 +52,14 @@ def built_tool(cache_dir: Path, name: str, key: str, source_dir: Path) -> Path:
     target = Path(cache_dir) / "tools" / f"{name}-{key}" / name
     if target.is_file() and os.access(target, os.X_OK):
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = target.with_name(f".{name}.{os.getpid()}.tmp")
-    try:
-        subprocess.run([gotool.binary(), "build", "-trimpath", "-o", str(staging), "."], cwd=source_dir, check=True,
-                       env=gotool.environment(CGO_ENABLED="0"))
-        os.replace(staging, target)
-    finally:
-        staging.unlink(missing_ok=True)
+    with turn(target.parent / ".lock", f"building {name}"):  # a concurrent build of it goes first
+        if target.is_file() and os.access(target, os.X_OK):
+            return target
+        staging = target.with_name(f".{name}.{os.getpid()}.tmp")
+        try:
+            subprocess.run([gotool.binary(), "build", "-trimpath", "-o", str(staging), "."], cwd=source_dir,
+                           check=True, env=gotool.environment(CGO_ENABLED="0"))
+            os.replace(staging, target)
+        finally:
+            staging.unlink(missing_ok=True)
     return target

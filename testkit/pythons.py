@@ -17,6 +17,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from scheduler_build.turns import turn
+
 REPO = Path(__file__).resolve().parents[1]
 _CLASSIFIER = re.compile(r'"Programming Language :: Python :: (3\.\d+)"')
 
@@ -55,17 +57,25 @@ def venv(minor: str, cache_dir: Path, log) -> Path:
     key = hashlib.sha256((REPO / "pyproject.toml").read_bytes() + str(REPO).encode() + str(python).encode())
     env_dir = cache_dir / "pythons" / f"{minor}-{key.hexdigest()[:12]}"
     ready = env_dir / ".ready"
-    if not ready.is_file():
-        log(f"python {minor}: creating {env_dir} (this checkout with its test extra; once per pyproject.toml)")
-        shutil.rmtree(env_dir, ignore_errors=True)
-        # Without PYTHONPATH: pip would take a checkout on it (its egg-info) for this package installed.
-        clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
-        subprocess.run([str(python), "-m", "venv", str(env_dir)], check=True, env=clean)
-        subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                        "-e", f"{REPO}[test]"], check=True, env=clean)
-        ready.write_text(f"{python}\n{REPO}\n")
-        prune(cache_dir, minor, keep=env_dir)
+    if ready.is_file():
+        return env_dir
+    # `inv test`'s warm-up may be creating it: that one goes first, this one then finds it ready.
+    with turn(env_dir.with_name(env_dir.name + ".lock"), f"creating the Python {minor} virtualenv"):
+        if not ready.is_file():
+            _create(python, env_dir, minor, log)
+            prune(cache_dir, minor, keep=env_dir)
     return env_dir
+
+
+def _create(python: Path, env_dir: Path, minor: str, log) -> None:
+    log(f"python {minor}: creating {env_dir} (this checkout with its test extra; once per pyproject.toml)")
+    shutil.rmtree(env_dir, ignore_errors=True)
+    # Without PYTHONPATH: pip would take a checkout on it (its egg-info) for this package installed.
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    subprocess.run([str(python), "-m", "venv", str(env_dir)], check=True, env=clean)
+    subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                    "-e", f"{REPO}[test]"], check=True, env=clean)
+    (env_dir / ".ready").write_text(f"{python}\n{REPO}\n")
 
 
 def prune(cache_dir: Path, minor: str, keep: Path) -> list[Path]:

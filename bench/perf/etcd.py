@@ -16,6 +16,7 @@ from scheduler_build import gotool
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 from scheduler_build.templating import render
+from scheduler_build.turns import turn
 
 SERVER_MODULE = "go.etcd.io/etcd/server/v3"
 PIN_FILE = "hack/lib/etcd.sh"
@@ -41,7 +42,14 @@ def binary(module_dir: Path, cache_dir: Path) -> Path:
     target = tool_dir(cache_dir, version) / "etcd"
     if target.is_file():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
+    with turn(target.parent / ".lock", f"building etcd v{version}"):  # a concurrent build of it goes first
+        if target.is_file():
+            return target
+        _build(version, target)
+    return target
+
+
+def _build(version: str, target: Path) -> None:
     log(f"    building etcd v{version} ({SERVER_MODULE}) from the Go module proxy into {target.parent} (once)")
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=target.parent))
     try:
@@ -53,4 +61,3 @@ def binary(module_dir: Path, cache_dir: Path) -> Path:
         (work / "etcd").replace(target)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return target

@@ -14,12 +14,10 @@ inputs, environment, command) is the one that made the seed, no container is sta
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import shlex
 import socket
-import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,6 +29,7 @@ from scheduler_build.build import elf, uptodate
 from scheduler_build.build.workspace_image import inputs_tar
 from scheduler_build.engine import RUN_LABEL, Container, Engine, Volume
 from scheduler_build.progress import TOTAL_MARK, log, note, stream_line
+from scheduler_build.turns import turn
 
 VERSION_PACKAGES = ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
 BUILD_TAGS = ("selinux", "notest")
@@ -191,26 +190,12 @@ def timed(job: Job, step: str) -> Iterator[None]:
 
 @contextmanager
 def output_lock(job: Job, key: str) -> Iterator[None]:
-    """Concurrent builds of the same inputs take turns (they share one output directory): a second
-    one says whose turn it is (the holder's pid and command, written in the lock file) and waits.
-    The lock is the kernel's (flock), so a holder that died, however, never blocks the next build."""
-    Path(job.state_dir).mkdir(parents=True, exist_ok=True)
-    path = Path(job.state_dir) / f"{key}.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # not truncated: the holder's line stays readable
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 512, 0).decode(errors="replace").strip() or "another build"
-            log(f"    waiting for {holder}: it is building the same output (lock {path})")
-            note(f"waiting for {holder.split(' (')[0]}")
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            note("")
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} ({shlex.join(sys.argv)[:200]})\n".encode(), 0)
+    """Concurrent builds of the same inputs take turns (they share one output directory)."""
+    def shown(holder: str) -> None:
+        note(f"waiting for {holder.split(' (')[0]}" if holder else "")
+
+    with turn(Path(job.state_dir) / f"{key}.lock", "building the same output", shown):
         yield
-    finally:
-        os.close(fd)  # releases the lock
 
 
 OUTPUT_LABEL = "io.scheduler-build.output"  # the output directory (out_key) a compile container writes

@@ -3,7 +3,7 @@
 from invoke import Collection, task
 
 from scheduler_build.errors import UserError
-from scheduler_build.extender_config import VERBS, ServeConfig, TLSOptions
+from scheduler_build.extender_config import ServeConfig, TLSOptions
 from scheduler_build.commands._common import option, user_errors
 from scheduler_build.settings import SETTINGS, flag_help
 

@@ -12,9 +12,8 @@ and raises ProtocolError with a message naming the field at fault.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import msgspec
 

@@ -1,0 +1,137 @@
+"""`inv test`'s warm-up: while the unit tiers run on one core, build on the other what the later tiers
+would each build on first use: the oldest and newest Python's virtualenvs, then the Go tools the
+integration, node and pipeline tiers call (etcd, helm, cosign, the judges, containerd, CoreDNS, act).
+
+Each item is made by the very function its test calls, into the same cache entry, and each of those
+takes turns on a lock (scheduler_build/turns.py): a test that needs an item still being built waits
+for it instead of building it again. A failure here is one logged line and nothing more: the test
+that needs the item builds it itself and fails there, with its own message. The process runs at the
+lowest CPU priority, so the tiers' own work comes first; `inv test` stops it when the run ends.
+
+    python -m testkit.warmup        # what `inv test` starts in the background (a full run only)
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+from scheduler_build import gotool, settings
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _pythons() -> None:
+    from testkit import pythons
+
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    for minor in [m for m in pythons.ends() if m != running]:
+        pythons.venv(minor, settings.cache_dir(), _say)
+
+
+def _etcd() -> None:
+    from bench.perf import etcd
+    from testkit import versions
+
+    etcd.binary(gotool.module_dir("k8s.io/kubernetes", versions.current().default), settings.cache_dir())
+
+
+def _tool(module: str, name: str) -> Callable[[], None]:
+    """The product's own builder of a tool: `module.name(cache_dir)`."""
+    return lambda: getattr(importlib.import_module(module), name)(settings.cache_dir())
+
+
+def _judge(name: str) -> Callable[[], None]:
+    """A test judge's builder: `testkit.<module>.<function>()`."""
+    module, function = JUDGES[name]
+    return lambda: getattr(importlib.import_module(module), function)()
+
+
+# The product's tools: (what, module, its builder taking the cache directory).
+TOOLS = [
+    ("helm", "scheduler_build.config.chart", "helm"),
+    ("kube-score", "scheduler_build.config.linters", "binary"),
+    ("kubeconform", "scheduler_build.config.schemas", "kubeconform"),
+    ("apidiff", "scheduler_build.retarget.apidiff", "tool"),
+    ("cosign", "scheduler_build.publish.cosign", "binary"),
+    ("containerd", "scheduler_build.cluster.containerd", "build"),
+    ("CoreDNS", "scheduler_build.cluster.dns", "binary"),
+]
+# The tests' own judges: what -> (module, its builder taking nothing).
+JUDGES = {
+    "cyclonedx-gomod": ("testkit.judges", "cyclonedx_gomod"),
+    "intoto-validate": ("testkit.judges", "intoto_validate"),
+    "act": ("testkit.act_runner", "act_binary"),
+}
+TOOL = {what: _tool(module, name) for what, module, name in TOOLS}
+# In the order the tiers first need them: unit-pythons, integration (bench.perf's etcd is its first
+# test), node, then the pipelines.
+ITEMS: list[tuple[str, Callable[[], None]]] = [
+    ("the oldest and newest Python's virtualenvs", _pythons),
+    ("etcd", _etcd),
+    *((what, TOOL[what]) for what in ("helm", "kube-score", "kubeconform")),
+    *((what, _judge(what)) for what in ("cyclonedx-gomod", "intoto-validate")),
+    *((what, TOOL[what]) for what in ("apidiff", "cosign", "containerd", "CoreDNS")),
+    ("act", _judge("act")),
+]
+
+
+def _say(line: str) -> None:
+    print(f"warm-up: {line}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def running(log_path: Path) -> Iterator[None]:
+    """The warm-up in the background while the block runs, its output in `log_path`; when the block ends
+    (a tier failed, Ctrl-C, or the run is over) it and every `go` it started are stopped."""
+    with open(log_path, "ab") as log:
+        # Its own process group (to stop its children with it) but the same session: with the kernel's
+        # autogroup scheduling a new session would be a group of its own, and its nice value would not count.
+        proc = subprocess.Popen([sys.executable, "-m", "testkit.warmup"], cwd=REPO, stdout=log, stderr=log,
+                                stdin=subprocess.DEVNULL, preexec_fn=os.setpgrp)
+    try:
+        yield
+    finally:
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM to its process group (each build removes its staging directory), then SIGKILL to what is
+    left of the group after 30 s (a `go` child its leader left behind)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            pass
+    proc.wait()
+
+
+def main() -> int:
+    os.nice(19)  # the tiers' own work first: this only takes what they leave idle
+    # SIGTERM (the run ended) unwinds like Ctrl-C, so each build's staging directory is removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    for what, build in ITEMS:
+        started = time.monotonic()
+        try:
+            build()
+        except Exception as exc:  # noqa: BLE001  best effort: the test that needs it builds it and reports
+            _say(f"{what}: not built ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); "
+                 "the test that needs it builds it")
+            continue
+        _say(f"{what}: ready in {time.monotonic() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
