@@ -96,12 +96,15 @@ def run_tiers(names: list[str], run_one, out: Path, keep_going: bool = False) ->
     summary: list[dict] = []
     failed: list[str] = []
     for name in names:
-        started = time.monotonic()
+        started, cpu = time.monotonic(), _proc_stat()
         code = run_one(name, out)
         code = 0 if code == NO_TESTS else code
-        summary.append({"tier": name, "seconds": round(time.monotonic() - started, 1), "exit_code": code})
+        busy = cpu_busy(cpu, _proc_stat())
+        summary.append({"tier": name, "seconds": round(time.monotonic() - started, 1), "exit_code": code,
+                        **({"cpu_busy": busy} if busy is not None else {})})
         write_atomic(out / "summary.json", json.dumps(summary, indent=1) + "\n")
-        log(f"tier {name}: {'passed' if code == 0 else f'FAILED (exit {code})'} in {summary[-1]['seconds']:.0f} s")
+        log(f"tier {name}: {'passed' if code == 0 else f'FAILED (exit {code})'} in {summary[-1]['seconds']:.0f} s"
+            + (f" (the machine's CPUs {busy:.0%} busy)" if busy is not None else ""))
         if code != 0:
             failed.append(name)
             if not keep_going:
@@ -112,6 +115,29 @@ def run_tiers(names: list[str], run_one, out: Path, keep_going: bool = False) ->
         raise Exit(f"error: tier(s) {', '.join(failed)} failed" +
                    (f"; not run: {', '.join(skipped)} (--keep-going runs them)" if skipped else ""), code=1)
     return [s["tier"] for s in summary]
+
+
+def _proc_stat() -> str:
+    try:
+        return Path("/proc/stat").read_text()
+    except OSError:
+        return ""
+
+
+def cpu_busy(before: str, after: str) -> float | None:
+    """The share of all CPUs' time that was busy between two readings of /proc/stat (1.0: every core
+    busy the whole time), from its first line: user nice system idle iowait irq softirq steal. None
+    without readings. It says how much of a tier's wall clock a second core could still have used."""
+    def times(text: str) -> list[int]:
+        fields = text.split("\n", 1)[0].split()
+        return [int(x) for x in fields[1:9]] if fields[:1] == ["cpu"] else []
+
+    a, b = times(before), times(after)
+    if len(a) < 5 or len(b) != len(a):
+        return None
+    delta = [y - x for x, y in zip(a, b)]
+    total = sum(delta)
+    return round(1 - (delta[3] + delta[4]) / total, 2) if total > 0 else None
 
 
 def _tier(name: str, out: Path, verbose: bool) -> int:

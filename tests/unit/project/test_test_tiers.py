@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,23 @@ def test_keep_going_runs_every_tier_and_still_fails(tmp_path):
     with pytest.raises(Exit, match="unit, e2e failed"):
         tasks.run_tiers(names, run_one, tmp_path, keep_going=True)
     assert ran == names
+
+
+def test_cpu_busy_is_the_busy_share_of_all_cpu_time_between_two_readings():
+    before = "cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3\n"
+    after = "cpu  400 0 150 1100 50 0 0 0 0 0\ncpu0 1 2 3\n"  # 400 busy of 700: 0.57
+    assert tasks.cpu_busy(before, after) == 0.57
+    assert tasks.cpu_busy(before, before) is None  # no time passed
+    assert tasks.cpu_busy("", after) is None and tasks.cpu_busy(before, "intr 1 2\n") is None
+    idle = "cpu  100 0 50 1500 50 0 0 0 0 0\n"  # negative control: only idle grew
+    assert tasks.cpu_busy(before, idle) == 0.0
+
+
+def test_each_tier_records_how_busy_the_cpus_were(tmp_path):
+    names = [name for name, _ in tasks.TIERS]
+    tasks.run_tiers(names, lambda name, out: time.sleep(0.1) or 0, tmp_path)  # 0.1 s: ten of the kernel's ticks
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert [s["tier"] for s in summary] == names and all(0.0 <= s["cpu_busy"] <= 1.0 for s in summary), summary
 
 
 def test_all_passing_or_empty_tiers_pass(tmp_path):

@@ -1,4 +1,4 @@
-"""`inv test`'s warm-up (testkit/warmup.py) and the turns its builds take (scheduler_build/turns.py).
+"""Processes that make the same thing take turns (scheduler_build/turns.py), and `inv test`'s warm-up (testkit/warmup.py), whose builds take them.
 
 Real processes, a real `go` for the tool build, real process groups; nothing is mocked."""
 
