@@ -79,12 +79,14 @@ def _create(python: Path, env_dir: Path, minor: str, log) -> None:
 
 
 def prune(cache_dir: Path, minor: str, keep: Path) -> list[Path]:
-    """Remove this checkout's older virtualenvs of `minor` (an earlier pyproject.toml; about 0.5 GiB each).
-    Only those whose .ready names this checkout: other checkouts' stay, as do ones made before it was recorded."""
+    """Remove the virtualenvs of `minor` (about 0.5 GiB each) that no run will use again: this checkout's
+    older ones (an earlier pyproject.toml), and those of a checkout that is gone (a CI clone, an act
+    workspace). Only those whose .ready names their checkout: ones made before it was recorded stay."""
     removed = []
-    for other in sorted((cache_dir / "pythons").glob(f"{minor}-*")):
+    for other in sorted(p for p in (cache_dir / "pythons").glob(f"{minor}-*") if p.is_dir()):
         recorded = (other / ".ready").read_text().splitlines()[1:2] if (other / ".ready").is_file() else []
-        if other != keep and recorded == [str(REPO)]:
+        if other != keep and recorded and (recorded == [str(REPO)] or not Path(recorded[0]).is_dir()):
             shutil.rmtree(other, ignore_errors=True)
+            other.with_name(other.name + ".lock").unlink(missing_ok=True)
             removed.append(other)
     return removed

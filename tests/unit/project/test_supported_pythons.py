@@ -33,13 +33,17 @@ def test_a_missing_python_is_an_error_naming_it(tmp_path):
     assert not (tmp_path / "pythons").exists()
 
 
-def test_a_new_virtualenv_replaces_this_checkouts_older_ones_only(tmp_path):
+def test_a_new_virtualenv_replaces_this_checkouts_older_ones_and_those_of_checkouts_that_are_gone(tmp_path):
+    other_checkout = tmp_path / "other-checkout"
+    other_checkout.mkdir()
     made = {}
-    for name, owner in (("3.13-old", pythons.REPO), ("3.13-other", "/elsewhere"), ("3.13-unrecorded", None),
-                        ("3.10-old", pythons.REPO), ("3.13-new", pythons.REPO)):
+    for name, owner in (("3.13-old", pythons.REPO), ("3.13-other", other_checkout), ("3.13-unrecorded", None),
+                        ("3.13-gone", tmp_path / "removed-act-workspace"), ("3.10-old", pythons.REPO),
+                        ("3.13-new", pythons.REPO)):
         made[name] = tmp_path / "pythons" / name
         made[name].mkdir(parents=True)
         (made[name] / ".ready").write_text("/usr/bin/python3\n" + (f"{owner}\n" if owner else ""))
-    assert pythons.prune(tmp_path, "3.13", keep=made["3.13-new"]) == [made["3.13-old"]]
+    (tmp_path / "pythons" / "3.13-gone.lock").write_text("")
+    assert pythons.prune(tmp_path, "3.13", keep=made["3.13-new"]) == [made["3.13-gone"], made["3.13-old"]]
     assert sorted(p.name for p in (tmp_path / "pythons").iterdir()) == [
         "3.10-old", "3.13-new", "3.13-other", "3.13-unrecorded"]
