@@ -1,19 +1,26 @@
-"""Every served Kubernetes minor in CI: scaffolds compiled and vetted in the builder, together.
+"""Every served Kubernetes minor in CI: scaffolds compiled, vetted and tested in the builder, together.
 
 The served minors are what the resolve stage served (versions.supported_minors of the proxy's
 listing) when tests/versions.yaml was pinned (testkit/versions.py), never a hand list. Each
 module is vendored on the host (`go mod vendor`, cached per
-go.mod + go.sum under <cache>/test-vendor), then every module is compiled and vetted in ONE
-container of the builder image, the way the build stage compiles (build/compile.py): no network,
-GOPROXY=off, -mod=vendor, -trimpath, the build tags of a real build, and the builds' Go build cache
-volume, so packages a build of the same release already compiled are not compiled again. The inputs
+go.mod + go.sum under <cache>/test-vendor), then every module is compiled and vetted (and, when
+asked, tested: `go test -count=1 -v`) in ONE container of the builder image, the way the build stage
+compiles (build/compile.py): no network, GOPROXY=off, -mod=vendor, -trimpath, the build tags of a real
+build, and the builds' Go build cache volume, so packages a build of the same release already compiled
+are not compiled again, and a test binary's dependencies are the build's cache entries. The inputs
 go in through the engine's archive API (`Container.put`); nothing is mounted from the host.
+
+`compile_served` is the integration tier's one such run (tests/conftest.py `served_scaffolds`): every
+served minor's all-points scaffold, a planted fault and the example plugin, compiled, vetted and tested
+once per session for tests/integration/test_plugin_build.py and test_served_minors.py.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -34,7 +41,8 @@ from scheduler_build.resolve import gomod
 from testkit import versions as pinned
 
 REPO = Path(__file__).resolve().parents[1]
-MARK = "minors: exit "
+MARK = "minors: exit "  # after each module: "<index> <exit code> <epoch seconds>"
+STEP = "minors: step "  # after each step of a module: "<build|vet|test> <exit code>"
 GO_FLAGS = ["-trimpath", "-tags", ",".join(BUILD_TAGS)]
 
 
@@ -48,12 +56,18 @@ def inv(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "invoke", *args], cwd=cwd, capture_output=True, text=True)
 
 
-def scaffold(version: str, out: Path, name: str = "MinorCheck", points: str = "") -> Path:
+def scaffolding(version: str, out: Path, name: str = "MinorCheck", points: str = "",
+                *extra: str) -> subprocess.CompletedProcess:
     """`inv scaffold.plugin` for `version` (every extension point unless `points`) into `out`."""
     from scheduler_build.scaffold.generate import POINT_KEYS
 
-    got = inv("scaffold.plugin", "--name", name, "--points", points or ",".join(POINT_KEYS),
-              "--module", f"example.com/minors/{name.lower()}", "--k8s-version", version, "--out", str(out))
+    return inv("scaffold.plugin", "--name", name, "--points", points or ",".join(POINT_KEYS),
+               "--module", f"example.com/minors/{name.lower()}", "--k8s-version", version, "--out", str(out), *extra)
+
+
+def scaffold(version: str, out: Path, name: str = "MinorCheck", points: str = "") -> Path:
+    """`inv scaffold.plugin` for `version` (every extension point unless `points`) into `out`; it must succeed."""
+    got = scaffolding(version, out, name, points)
     assert got.returncode == 0, f"scaffold.plugin --k8s-version {version}: {got.stderr[-3000:]}"
     return out
 
@@ -81,15 +95,25 @@ def vendored(module: Path) -> Path:
 class Compiled:
     label: str
     code: int = -1  # -1: never reached
-    lines: list[str] = field(default_factory=list)
-    seconds: int = 0  # wall time of its build and vet in the container
+    lines: list[str] = field(default_factory=list)  # its own output only: from its header to its exit mark
+    seconds: int = 0  # wall time of its build, vet and test in the container
+    steps: list[str] = field(default_factory=list)  # the steps it was given: build, vet[, test]
+    passed: list[str] = field(default_factory=list)  # the steps that exited 0, in order
 
     @property
     def ok(self) -> bool:
         return self.code == 0
 
+    @property
+    def failed_step(self) -> str:
+        """The first of its steps that did not pass (or never ran); "" when all passed."""
+        return next((step for step in self.steps or ["build"] if step not in self.passed), "")
+
     def errors(self) -> list[str]:
         return [line for line in self.lines if ".go:" in line]
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
 
 
 def _archive(modules: dict[str, Path], out) -> None:
@@ -102,15 +126,28 @@ def _archive(modules: dict[str, Path], out) -> None:
             add_tree(archive, vendored(module), f"src/{index}/vendor")
 
 
-def script(labels: list[str], patterns: dict[str, str]) -> str:
-    """One shell script: build and vet each module's packages in turn, each ending in a marked exit line."""
-    steps = [f"echo \"{MARK}- 0 $(date +%s)\""]
+def steps(pattern: str, test: str | None) -> list[tuple[str, str]]:
+    """(step, command) of one module: `go build` and `go vet` of `pattern`, and `go test -count=1 -v` of
+    `test` when given, all with the build's flags (so a test binary's dependencies are the build's cache entries)."""
+    got = [(verb, shlex.join(["go", verb, *GO_FLAGS, pattern])) for verb in ("build", "vet")]
+    if test:
+        # -vet=off: `go vet` of these packages, test files included, just ran; go test's own vet subset has other
+        # flags, so other cache keys (vet facts of every dependency again: docs/bench-perf.md).
+        got.append(("test", shlex.join(["go", "test", *GO_FLAGS, "-vet=off", "-count=1", "-v", test])))
+    return got
+
+
+def script(labels: list[str], patterns: dict[str, str], tests: dict[str, str] | None = None) -> str:
+    """One shell script: build, vet (and test) each module's packages in turn, each step ending in a marked
+    step line, each module in a marked exit line; a failed step ends its module."""
+    lines = [f"echo \"{MARK}- 0 $(date +%s)\""]
     for i, label in enumerate(labels):
         pattern = patterns.get(label, "./...")
-        build, vet = (shlex.join(["go", verb, *GO_FLAGS, pattern]) for verb in ("build", "vet"))
-        steps.append(f"echo '== {label}: {pattern}'; (cd /src/{i} && {build} && {vet}) 2>&1; "
+        body = "; ".join(f"{command}; c=$?; echo \"{STEP}{step} $c\"; [ $c = 0 ] || exit $c"
+                         for step, command in steps(pattern, (tests or {}).get(label)))
+        lines.append(f"echo {shlex.quote(f'== {label}: {pattern}')}; (cd /src/{i} || exit 1; {body}) 2>&1; "
                      f"echo \"{MARK}{i} $? $(date +%s)\"")
-    return "\n".join(steps)
+    return "\n".join(lines)
 
 
 def gocache_volume() -> str:
@@ -119,20 +156,27 @@ def gocache_volume() -> str:
                 settings.DEFAULTS["build"]["gocache_volume"])
 
 
-def compile_and_vet(modules: dict[str, Path], patterns: dict[str, str] | None = None) -> dict[str, Compiled]:
+def compile_and_vet(modules: dict[str, Path], patterns: dict[str, str] | None = None,
+                    tests: dict[str, str] | None = None) -> dict[str, Compiled]:
     """`go build` and `go vet` of each module (label -> directory) in one builder container: of `./...`,
-    or of `patterns[label]`."""
+    or of `patterns[label]`; then `go test -count=1 -v tests[label]` for the modules `tests` names."""
     engine = engine_mod.connect()
     go = max((gomod.parse((m / "go.mod").read_text()).go or "1.0" for m in modules.values()),
              key=builder_image.parse_go_version)
     builder = builder_image.select(engine, go, pull=False)
     labels = list(modules)
-    results = {label: Compiled(label) for label in labels}
+    patterns, tests = patterns or {}, tests or {}
+    results = {label: Compiled(label, steps=[step for step, _ in steps(patterns.get(label, "./..."), tests.get(label))])
+               for label in labels}
     current: list[Compiled] = [results[labels[0]]]
     last = [0]
 
     def on_line(line: str) -> None:
-        if line.startswith(MARK):
+        if line.startswith(STEP):
+            step, code = line[len(STEP):].split()
+            if code == "0":
+                current[0].passed.append(step)
+        elif line.startswith(MARK):
             index, code, now = line[len(MARK):].split()
             if index != "-":
                 current[0].code, current[0].seconds = int(code), int(now) - last[0]
@@ -147,7 +191,7 @@ def compile_and_vet(modules: dict[str, Path], patterns: dict[str, str] | None = 
     with tempfile.TemporaryFile(prefix="sb-minors-") as archive:
         _archive(modules, archive)
         archive.seek(0)
-        with engine.container(builder.image, ["sh", "-c", script(labels, patterns or {})], environment=env,
+        with engine.container(builder.image, ["sh", "-c", script(labels, patterns, tests)], environment=env,
                               volumes=[Volume(GOCACHE, gocache_volume())], workdir="/src", network="none") as box:
             box.put("/", archive)
             print(f"minors: {len(modules)} module(s) vendored and put in {time.monotonic() - started:.0f}s",
@@ -158,6 +202,91 @@ def compile_and_vet(modules: dict[str, Path], patterns: dict[str, str] | None = 
 
 
 def report(results: dict[str, Compiled]) -> list[str]:
-    """One line per module that does not compile and vet, naming it and its first error."""
-    return [f"{r.label}: does not compile and vet: {(r.errors() or r.lines[-1:] or ['no output'])[0]}"
+    """One line per module that does not compile, vet (and pass its tests), naming it, the step and its first error."""
+    return [f"{r.label}: `go {r.failed_step or '?'}` fails: {(r.errors() or r.lines[-1:] or ['no output'])[0]}"
             for r in results.values() if not r.ok]
+
+
+# The session's one run of every served minor (compile_served) ---------------------------------------------
+
+SCORE = re.compile(r"(func \(pl \*\w+\) Score\([^)]*?)nodeInfo fwk\.NodeInfo\)")
+EXAMPLE = "examples/underlay/plugin"  # the example spec's plugin: its label in compile_served's results
+FACTORY_CHECK = """package {package}
+
+import frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+// New is what cmd/scheduler registers: app.WithPlugin takes a frameworkruntime.PluginFactory.
+var _ frameworkruntime.PluginFactory = New
+"""
+
+
+def plant_old_score_signature(module: Path, dest: Path) -> Path:
+    """A copy of `module` whose Score takes the pre-1.34 `nodeName string`: a wrong signature for any served minor."""
+    shutil.copytree(module, dest)
+    [plugin] = [p for p in (dest / "pkg").rglob("*.go") if not p.name.endswith("_test.go") and p.name != "args.go"]
+    text, count = SCORE.subn(r"\1nodeName string)", plugin.read_text())
+    assert count == 1, "the scaffold's Score signature changed: update the planted fault"
+    plugin.write_text(text)
+    return dest
+
+
+def plugin_only(module: Path, dest: Path) -> Path:
+    """A copy of `module` whose plugin package also asserts that New is the minor's PluginFactory, the one
+    thing cmd/scheduler/main.go checks (its text is the same for every minor)."""
+    shutil.copytree(module, dest)
+    [package] = (dest / "pkg").iterdir()
+    (package / "factory_check.go").write_text(FACTORY_CHECK.format(package=package.name))
+    return dest
+
+
+@dataclass
+class Scaffolded:
+    """`inv scaffold.plugin --json` of one minor: where, and what it said."""
+
+    path: Path
+    made: subprocess.CompletedProcess
+
+    @property
+    def result(self) -> dict:
+        return json.loads(self.made.stdout)
+
+
+@dataclass
+class ServedRun:
+    scaffolds: dict[str, Scaffolded]  # minor -> its all-points scaffold
+    results: dict[str, Compiled]  # label (a minor, `planted`, EXAMPLE) -> its steps in the one container
+    planted: str  # the label of the newest minor's copy with the planted fault
+
+    def of(self, label: str) -> Compiled:
+        """Its result; never reached (code -1) when it was not in the run (its scaffold failed)."""
+        return self.results.get(label) or Compiled(label)
+
+
+def compile_served(out: Path, default_minor: str, name: str = "AllPoints") -> ServedRun:
+    """Scaffold every served minor with every extension point (`inv scaffold.plugin --k8s-version <minor>
+    --json`: the minor resolved by a fresh `inv`), then ONE builder container builds, vets and tests them:
+    the whole module (`./...`, cmd/scheduler included) for the newest and the default minor, whose
+    kube-scheduler packages the suite compiles anyway; for the others `./pkg/...` (every signature that
+    differs between minors) with the PluginFactory check main.go makes (plugin_only): cmd/kube-scheduler/app
+    would make it 1413 packages per minor instead of 869. `go test -v ./pkg/...` for each, and for the
+    example plugin; the newest minor with a planted Score fault must fail at build (not tested)."""
+    versions = served()
+    newest = list(versions)[-1]
+    scaffolds = {minor: Scaffolded(out / minor, scaffolding(minor, out / minor, name, "", "--json"))
+                 for minor in versions}
+    modules, patterns, tests = {}, {}, {}
+    for minor, made in scaffolds.items():
+        if made.made.returncode != 0:
+            continue  # its test says why; the others still run
+        if minor in (newest, default_minor):
+            modules[minor] = made.path
+        else:
+            modules[minor], patterns[minor] = plugin_only(made.path, out / "plugin-only" / minor), "./pkg/..."
+        tests[minor] = "./pkg/..."
+    planted = f"{newest} with Score(..., nodeName string)"
+    if newest in modules:
+        modules[planted] = plant_old_score_signature(scaffolds[newest].path, out / "planted")
+        patterns[planted] = "./pkg/..."
+    modules[EXAMPLE] = REPO / EXAMPLE
+    patterns[EXAMPLE] = tests[EXAMPLE] = "./pkg/..."
+    return ServedRun(scaffolds, compile_and_vet(modules, patterns, tests), planted)

@@ -103,6 +103,20 @@ def built_example_scheduler(tmp_path_factory):
     return BuildResult(binary=binary, build_info=binary.parent / "build-info.json", info=BuildInfo.from_dict(info))
 
 
+@pytest.fixture(scope="session")
+def served_scaffolds(tmp_path_factory):
+    """Every served minor's all-points scaffold (`inv scaffold.plugin --json`), a planted fault and the example
+    plugin, compiled, vetted and tested in ONE builder container (testkit/minors.py compile_served), once per
+    session: tests/integration/test_plugin_build.py and test_served_minors.py read it, nothing compiles them
+    on the host.
+
+    Returns testkit.minors.ServedRun: .scaffolds (minor -> path and JSON), .results (label -> Compiled), .planted.
+    """
+    from testkit import minors
+
+    return minors.compile_served(tmp_path_factory.mktemp("served-minors"), TEST_K8S_MINOR)
+
+
 # `inv test` keeps every test's duration per tier (--durations-file), beside its JUnit XML.
 _DURATIONS: dict[str, float] = {}
 

@@ -1,15 +1,16 @@
-"""Scaffolds compiled and tested with the real Go toolchain for every served minor the suite pins, and ONE real
+"""Scaffolds compiled, vetted and tested in the builder for every served minor the suite pins, and ONE real
 plugin + patch build (the example spec) in the builder container, validated by the binary itself.
 
-Cost (cold): one host compile of the framework's dependency graph per minor for the
-scaffolds, one kube-scheduler compile whose patched k8s.io/kubernetes packages miss the
-Go build cache; everything else comes from the shared caches.
+Cost (cold): nothing is compiled on the host here. The scaffolds and the example plugin are built, vetted
+and tested (`go test -count=1 -v ./pkg/...`) in the session's one builder container (`served_scaffolds`,
+tests/conftest.py; testkit/minors.py compile_served), with the build's flags and its Go build cache volume,
+shared with tests/integration/test_served_minors.py; one kube-scheduler compile whose patched
+k8s.io/kubernetes packages miss the Go build cache; everything else comes from the shared caches.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,45 +23,39 @@ from conftest import REPO, VERSIONS, build_request
 
 SPEC = REPO / "examples/underlay/scheduler.yaml"
 EXAMPLE_PLUGIN = REPO / "examples/underlay/plugin"
-ALL_POINTS = "preenqueue,queuesort,prefilter,filter,postfilter,prescore,score,reserve,permit,prebind,bind,postbind,enqueueextensions"
 
 
 def inv(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "invoke", *args], cwd=cwd, capture_output=True, text=True)
 
 
-def go(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    # readonly: a go.mod/go.sum that is not complete fails instead of being rewritten.
-    env = dict(os.environ, GOFLAGS="-mod=readonly", GOTOOLCHAIN="local", GOWORK="off")
-    return subprocess.run(["go", *args], cwd=cwd, env=env, capture_output=True, text=True)
-
-
 @pytest.mark.parametrize("minor", list(VERSIONS.served))  # every served minor the suite pins (tests/versions.yaml)
-def test_scaffold_compiles_vets_and_passes_its_tests(tmp_path, minor):
-    out = tmp_path / "allpoints"
-    made = inv("scaffold.plugin", "--name", "AllPoints", "--points", ALL_POINTS, "--module", "example.com/t/allpoints",
-               "--k8s-version", minor, "--out", str(out), "--json")
-    assert made.returncode == 0, made.stderr[-3000:]
-    result = json.loads(made.stdout)
+def test_scaffold_compiles_vets_and_passes_its_tests(served_scaffolds, minor):
+    scaffolded = served_scaffolds.scaffolds[minor]
+    assert scaffolded.made.returncode == 0, scaffolded.made.stderr[-3000:]
+    result, out = scaffolded.result, scaffolded.path
     assert result["k8s_version"] == VERSIONS.served[minor]  # the minor resolved to the pinned patch, in a fresh `inv`
     assert {"go.mod", "go.sum", "cmd/scheduler/main.go", "config/scheduler-config.yaml", "README.md",
             "pkg/allpoints/allpoints.go", "pkg/allpoints/args.go", "pkg/allpoints/allpoints_test.go"} <= set(result["files"])
     unformatted = subprocess.run(["gofmt", "-l", "."], cwd=out, capture_output=True, text=True)
     assert unformatted.returncode == 0 and unformatted.stdout == "", unformatted.stdout + unformatted.stderr
-    vet = go(["vet", "./pkg/..."], out)
-    assert vet.returncode == 0, vet.stdout + vet.stderr
-    test = go(["test", "-count=1", "-v", "./pkg/..."], out)
-    assert test.returncode == 0, test.stdout[-4000:] + test.stderr[-2000:]
+    # Built, vetted and tested in the session's builder container; its lines are this module's only (from
+    # its header to its exit mark), so no other minor's PASS line counts here.
+    compiled = served_scaffolds.of(minor)
+    assert compiled.ok and compiled.passed == ["build", "vet", "test"], compiled.text()[-4000:]
+    assert compiled.lines[0].startswith(f"== {minor}: "), compiled.lines[:3]
+    test = compiled.text()
+    assert "ok  \texample.com/minors/allpoints/pkg/allpoints\t" in test, test[-3000:]
     # Every chosen point's test ran and passed (no silent skips).
     for name in ("TestArgs", "TestPreEnqueue", "TestLess", "TestPreFilter", "TestFilter", "TestPostFilter", "TestPreScore",
                  "TestScore", "TestReserveUnreserve", "TestPermit", "TestPreBind", "TestBind", "TestPostBind", "TestEventsToRegister"):
-        assert f"--- PASS: {name} " in test.stdout, name
+        assert f"--- PASS: {name} " in test, name
     # Batching (issue 31): from 1.35 on the framework has SignPlugin, and a scaffold with prefilter, filter,
     # prescore and score signs pods, its generated test proving both directions; before 1.35 nothing is emitted.
     source = (out / "pkg/allpoints/allpoints.go").read_text()
     signs = tuple(int(x) for x in minor.split(".")) >= (1, 35)
     assert ("SignPod(" in source) == signs, f"{minor}: SignPod emitted={'SignPod(' in source}, expected {signs}"
-    assert ("--- PASS: TestSignPod " in test.stdout) == signs, test.stdout[-3000:]
+    assert ("--- PASS: TestSignPod " in test) == signs, test[-3000:]
     config = yaml.safe_load((out / "config/scheduler-config.yaml").read_text())
     assert config["profiles"][0]["plugins"]["filter"]["enabled"] == [{"name": "AllPoints"}]
 
@@ -78,11 +73,12 @@ def test_scaffold_refuses_a_non_empty_directory_and_writes_nothing(tmp_path):
     assert not (tmp_path / "new").exists()
 
 
-def test_example_plugin_vets_and_passes_its_tests():
-    vet = go(["vet", "./pkg/..."], EXAMPLE_PLUGIN)
-    assert vet.returncode == 0, vet.stdout + vet.stderr
-    test = go(["test", "-count=1", "./pkg/..."], EXAMPLE_PLUGIN)
-    assert test.returncode == 0, test.stdout[-4000:] + test.stderr[-2000:]
+def test_example_plugin_vets_and_passes_its_tests(served_scaffolds):
+    from testkit import minors
+
+    compiled = served_scaffolds.of(minors.EXAMPLE)  # built, vetted and tested in the session's builder container
+    assert compiled.ok and compiled.passed == ["build", "vet", "test"], compiled.text()[-4000:]
+    assert "ok  \texample.com/acme/underlay/pkg/underlayiplimit\t" in compiled.text(), compiled.text()[-3000:]
 
 
 def test_check_patches_real_conflict_against_another_release():
