@@ -15,7 +15,9 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
+from typing import Callable
 
 from scheduler_build.turns import turn
 
@@ -90,3 +92,46 @@ def prune(cache_dir: Path, minor: str, keep: Path) -> list[Path]:
             other.with_name(other.name + ".lock").unlink(missing_ok=True)
             removed.append(other)
     return removed
+
+
+def run_at_once(argvs: dict[str, list[str]], envs: dict[str, dict[str, str]], logs: dict[str, Path], cwd: Path,
+                say: Callable[[str], None], every: float = 30.0) -> int:
+    """Run each minor's argv at once, its output into logs[minor]; every `every` seconds, the last line of
+    each still running (pytest's "[ 42%]"); at its end, its last line, or its last 60 lines when it failed.
+    The first failing run's exit code (in `argvs` order), 0 when all passed. Stopped runs are ended."""
+    procs: dict[str, subprocess.Popen] = {}
+    try:
+        for minor, argv in argvs.items():
+            say(f"+ python {minor}: " + " ".join(argv[1:]) + f" (output: {logs[minor]})")
+            with open(logs[minor], "wb") as out:
+                procs[minor] = subprocess.Popen(argv, cwd=cwd, env=envs[minor], stdout=out, stderr=subprocess.STDOUT,
+                                                stdin=subprocess.DEVNULL)
+        codes = _wait_all(procs, logs, say, every)
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait()
+    return next((code for code in (codes[m] for m in argvs) if code != 0), 0)
+
+
+def _wait_all(procs: dict[str, subprocess.Popen], logs: dict[str, Path], say: Callable[[str], None],
+              every: float) -> dict[str, int]:
+    codes: dict[str, int] = {}
+    while len(codes) < len(procs):
+        for minor, proc in procs.items():
+            if minor not in codes and proc.poll() is not None:
+                codes[minor] = proc.returncode
+                lines = logs[minor].read_text(errors="replace").splitlines()
+                shown = lines[-60:] if proc.returncode != 0 else lines[-1:]
+                say(f"python {minor}: {'passed' if proc.returncode == 0 else f'FAILED (exit {proc.returncode})'}")
+                for line in shown:
+                    say(f"    {line}")
+        if len(codes) < len(procs):
+            deadline = time.monotonic() + every
+            while time.monotonic() < deadline and all(p.poll() is None for m, p in procs.items() if m not in codes):
+                time.sleep(0.2)
+            for minor in (m for m in procs if m not in codes and procs[m].poll() is None):
+                last = (logs[minor].read_text(errors="replace").splitlines() or ["starting"])[-1].strip()
+                say(f"python {minor}: running, {last[-40:]}")
+    return codes

@@ -4,7 +4,9 @@ that is missing on the machine is an error that names it, never a skip."""
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,3 +49,31 @@ def test_a_new_virtualenv_replaces_this_checkouts_older_ones_and_those_of_checko
     assert pythons.prune(tmp_path, "3.13", keep=made["3.13-new"]) == [made["3.13-gone"], made["3.13-old"]]
     assert sorted(p.name for p in (tmp_path / "pythons").iterdir()) == [
         "3.10-old", "3.13-new", "3.13-other", "3.13-unrecorded"]
+
+
+# Each side writes its marker, then waits for the other's: it passes only when both run at the same time.
+RENDEZVOUS = """
+import sys, time
+from pathlib import Path
+me, other = Path(sys.argv[1]), Path(sys.argv[2])
+me.write_text("here")
+deadline = time.monotonic() + 20
+while not other.exists():
+    if time.monotonic() > deadline:
+        print("the other run never started"); sys.exit(3)
+    time.sleep(0.05)
+print("1 passed in 0.1s"); sys.exit(int(sys.argv[3]))
+"""
+
+
+@pytest.mark.parametrize("second_exit", [0, 1])
+def test_the_two_runs_go_at_once_and_a_failing_one_is_reported_with_its_output(tmp_path, second_exit):
+    a, b = tmp_path / "a", tmp_path / "b"
+    argvs = {"3.10": [sys.executable, "-c", RENDEZVOUS, str(a), str(b), "0"],
+             "3.13": [sys.executable, "-c", RENDEZVOUS, str(b), str(a), str(second_exit)]}
+    logs = {m: tmp_path / f"unit-python{m}.log" for m in argvs}
+    said: list[str] = []
+    code = pythons.run_at_once(argvs, {m: dict(os.environ) for m in argvs}, logs, tmp_path, said.append, every=0.5)
+    assert code == second_exit, said
+    assert logs["3.10"].read_text().strip() == "1 passed in 0.1s"
+    assert ("python 3.13: FAILED (exit 1)" in said) == bool(second_exit) and "python 3.10: passed" in said, said
