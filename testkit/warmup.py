@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
@@ -32,8 +33,12 @@ def _pythons() -> None:
     from testkit import pythons
 
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
-    for minor in [m for m in pythons.ends() if m != running]:
-        pythons.venv(minor, settings.cache_dir(), _say)
+    # Both at once: each is one pip mostly waiting on downloads and disk.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        made = [pool.submit(pythons.venv, minor, settings.cache_dir(), _say)
+                for minor in pythons.ends() if minor != running]
+    for future in made:
+        future.result()  # raises the first failure
 
 
 def _etcd() -> None:
