@@ -132,6 +132,8 @@ def _wait_all(procs: dict[str, subprocess.Popen], logs: dict[str, Path], say: Ca
             while time.monotonic() < deadline and all(p.poll() is None for m, p in procs.items() if m not in codes):
                 time.sleep(0.2)
             for minor in (m for m in procs if m not in codes and procs[m].poll() is None):
-                last = (logs[minor].read_text(errors="replace").splitlines() or ["starting"])[-1].strip()
-                say(f"python {minor}: running, {last[-40:]}")
+                lines = logs[minor].read_text(errors="replace").splitlines()
+                # pytest -q ends each full line of dots with "[ 42%]"; the last line is still filling up
+                done = next((line.rsplit("[", 1)[-1].strip(" ]") for line in reversed(lines) if line.endswith("%]")), "")
+                say(f"python {minor}: running" + (f", {done} done" if done else ""))
     return codes
