@@ -48,43 +48,35 @@ def _etcd() -> None:
     etcd.binary(gotool.module_dir("k8s.io/kubernetes", versions.current().default), settings.cache_dir())
 
 
-def _tool(module: str, name: str) -> Callable[[], None]:
-    """The product's own builder of a tool: `module.name(cache_dir)`."""
-    return lambda: getattr(importlib.import_module(module), name)(settings.cache_dir())
-
-
-def _judge(name: str) -> Callable[[], None]:
-    """A test judge's builder: `testkit.<module>.<function>()`."""
-    module, function = JUDGES[name]
-    return lambda: getattr(importlib.import_module(module), function)()
-
-
-# The product's tools: (what, module, its builder taking the cache directory).
+# The tools, in the order the tiers first need them (integration: bench.perf's etcd is its first test,
+# the chart tests' helm and cosign come next; then the node's; then the pipelines'): what, and the
+# function its test calls to build it, as module:function. The product's take the cache directory,
+# the tests' judges (testkit.*) nothing.
 TOOLS = [
-    ("helm", "scheduler_build.config.chart", "helm"),
-    ("kube-score", "scheduler_build.config.linters", "binary"),
-    ("kubeconform", "scheduler_build.config.schemas", "kubeconform"),
-    ("apidiff", "scheduler_build.retarget.apidiff", "tool"),
-    ("cosign", "scheduler_build.publish.cosign", "binary"),
-    ("containerd", "scheduler_build.cluster.containerd", "build"),
-    ("CoreDNS", "scheduler_build.cluster.dns", "binary"),
+    ("helm", "scheduler_build.config.chart:helm"),
+    ("cosign", "scheduler_build.publish.cosign:binary"),
+    ("kube-score", "scheduler_build.config.linters:binary"),
+    ("kubeconform", "scheduler_build.config.schemas:kubeconform"),
+    ("cyclonedx-gomod", "testkit.judges:cyclonedx_gomod"),
+    ("intoto-validate", "testkit.judges:intoto_validate"),
+    ("apidiff", "scheduler_build.retarget.apidiff:tool"),
+    ("containerd", "scheduler_build.cluster.containerd:build"),
+    ("CoreDNS", "scheduler_build.cluster.dns:binary"),
+    ("act", "testkit.act_runner:act_binary"),
 ]
-# The tests' own judges: what -> (module, its builder taking nothing).
-JUDGES = {
-    "cyclonedx-gomod": ("testkit.judges", "cyclonedx_gomod"),
-    "intoto-validate": ("testkit.judges", "intoto_validate"),
-    "act": ("testkit.act_runner", "act_binary"),
-}
-TOOL = {what: _tool(module, name) for what, module, name in TOOLS}
-# In the order the tiers first need them: unit-pythons, integration (bench.perf's etcd is its first
-# test, the chart tests' helm and cosign come next), node, then the pipelines.
+
+
+def builder(target: str) -> Callable[[], None]:
+    """`module:function` as a call: with the cache directory for the product's, with nothing for testkit's."""
+    module, function = target.split(":")
+    takes_cache = not module.startswith("testkit.")
+    return lambda: getattr(importlib.import_module(module), function)(*((settings.cache_dir(),) if takes_cache else ()))
+
+
 ITEMS: list[tuple[str, Callable[[], None]]] = [
-    ("the oldest and newest Python's virtualenvs", _pythons),
+    ("the oldest and newest Python's virtualenvs", _pythons),  # the unit-pythons tier, first
     ("etcd", _etcd),
-    *((what, TOOL[what]) for what in ("helm", "cosign", "kube-score", "kubeconform")),
-    *((what, _judge(what)) for what in ("cyclonedx-gomod", "intoto-validate")),
-    *((what, TOOL[what]) for what in ("apidiff", "containerd", "CoreDNS")),
-    ("act", _judge("act")),
+    *((what, builder(target)) for what, target in TOOLS),
 ]
 
 
