@@ -1,7 +1,7 @@
 """Only a build hook; the project is described in pyproject.toml.
 
 A wheel carries the commit it was built from in scheduler_build/_commit.txt (read by
-scheduler_build.about for `--version`): from git when building in a checkout, else from
+scheduler_build.cli.about for `--version`): from git when building in a checkout, else from
 $SCHEDULER_BUILD_COMMIT (a build from an exported tree), else none.
 """
 
@@ -13,7 +13,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this tree's package, not an installed one
-from scheduler_build.about import COMMIT_FILE, git_commit  # noqa: E402
+from scheduler_build.cli.about import COMMIT_FILE, git_commit  # noqa: E402
 
 
 class BuildPyWithCommit(build_py):

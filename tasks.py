@@ -22,11 +22,11 @@ import invoke.main
 from bench.commands import ns as bench_ns
 from scheduler_build import settings, signals
 from scheduler_build.atomic import write_atomic
-from scheduler_build.cli import add_suggestions
+from scheduler_build.cli.app import add_suggestions
 from scheduler_build.progress import log
 from scheduler_build.resolve import version_table
 from scheduler_build.commands import namespace
-from scheduler_build.tasking import user_errors
+from scheduler_build.cli.task_api import user_errors
 from testkit import pythons as supported_pythons
 from testkit import versions as test_versions
 from testkit import warmup

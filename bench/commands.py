@@ -9,7 +9,7 @@ from bench import record
 from scheduler_build.atomic import write_atomic
 from scheduler_build.progress import log
 from scheduler_build.errors import UserError
-from scheduler_build.tasking import emit, emit_json, flag_help, option, user_errors
+from scheduler_build.cli.task_api import emit, emit_json, flag_help, option, user_errors
 
 BENCH_DIR = Path(__file__).resolve().parent
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from bench import record
 from scheduler_build.inputs.build import default_request
 from scheduler_build import settings
-from scheduler_build.extender_config import ONE_WRITE_ENV
+from scheduler_build.extender.config import ONE_WRITE_ENV
 
 REPO = Path(__file__).resolve().parent.parent
 CAPACITY_LABEL = "underlay.example.com/capacity"

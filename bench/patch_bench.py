@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from scheduler_build.resolve import versions
-from scheduler_build import toolchain
+from scheduler_build.golang import toolchain
 from scheduler_build.build import patches
 from bench import record
 from scheduler_build import settings

@@ -39,7 +39,7 @@ def _seconds(argv: list[str], cwd: str) -> tuple[float, float]:
 
 def run(repeats: int = 15) -> dict:
     # What the console script runs (its wrapper is these two lines), with this interpreter and checkout.
-    program = [sys.executable, "-c", "from scheduler_build.entry import main; main()"]
+    program = [sys.executable, "-c", "from scheduler_build.cli.entry import main; main()"]
     baseline = [sys.executable, "-c", "import invoke"]
     results: dict = {"program": " ".join(program), "baseline": " ".join(baseline), "repeats": repeats, "cases": {}}
     with tempfile.TemporaryDirectory() as empty:  # no settings file, as a pip user's fresh directory

@@ -1,3 +1,3 @@
-from scheduler_build.entry import main
+from scheduler_build.cli.entry import main
 
 main()

@@ -21,7 +21,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scheduler_build import gotool, settings
+from scheduler_build import settings
+from scheduler_build.golang import gotool
 
 
 ACT_MODULE, ACT_VERSION = "github.com/nektos/act", "v0.2.89"

@@ -19,8 +19,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from scheduler_build import gotool, settings
-from scheduler_build.turns import turn
+from scheduler_build import settings
+from scheduler_build.golang import gotool
+from scheduler_build.filelock import turn
 
 CYCLONEDX_GOMOD = "github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod"
 CYCLONEDX_GOMOD_VERSION = "v1.10.0"

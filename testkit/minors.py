@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scheduler_build import engine as engine_mod
-from scheduler_build import gotool, platforms, settings
+from scheduler_build import platforms, settings
+from scheduler_build.golang import gotool
 from scheduler_build.build import builder_image
 from scheduler_build.build.compile import BUILD_TAGS, GOCACHE, build_environment
 from scheduler_build.build.workspace_image import _normalised, add_tree

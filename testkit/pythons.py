@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from scheduler_build.turns import turn
+from scheduler_build.filelock import turn
 
 REPO = Path(__file__).resolve().parents[1]
 _CLASSIFIER = re.compile(r'"Programming Language :: Python :: (3\.\d+)"')

@@ -26,7 +26,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from scheduler_build import gotool, toolchain
+from scheduler_build.golang import gotool
+from scheduler_build.golang import toolchain
 from scheduler_build.errors import UserError
 from scheduler_build.resolve import gomod, versions
 

@@ -113,7 +113,7 @@ def changes(pinned: Versions, now: Versions) -> list[str]:
 def serve_listings(found: Versions, directory: Path | None = None) -> str:
     """Write `found`'s listings in GOPROXY's file layout and put it first in GOPROXY (this process and its
     children). The real proxy stays behind it for everything else. Returns the new GOPROXY."""
-    from scheduler_build import gotool
+    from scheduler_build.golang import gotool
 
     if directory is None:
         directory = Path(tempfile.mkdtemp(prefix="sb-pinned-proxy-"))

@@ -3,7 +3,7 @@ would each build on first use: the oldest and newest Python's virtualenvs, then 
 integration, node and pipeline tiers call (etcd, helm, cosign, the judges, containerd, CoreDNS, act).
 
 Each item is made by the very function its test calls, into the same cache entry, and each of those
-takes turns on a lock (scheduler_build/turns.py): a test that needs an item still being built waits
+takes turns on a lock (scheduler_build/filelock.py): a test that needs an item still being built waits
 for it instead of building it again. A failure here is one logged line and nothing more: the test
 that needs the item builds it itself and fails there, with its own message. The process runs at the
 lowest CPU priority, so the tiers' own work comes first; `inv test` stops it when the run ends.
@@ -24,7 +24,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-from scheduler_build import gotool, settings
+from scheduler_build import settings
+from scheduler_build.golang import gotool
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from scheduler_build.extender import ServeConfig, create
+from scheduler_build.extender.service import ServeConfig, create
 from scheduler_build.extender.server import AsgiApp
 
 

@@ -12,11 +12,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from scheduler_build import gotool
+from scheduler_build.golang import gotool
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 from scheduler_build.templating import render
-from scheduler_build.turns import turn
+from scheduler_build.filelock import turn
 
 SERVER_MODULE = "go.etcd.io/etcd/server/v3"
 PIN_FILE = "hack/lib/etcd.sh"

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from scheduler_build.engine import connect
-from scheduler_build import toolchain
+from scheduler_build.golang import toolchain
 from scheduler_build import platforms
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import debuggable as debuggable_mod

@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from scheduler_build import toolchain
+from scheduler_build.golang import toolchain
 from scheduler_build.atomic import link_or_copy
 from scheduler_build.engine import Engine
 from scheduler_build.build import elf

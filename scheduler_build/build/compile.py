@@ -29,7 +29,7 @@ from scheduler_build.build import elf, uptodate
 from scheduler_build.build.workspace_image import inputs_tar
 from scheduler_build.engine import RUN_LABEL, Container, Engine, Volume
 from scheduler_build.progress import TOTAL_MARK, log, note, stream_line
-from scheduler_build.turns import turn
+from scheduler_build.filelock import turn
 
 VERSION_PACKAGES = ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
 BUILD_TAGS = ("selinux", "notest")

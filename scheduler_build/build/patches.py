@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scheduler_build.errors import UserError
-from scheduler_build import toolchain
+from scheduler_build.golang import toolchain
 from scheduler_build.resolve.patchfile import FilePatch, Hunk, PatchFile, parse  # noqa: F401 - the one patch parser
 from scheduler_build.resolve.versions import KUBERNETES_MODULE, Resolution
 

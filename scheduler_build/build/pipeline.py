@@ -22,7 +22,8 @@ from typing import Iterator
 from scheduler_build import __version__
 from scheduler_build.engine import Engine, connect
 from scheduler_build import epoch as epoch_mod
-from scheduler_build import owned, platforms, toolchain
+from scheduler_build import owned, platforms
+from scheduler_build.golang import toolchain
 from scheduler_build.atomic import check_publishable, link_or_copy, publish_dir, umask_mode
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage

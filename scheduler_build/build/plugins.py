@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from scheduler_build import toolchain
+from scheduler_build.golang import toolchain
 from scheduler_build.build import k8s_agreement as agreement
 from scheduler_build.build import patches as patches_mod
 from scheduler_build.build import snapshot

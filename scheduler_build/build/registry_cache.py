@@ -26,7 +26,7 @@ from scheduler_build.build.workspace_image import KEY_LABEL, tag_for
 from scheduler_build.engine import Engine, Volume
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
-from scheduler_build import registry_auth
+from scheduler_build.engine import credentials as registry_auth
 
 SNAPSHOT = "/gocache-snapshot"
 _REPO = re.compile(r"^[a-z0-9.-]+(:\d+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+$")

@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from scheduler_build import gotool
+from scheduler_build.golang import gotool
 from scheduler_build.build.workspace import Workspace
 
 _IMPORT_BLOCK = re.compile(r"^import\s*\((.*?)^\)", re.S | re.M)

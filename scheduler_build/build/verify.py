@@ -11,7 +11,8 @@ import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from scheduler_build import gotool, platforms
+from scheduler_build import platforms
+from scheduler_build.golang import gotool
 from scheduler_build.build import elf
 from scheduler_build.errors import BuildFailed
 

@@ -7,7 +7,9 @@ from typing import Any, Callable
 from invoke import Argument, Collection, Program
 from invoke.parser import ParserContext
 
-from scheduler_build import about, cli_listing, errors, progress
+from scheduler_build import errors, progress
+from scheduler_build.cli import about
+from scheduler_build.cli import listing as cli_listing
 from scheduler_build.cli.files import check_config_flag
 
 

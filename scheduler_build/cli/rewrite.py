@@ -152,7 +152,7 @@ def _settings_checked(program: Program, step: Callable[[], None]) -> Callable[[]
     def wrapper() -> None:
         # Imported here, not at the top: the table and its parsers are not needed by --version,
         # --list or TAB completion, which must start fast (bench/startup_bench.py).
-        from scheduler_build import settings_files
+        from scheduler_build.settings import files as settings_files
 
         try:
             settings_files.check_config(program.config)

@@ -25,7 +25,8 @@ import tempfile
 from pathlib import Path
 from typing import Mapping
 
-from scheduler_build import gotool, templating
+from scheduler_build import templating
+from scheduler_build.golang import gotool
 from scheduler_build.atomic import write_atomic
 from scheduler_build.cluster import network
 from scheduler_build.cluster.processes import ProcessRecord, spawn

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scheduler_build import gotool, templating
+from scheduler_build import templating
+from scheduler_build.golang import gotool
 from scheduler_build.atomic import write_atomic
 from scheduler_build.cluster import network
 

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from scheduler_build import templating
 from scheduler_build.atomic import write_atomic
 from scheduler_build.errors import UserError
-from scheduler_build.registry_auth import engine_ca
+from scheduler_build.engine.credentials import engine_ca
 
 EXAMPLE = "e.g. --registry http://127.0.0.1:5000 (plain HTTP) or --registry https://127.0.0.1:5443 --registry-ca ca.crt"
 

@@ -4,7 +4,7 @@
   (flag > spec > environment > settings file > default, precedence.py) and typed.
 - `describe(key)` (settings.describe): "default: key = value" for help texts.
 - `emit` / `emit_json`: results on stdout, one write; logs go to stderr; `user_errors`: a UserError is one
-  line on stderr and its exit code, no traceback (scheduler_build/tasking.py, the seam bench/ uses too).
+  line on stderr and its exit code, no traceback (scheduler_build/cli/task_api.py, the seam bench/ uses too).
 - `load_spec(c, ...)`: the one spec load of a task (--spec, else spec.path unless a plain build is asked for).
 - `build_request(c, ...)` (inputs/build.py): the one home of "a BuildRequest from settings": every
   task that builds (build, image.build's missing platforms, dev.run, the cluster's components).
@@ -28,7 +28,7 @@ from scheduler_build.inputs.common import OFF, load_spec, option
 from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.errors import UserError
 from scheduler_build.settings import describe, flag_help
-from scheduler_build.tasking import emit, emit_json, user_errors
+from scheduler_build.cli.task_api import emit, emit_json, user_errors
 
 __all__ = ["option", "describe", "flag_help", "emit", "emit_json", "user_errors", "negated", "add_inverse_flags", "OFF",
            "load_spec", "build_request", "cosign_runner", "cosign_password"]

@@ -3,7 +3,8 @@
 from invoke import Collection, task
 
 from scheduler_build.engine import connect
-from scheduler_build import settings, toolchain
+from scheduler_build import settings
+from scheduler_build.golang import toolchain
 from scheduler_build.build import builder_image as builder_stage
 from scheduler_build.resolve import versions
 from scheduler_build.commands._common import emit, flag_help, negated, option, user_errors

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from invoke import task
 
-from scheduler_build import clean as clean_stage
+from scheduler_build.clean import plan as clean_stage
 from scheduler_build.engine import connect
 from scheduler_build import settings
 from scheduler_build.progress import log

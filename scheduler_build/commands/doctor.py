@@ -3,7 +3,7 @@
 from invoke import task
 from invoke.exceptions import Exit
 
-from scheduler_build import doctor as doctor_checks
+from scheduler_build.doctor import checks as doctor_checks
 from scheduler_build import settings
 from scheduler_build.errors import for_program
 from scheduler_build.commands._common import emit, flag_help, emit_json, option, user_errors

@@ -3,7 +3,7 @@
 from invoke import Collection, task
 
 from scheduler_build.errors import UserError
-from scheduler_build.extender_config import ServeConfig, TLSOptions
+from scheduler_build.extender.config import ServeConfig, TLSOptions
 from scheduler_build.commands._common import option, user_errors
 from scheduler_build.settings import SETTINGS, flag_help
 
@@ -22,7 +22,7 @@ def serve(c, host=None, port=None, kubeconfig=None, policy=None, url_prefix=None
     """Serve the extender in the foreground until Ctrl-C: its verbs, probes and metrics.
 
     Verbs filter, prioritize, preempt and bind; /healthz, /readyz and /metrics. JSON logs on stderr."""
-    from scheduler_build.extender import serve as serve_extender  # the stage, only when serving: `inv` starts fast
+    from scheduler_build.extender.service import serve as serve_extender  # the stage, only when serving: `inv` starts fast
     from scheduler_build.extender.cli import validate
 
     def opt(key, flag):

@@ -10,7 +10,7 @@ from scheduler_build import owned, resources, settings
 from scheduler_build.atomic import write_atomic
 from scheduler_build.build.info import sha256_file
 from scheduler_build.errors import UserError
-from scheduler_build.extender_config import IMAGE_REPOSITORY, default_image_tag
+from scheduler_build.extender.config import IMAGE_REPOSITORY, default_image_tag
 from scheduler_build.flows import image as image_flow
 from scheduler_build.flows import publishers
 from scheduler_build.image import assemble as image_stage

@@ -12,7 +12,8 @@ from typing import Any
 
 from invoke import Task, task
 
-from scheduler_build import about, settings
+from scheduler_build import settings
+from scheduler_build.cli import about
 from scheduler_build.errors import UserError
 from scheduler_build.commands._common import emit, user_errors
 

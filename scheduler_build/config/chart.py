@@ -22,7 +22,9 @@ from typing import Any
 
 import yaml
 
-from scheduler_build import extender_tls, gotool, owned
+from scheduler_build import owned
+from scheduler_build.config import extender_tls
+from scheduler_build.golang import gotool
 from scheduler_build import spec as spec_mod
 from scheduler_build.config import render
 from scheduler_build.errors import UserError

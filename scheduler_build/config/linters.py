@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from scheduler_build import gotool
+from scheduler_build.golang import gotool
 from scheduler_build.errors import UserError
 
 KUBE_SCORE = "github.com/zegl/kube-score/cmd/kube-score"

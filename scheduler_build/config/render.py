@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from scheduler_build.build import debuggable
-from scheduler_build import extender_tls
+from scheduler_build.config import extender_tls
 from scheduler_build import spec as spec_mod
 from scheduler_build.config import output, schedulerconfig
 from scheduler_build.errors import UserError

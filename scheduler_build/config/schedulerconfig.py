@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from scheduler_build import extender_tls
+from scheduler_build.config import extender_tls
 from scheduler_build import spec as spec_mod
 from scheduler_build.spec import Spec
 

@@ -23,7 +23,8 @@ from typing import Any, Iterable
 
 import yaml
 
-from scheduler_build import gotool, toolchain
+from scheduler_build.golang import gotool
+from scheduler_build.golang import toolchain
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 

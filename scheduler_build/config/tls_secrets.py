@@ -20,7 +20,7 @@ from pathlib import Path
 
 import yaml
 
-from scheduler_build import extender_tls
+from scheduler_build.config import extender_tls
 from scheduler_build import spec as spec_mod
 from scheduler_build.atomic import write_atomic
 from scheduler_build.errors import UserError

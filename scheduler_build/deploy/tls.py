@@ -17,7 +17,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from scheduler_build import extender_tls
+from scheduler_build.config import extender_tls
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 

@@ -32,7 +32,7 @@ from scheduler_build.extender.cache import ClusterCache
 from scheduler_build.extender.policy import Policy, Unresolvable
 from scheduler_build.extender.protocol import NodeView, ProtocolError
 from scheduler_build.extender.verdicts import VerdictMemo, clamp_score, filter_answer, scores_answer
-from scheduler_build.extender_config import MAX_BODY_BYTES, VERBS
+from scheduler_build.extender.config import MAX_BODY_BYTES, VERBS
 
 log = logging.getLogger("scheduler_build.extender")
 

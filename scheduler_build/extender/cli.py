@@ -11,11 +11,11 @@ import os
 import ssl
 import sys
 
-from scheduler_build.about import version_line
+from scheduler_build.cli.about import version_line
 from scheduler_build.errors import UserError
-from scheduler_build.extender import serve
+from scheduler_build.extender.service import serve
 from scheduler_build.extender.policy import POLICIES
-from scheduler_build.extender_config import (LOG_LEVELS, ONE_WRITE_ENV, VERBS, ServeConfig, TLSOptions,
+from scheduler_build.extender.config import (LOG_LEVELS, ONE_WRITE_ENV, VERBS, ServeConfig, TLSOptions,
                                               one_write_default)
 
 

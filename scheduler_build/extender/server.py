@@ -27,7 +27,7 @@ import msgspec
 
 from scheduler_build.extender.app import Extender
 from scheduler_build.extender.one_write import http_protocol
-from scheduler_build.extender_config import TLSOptions
+from scheduler_build.extender.config import TLSOptions
 
 log = logging.getLogger("scheduler_build.extender")
 

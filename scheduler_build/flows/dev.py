@@ -14,7 +14,8 @@ from typing import Callable
 
 import yaml
 
-from scheduler_build import devloop, kubeclient
+from scheduler_build import kubeclient
+from scheduler_build.dev import loop as devloop
 from scheduler_build.atomic import write_atomic
 from scheduler_build.build import pipeline as build_stage
 from scheduler_build.cluster import processes

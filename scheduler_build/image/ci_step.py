@@ -21,7 +21,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from scheduler_build import __version__, engine as docker_api, gotool, resources
+from scheduler_build import __version__, engine as docker_api, resources
+from scheduler_build.golang import gotool
 from scheduler_build.errors import UserError
 from scheduler_build.image import extender
 from scheduler_build.image.layer import CA_BUNDLE

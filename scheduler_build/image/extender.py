@@ -35,7 +35,7 @@ INCLUDE = ("python3", "ca-certificates")
 # requirement metadata (pyproject.toml's dependencies), so the image gets the pinned, tested uvicorn.
 EXTENDER_DISTRIBUTIONS = ("msgspec", "prometheus-client", "uvicorn", "uvloop", "httptools", "kubernetes")
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-EXTENDER_FILES = ("__init__.py", "errors.py", "extender_config.py", "about.py")  # outside extender/, what it imports
+EXTENDER_FILES = ("__init__.py", "errors.py", "cli/__init__.py", "cli/about.py")  # outside extender/, what it imports
 DEBIAN_ARCH = {"amd64": "amd64", "arm64": "arm64"}
 
 
@@ -129,6 +129,7 @@ def install_extender(dest: Path) -> None:
     pkg = dest / "scheduler_build"
     (pkg / "extender").mkdir(parents=True)
     for name in EXTENDER_FILES:
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
         (pkg / name).write_bytes(root.joinpath(name).read_bytes())
     for entry in root.joinpath("extender").iterdir():
         if entry.name.endswith(".py"):

@@ -18,7 +18,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scheduler_build import gotool
+from scheduler_build.golang import gotool
 from scheduler_build.errors import UserError
 from scheduler_build.spec.model import Party
 

@@ -14,7 +14,7 @@ from scheduler_build.cluster import node as node_mod
 from scheduler_build.cluster import registries as registries_mod
 from scheduler_build.config import render, target
 from scheduler_build.errors import UserError
-from scheduler_build.extender_config import default_image_tag
+from scheduler_build.extender.config import default_image_tag
 from scheduler_build.image import assemble
 from scheduler_build.image.info import ImageInfo
 from scheduler_build.inputs.build import build_request

@@ -7,7 +7,9 @@ from typing import Any
 
 from invoke import Context
 
-from scheduler_build import options, precedence, settings
+from scheduler_build import settings
+from scheduler_build.settings import options
+from scheduler_build.settings import precedence
 from scheduler_build.build import from_spec
 from scheduler_build.spec.model import Spec
 
@@ -34,7 +36,7 @@ def option(c: Any, key: str, flag: Any = None, spec: Any = None, spec_field: str
     way: `--force` turns it on, otherwise the setting decides. `spec` is the spec's value for
     this setting (None or "": the spec leaves it open; `spec_field` names it). The result has the
     default's type (bool, int, float); a value that cannot be cast is a UserError
-    naming the flag or setting it came from (scheduler_build/options.py)."""
+    naming the flag or setting it came from (scheduler_build/settings/options.py)."""
     config = c.config if isinstance(c, Context) else c
     given = None if flag is False else (False if flag is OFF else flag)
     value = precedence.decide(config, key, given, spec, spec_field)

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scheduler_build import registry_auth, settings
+from scheduler_build import settings
+from scheduler_build.engine import credentials as registry_auth
 from scheduler_build.inputs.common import option
 from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import registry as registry_stage

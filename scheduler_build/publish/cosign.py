@@ -17,7 +17,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from scheduler_build import gotool
+from scheduler_build.golang import gotool
 from scheduler_build.errors import UserError
 
 MODULE = "github.com/sigstore/cosign/v3"

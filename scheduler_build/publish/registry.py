@@ -25,7 +25,7 @@ from typing import Callable
 import requests
 
 from scheduler_build.image import oci
-from scheduler_build.registry_auth import CERTS_D, PASSWORD_ENV, USER_ENV, engine_ca
+from scheduler_build.engine.credentials import CERTS_D, PASSWORD_ENV, USER_ENV, engine_ca
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 

@@ -27,7 +27,7 @@ from scheduler_build.image import oci, provenance
 from scheduler_build.image.info import ImageInfo
 from scheduler_build.progress import log
 from scheduler_build.publish import registry as registry_stage
-from scheduler_build.registry_auth import PASSWORD_ENV, USER_ENV
+from scheduler_build.engine.credentials import PASSWORD_ENV, USER_ENV
 from scheduler_build.publish.cosign import OFFLINE_SIGN, Cosign
 
 KEY_FILE, PUB_FILE = "cosign.key", "cosign.pub"

@@ -12,9 +12,10 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from scheduler_build import gotool, toolchain
+from scheduler_build.golang import gotool
+from scheduler_build.golang import toolchain
 from scheduler_build.errors import UserError
-from scheduler_build.gotool import NETWORK_HINT
+from scheduler_build.golang.gotool import NETWORK_HINT
 from scheduler_build.atomic import write_atomic
 
 class ProxyRefused(UserError):

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scheduler_build import toolchain
+from scheduler_build.golang import toolchain
 from scheduler_build.atomic import write_atomic
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log

@@ -17,7 +17,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from scheduler_build import gotool
+from scheduler_build.golang import gotool
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 from scheduler_build.retarget.in_builder import InBuilder

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Callable
 
-from scheduler_build import gotool
+from scheduler_build.golang import gotool
 from scheduler_build.build.compile import BUILD_TAGS
 from scheduler_build.build.workspace_image import add_tree
 from scheduler_build.engine import LOST, Engine, Volume

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scheduler_build import engine as engine_mod
-from scheduler_build import gotool, toolchain
+from scheduler_build.golang import gotool
+from scheduler_build.golang import toolchain
 from scheduler_build.atomic import write_atomic
 from scheduler_build.build import builder_image
 from scheduler_build.errors import UserError

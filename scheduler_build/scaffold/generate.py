@@ -28,7 +28,8 @@ from scheduler_build.resolve import framework_surface, intree, vocabulary
 from scheduler_build.resolve import versions
 from scheduler_build.resolve.framework_surface import FrameworkSurface
 from scheduler_build.errors import UserError
-from scheduler_build import gotool, toolchain
+from scheduler_build.golang import gotool
+from scheduler_build.golang import toolchain
 from scheduler_build.scaffold import framework_points, manifest
 from scheduler_build.scaffold.inputs import (POINT_KEYS, POINTS, Point, check_out_dir, parse_points,  # noqa: F401
                                              split_points, validate_module, validate_name)

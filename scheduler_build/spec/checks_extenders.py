@@ -5,7 +5,7 @@ from __future__ import annotations
 import urllib.parse
 from typing import Any
 
-from scheduler_build.extender_config import PORT
+from scheduler_build.extender.config import PORT
 from scheduler_build.spec.fields import Fields, is_integer, show
 from scheduler_build.spec.formats import DURATION, HTTP_URL, URL_PATH_SEGMENT
 from scheduler_build.spec.model import ReferenceExtender

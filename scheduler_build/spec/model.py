@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scheduler_build.extender_config import PORT
+from scheduler_build.extender.config import PORT
 
 DEFAULT_NAMESPACE = "kube-system"
 DEFAULT_REPOSITORY_PREFIX = "scheduler-build"  # an image without image.repository: scheduler-build/<name>

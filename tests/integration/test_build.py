@@ -10,7 +10,8 @@ import pytest
 
 from conftest import build_request
 from testkit import docker_sdk
-from scheduler_build import gotool, platforms
+from scheduler_build import platforms
+from scheduler_build.golang import gotool
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import builder_image as builder
 from scheduler_build.engine import connect

@@ -1,4 +1,4 @@
-"""Integration tests beside tests/unit/test_clean.py (they start containers, compile, or run the real tools);
+"""Integration tests beside tests/unit/clean/test_clean.py (they start containers, compile, or run the real tools);
 moved out of the unit tier. That file: `inv clean`: planning (unit, real directories written by the real publish step) and real removal
 """
 
@@ -10,11 +10,12 @@ import sys
 import uuid
 from pathlib import Path
 import pytest
-from scheduler_build import clean, owned
+from scheduler_build import owned
+from scheduler_build.clean import plan as clean
 from scheduler_build import spec as spec_mod
 from scheduler_build.config import chart, output
 from scheduler_build.atomic import publish_dir, write_atomic
-from tests.unit.test_clean import (  # noqa: F401  shared with the unit tests: helpers and fixtures
+from tests.unit.clean.test_clean import (  # noqa: F401  shared with the unit tests: helpers and fixtures
     _inv, make_dist, suite_builder,
 )
 

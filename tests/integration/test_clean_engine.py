@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from scheduler_build import clean
+from scheduler_build.clean import plan as clean
 from scheduler_build.build.workspace_image import KEY_LABEL, REPO as WORKSPACE_REPO, VENDOR_DIR_LABEL
 from scheduler_build.engine import RUN_LABEL, connect
 

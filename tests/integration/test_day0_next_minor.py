@@ -31,7 +31,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduler_build import settings, toolchain
+from scheduler_build import settings
+from scheduler_build.golang import toolchain
 from scheduler_build.resolve import gomod, versions
 from scheduler_build.retarget import gomod_edit
 from scheduler_build.retarget import run as retarget_run

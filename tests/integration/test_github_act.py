@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduler_build import gotool, settings
+from scheduler_build import settings
+from scheduler_build.golang import gotool
 from testkit.act_runner import Act, seed_warm_cache
 from testkit.registry_server import Registry
 

@@ -1,4 +1,4 @@
-"""Integration tests beside tests/unit/test_gotool.py (they start containers, compile, or run the real tools);
+"""Integration tests beside tests/unit/golang/test_gotool.py (they start containers, compile, or run the real tools);
 moved out of the unit tier. That file: Go is found where ci/setup.sh puts it without PATH; with no Go at all, doctor fails with the exact fix
 """
 
@@ -10,9 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 import pytest
-from scheduler_build import gotool
+from scheduler_build.golang import gotool
 from scheduler_build.errors import UserError
-from tests.unit.test_gotool import (  # noqa: F401  shared with the unit tests: helpers and fixtures
+from tests.unit.golang.test_gotool import (  # noqa: F401  shared with the unit tests: helpers and fixtures
     inv,
 )
 

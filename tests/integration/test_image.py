@@ -23,7 +23,7 @@ from testkit import docker_sdk
 from scheduler_build import platforms
 from scheduler_build.engine import connect
 from scheduler_build.build import elf
-from scheduler_build import registry_auth
+from scheduler_build.engine import credentials as registry_auth
 from scheduler_build.publish import registry
 from scheduler_build.errors import UserError
 

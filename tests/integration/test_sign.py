@@ -21,7 +21,7 @@ import pytest
 from scheduler_build import platforms, settings
 from scheduler_build.image import cyclonedx, oci
 from scheduler_build.publish import cosign as cosign_tool
-from scheduler_build import registry_auth
+from scheduler_build.engine import credentials as registry_auth
 from scheduler_build.publish import registry
 from scheduler_build.publish import verify as verify_stage
 

@@ -27,7 +27,7 @@ def _ca_fingerprints(bundle: bytes) -> list[str]:
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes
 
-    from scheduler_build import extender_tls
+    from scheduler_build.config import extender_tls
 
     return [x509.load_pem_x509_certificate(pem).fingerprint(hashes.SHA256()).hex()
             for pem in extender_tls.split_bundle(bundle)]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from scheduler_build import options, safeyaml
+from scheduler_build import safeyaml
+from scheduler_build.settings import options
 from scheduler_build.errors import UserError
 from scheduler_build.extender import depth, protocol
 from testkit import samples

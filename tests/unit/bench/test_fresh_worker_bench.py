@@ -11,7 +11,7 @@ import pytest
 
 from bench import fresh_worker_bench as fwb
 from bench import record, report
-from scheduler_build import toolchain
+from scheduler_build.golang import toolchain
 
 REPO = Path(__file__).resolve().parents[3]
 

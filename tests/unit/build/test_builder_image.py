@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_build import toolchain
+from scheduler_build.golang import toolchain
 from scheduler_build.build import builder_image
 
 

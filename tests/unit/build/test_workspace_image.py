@@ -7,7 +7,7 @@ import io
 import tarfile
 
 from scheduler_build.build import warm, workspace_image
-from scheduler_build.streams import ChunkReader
+from scheduler_build.engine.streams import ChunkReader
 
 
 def _tree(root, files):

@@ -81,7 +81,7 @@ def test_containerd_config_is_version_3_with_the_nodes_settings_carried_over(tmp
 def test_the_runtime_is_pinned_static_and_cached_per_key(tmp_path, monkeypatch):
     """One home: gotool.installed_programs builds containerd, its shim and ctr in one `go install`
     (CGO off, upstream's static tags, the version stamped) keyed by version + flags, and reuses them."""
-    from scheduler_build import gotool
+    from scheduler_build.golang import gotool
 
     calls = []
 
@@ -160,7 +160,7 @@ def test_restarting_a_component_of_no_node_is_one_clear_error(tmp_path):
 
 
 def test_doctor_reports_the_runtime_version_and_what_1_38_needs():
-    from scheduler_build import doctor
+    from scheduler_build.doctor import checks as doctor
 
     debian = doctor.runtime_check("containerd github.com/containerd/containerd 1.6.20~ds1 1.6.20~ds1-1+deb12u3")
     assert debian.ok and not debian.required and debian.detail.startswith("containerd 1.6.20: no CRI RuntimeConfig")
@@ -172,7 +172,7 @@ def test_doctor_reports_the_runtime_version_and_what_1_38_needs():
 def test_doctor_node_reports_the_containerd_the_node_runs(tmp_path, monkeypatch):
     """Not built yet: the pin, and that the first `cluster.up --node` builds it; built: its own
     `--version` (a stand-in script here answering as the real 2.4.2 build does; tests/node runs it)."""
-    from scheduler_build import doctor
+    from scheduler_build.doctor import checks as doctor
 
     pending = doctor.node_runtime(tmp_path)
     assert pending.ok and pending.detail.startswith(f"containerd {containerd.VERSION.lstrip('v')} (answers CRI RuntimeConfig)")
@@ -205,7 +205,7 @@ def test_the_runtime_config_check_reads_the_answer_and_fails_on_the_fallback():
 
 
 def test_doctor_node_reports_runc_beside_the_version_containerd_is_tested_with():
-    from scheduler_build import doctor
+    from scheduler_build.doctor import checks as doctor
 
     debian = doctor.runc_check("runc version 1.1.5+ds1\ncommit: 1.1.5+ds1-1+deb12u1\nspec: 1.0.2-dev\n")
     assert debian.ok and not debian.required

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from invoke import Config, Context
 
-from scheduler_build import precedence, settings
+from scheduler_build import settings
+from scheduler_build.settings import precedence
 from scheduler_build.build import pipeline
 from scheduler_build.commands import build as build_tasks
 from scheduler_build.inputs import cluster as cluster_inputs

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduler_build import extender_tls, owned
+from scheduler_build import owned
+from scheduler_build.config import extender_tls
 from scheduler_build import spec as spec_mod
 from scheduler_build.config import output, tls_secrets
 from scheduler_build.config import render as manifests

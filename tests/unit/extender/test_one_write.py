@@ -14,7 +14,8 @@ import pytest
 from testkit.extender_fixtures import small_cluster, synced_extender
 
 from testkit import samples
-from scheduler_build import extender_config, settings
+from scheduler_build import settings
+from scheduler_build.extender import config as extender_config
 from scheduler_build.extender import one_write as one_write_mod
 from scheduler_build.extender.cli import parser
 from scheduler_build.extender.server import Server

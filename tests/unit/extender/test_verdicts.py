@@ -53,7 +53,7 @@ def test_partial_requests_after_a_cache_change_agree_with_the_cluster_wide_verdi
     nodes (VerdictMemo.get returns None); the answer must be the one the verdicts give."""
     import msgspec
 
-    from scheduler_build.extender import ServeConfig, create
+    from scheduler_build.extender.service import ServeConfig, create
     from testkit import samples
 
     ext, _ = create(ServeConfig(), connect=False)
@@ -125,7 +125,7 @@ def test_verdicts_patched_after_cache_changes_agree_with_judging_afresh(seed):
     whole-cluster requests alike."""
     import msgspec
 
-    from scheduler_build.extender import ServeConfig, create
+    from scheduler_build.extender.service import ServeConfig, create
     from scheduler_build.extender.cache import ClusterCache
     from testkit import samples
 

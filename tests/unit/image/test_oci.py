@@ -22,7 +22,7 @@ from scheduler_build.image import layer
 from scheduler_build.image import oci
 from scheduler_build.image import request as image
 from scheduler_build.image import sbom
-from scheduler_build import registry_auth
+from scheduler_build.engine import credentials as registry_auth
 from scheduler_build.publish import registry
 
 VERSION_M = """/x/kube-scheduler: go1.26.8

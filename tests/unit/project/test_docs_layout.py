@@ -79,7 +79,7 @@ def _short(name: str) -> str:
 def test_every_task_and_flag_is_documented_on_a_page():
     """Each task has a heading on a docs page (### `inv TASK ...` or `scheduler-build TASK`), and
     each of its flags appears on that page."""
-    from scheduler_build.cli import _namespace
+    from scheduler_build.cli.app import _namespace
 
     docs = _docs()
     missing = []

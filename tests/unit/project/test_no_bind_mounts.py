@@ -51,19 +51,19 @@ def _sdk_call(keyword: ast.keyword) -> bool:
 def test_no_module_of_the_product_bind_mounts_a_host_path_but_the_builders_probed_out():
     offenders = {str(path.relative_to(PACKAGE.parent)): found for path in sorted(PACKAGE.rglob("*.py"))
                  if (found := bind_mounts(path.read_text()))}
-    assert list(offenders) == ["scheduler_build/engine.py"] and len(offenders["scheduler_build/engine.py"]) == 1
-    source = (PACKAGE / "engine.py").read_text()
+    assert list(offenders) == ["scheduler_build/engine/__init__.py"] and len(offenders["scheduler_build/engine/__init__.py"]) == 1
+    source = (PACKAGE / "engine" / "__init__.py").read_text()
     create_idle = ast.get_source_segment(source, next(
         node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.FunctionDef) and node.name == "_create_idle"))
     assert 'type="bind"' in create_idle  # the one bind: ensure_running's, for the long-lived builder
     callers = [str(path.relative_to(PACKAGE.parent)) for path in sorted(PACKAGE.rglob("*.py"))
-               if "bind=" in path.read_text() and path.name != "engine.py"]
+               if "bind=" in path.read_text() and path != PACKAGE / "engine" / "__init__.py"]
     assert callers == ["scheduler_build/build/warm.py"]
     assert "SHARED_PROOF" in (PACKAGE / "build" / "warm.py").read_text()  # trusted only once proven
 
 
 def test_the_engine_creates_volume_mounts_and_the_one_bind():
-    engine_source = (PACKAGE / "engine.py").read_text()
+    engine_source = (PACKAGE / "engine" / "__init__.py").read_text()
     assert 'type="volume"' in engine_source
     assert engine_source.count("docker.types.Mount(") == 2  # _mounts: named volumes; _create_idle: the /out
 

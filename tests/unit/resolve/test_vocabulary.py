@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduler_build import gotool
+from scheduler_build.golang import gotool
 from scheduler_build import spec as spec_mod
 from scheduler_build.config import api_fields
 from scheduler_build.config import validate as config_validate

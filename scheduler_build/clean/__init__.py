@@ -1,0 +1,1 @@
+"""clean: only what the tool created, planned (pure) then removed."""

@@ -1,0 +1,1 @@
+"""dev: `dev.run`'s loop: what to watch, change detection, the cycle report."""

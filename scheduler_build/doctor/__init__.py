@@ -1,0 +1,1 @@
+"""doctor: each prerequisite of a build checked, with the fix for each missing one."""

@@ -1,0 +1,79 @@
+"""Go is found where ci/setup.sh puts it without PATH; with no Go at all, doctor fails with the exact fix
+and config.render still works. Real `inv` subprocesses with PATH stripped to /usr/bin:/bin.
+
+"No Go at all" cannot be arranged on this machine without removing /usr/local/go (shared): those runs
+start invoke's own Program in a child whose gotool.FALLBACKS is emptied, which is exactly what a host
+without /usr/local/go/bin/go looks like to the code."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scheduler_build.golang import gotool
+from scheduler_build.errors import UserError
+
+REPO = Path(__file__).resolve().parents[3]
+GO = "/usr/local/go/bin/go"
+NO_GO = "import scheduler_build.golang.gotool as g; g.FALLBACKS = (); from invoke.main import program; program.run()"
+
+
+def inv(args: list[str], go_anywhere: bool = True, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)}
+    env.pop("GOROOT", None)
+    head = [sys.executable, "-m", "invoke"] if go_anywhere else [sys.executable, "-c", NO_GO]
+    argv = [*head, "-r", str(REPO), *args]
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_find_prefers_path_then_goroot_then_fallbacks(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "root" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "go").symlink_to(GO)  # the real toolchain, reached through another location
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.delenv("GOROOT", raising=False)
+    assert shutil.which("go") is None
+    assert gotool.find() == GO  # not on PATH: where ci/setup.sh puts it
+    monkeypatch.setenv("GOROOT", str(tmp_path / "root"))
+    assert gotool.find() == str(bin_dir / "go")
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.delenv("GOROOT")
+    monkeypatch.setattr(gotool, "FALLBACKS", ())
+    assert gotool.find() == str(bin_dir / "go")  # PATH first
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert gotool.find() == ""
+    with pytest.raises(UserError) as err:
+        gotool.binary()
+    assert "no Go toolchain" in str(err.value) and "go.dev/dl" in str(err.value)
+
+
+def test_go_calls_run_without_path(monkeypatch):
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert gotool.env_value("GOROOT") == "/usr/local/go"
+    # `go env GOPROXY`: the suite's pinned listings (file://, testkit/versions.py) first, the real proxy behind
+    assert any(entry.startswith("http") for entry in gotool.proxy_setting().split(","))
+
+
+def test_extra_environment_is_for_one_run_only(monkeypatch):
+    """CoreDNS is built with GOBIN and CGO_ENABLED for that run: the process environment stays as it was."""
+    monkeypatch.setenv("GOBIN", "/from/the/caller")
+    before = dict(os.environ)
+    out = gotool.check(["env", "GOBIN", "CGO_ENABLED"], env={"GOBIN": "/tmp/one-run", "CGO_ENABLED": "0"})
+    assert out.split() == ["/tmp/one-run", "0"]
+    assert dict(os.environ) == before
+    assert gotool.check(["env", "GOBIN"]).strip() == "/from/the/caller"
+
+
+def test_proxy_setting_without_go(monkeypatch):
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setattr(gotool, "FALLBACKS", ())
+    monkeypatch.delenv("GOPROXY", raising=False)
+    assert gotool.proxy_setting() == gotool.DEFAULT_PROXY
+    monkeypatch.setenv("GOPROXY", "https://mirror.example/go")
+    assert gotool.proxy_setting() == "https://mirror.example/go"
