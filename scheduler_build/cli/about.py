@@ -14,15 +14,15 @@ from pathlib import Path
 from scheduler_build import __version__
 
 COMMIT_FILE = "_commit.txt"
-_HERE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent  # setup.py stamps the commit at the package root
 
 
 def commit() -> str:
     """The commit this package was built from (12 hex digits, `-dirty` when the checkout had changes)."""
-    stamped = _HERE / COMMIT_FILE
+    stamped = _PACKAGE / COMMIT_FILE
     if stamped.is_file():
         return stamped.read_text().strip() or "unknown"
-    return git_commit(_HERE) or "unknown"
+    return git_commit(_PACKAGE) or "unknown"
 
 
 def git_commit(where: Path) -> str:
