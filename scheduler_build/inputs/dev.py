@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_build import kubeclient, settings
-from scheduler_build.build import from_spec
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.cluster import controlplane
 from scheduler_build.errors import UserError
-from scheduler_build.inputs.build import build_request
+from scheduler_build.inputs.build import build_request, spec_arches
 from scheduler_build.inputs.cluster import state_dir
 from scheduler_build.inputs.common import load_spec
 from scheduler_build.spec.model import Spec
@@ -45,7 +44,7 @@ def dev_inputs(c: Any, *, spec: str | None = None, kubeconfig: str | None = None
     loaded = load_spec(c, spec)
     if loaded is None:
         raise UserError("dev.run builds a spec's scheduler and none is set", "pass --spec PATH or set spec.path")
-    arch = from_spec.spec_arches(loaded, False)[0]
+    arch = spec_arches(loaded, False)[0]
     config = c.config if hasattr(c, "config") else c
     return DevInputs(spec=loaded, kubeconfig=kubeconfig_of(c, kubeconfig, state_dir_flag),
                      workdir=settings.cache_dir(config) / "dev" / loaded.name,
