@@ -3,6 +3,7 @@ the same way; `load_spec`: the one spec load (which spec a task reads, and readi
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,21 @@ def project_dir(config: Any) -> Path:
 def cache_dir(c: Any) -> Path:
     """paths.cache_dir, decided (empty: $XDG_CACHE_HOME/scheduler-build or ~/.cache/scheduler-build)."""
     return settings.cache_dir(c.config if isinstance(c, Context) else c)
+
+
+def kubeconfig_path(c: Any, flag: str | None = None) -> str:
+    """The one kubeconfig rule of every task that talks to a cluster (deploy, explain, dev.run, doctor):
+    --kubeconfig, else deploy.kubeconfig, else $KUBECONFIG (its first file, as kubectl reads the list's
+    first for writing); empty when none is given. Not checked: the caller says whether one is required."""
+    chosen = option(c, "deploy.kubeconfig", flag)
+    if chosen:
+        return str(chosen)
+    return os.environ.get("KUBECONFIG", "").split(os.pathsep)[0]
+
+
+def environment(name: str) -> str:
+    """A variable of the environment that is not a setting (HOME, GOPATH): read here, where every input is."""
+    return os.environ.get(name, "")
 
 
 def choose_spec(flag: str | None, no_spec: bool, configured: str | None, plain_flags: bool) -> Path | None:
