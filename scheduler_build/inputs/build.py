@@ -13,6 +13,7 @@ from scheduler_build.build.debuggable import Debuggable
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.errors import UserError
 from scheduler_build.inputs.common import cache_dir, load_spec, option
+from scheduler_build.inputs.common import source_date_epoch as source_date_epoch_of
 from scheduler_build.spec.model import Spec
 
 
@@ -40,7 +41,7 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
         go=str(option(c, "builder.go", go) or ""),
         dist_dir=Path(option(c, "paths.dist_dir", dist)),
         cache_dir=cache_dir(c),
-        source_date_epoch=str(option(c, "build.source_date_epoch", source_date_epoch) or ""),
+        source_date_epoch=source_date_epoch_of(c, source_date_epoch),
         version_suffix=option(c, "build.version_suffix", version_suffix, spec_value("version_suffix"), "versionSuffix"),
         gocache_volume=option(c, "build.gocache_volume", gocache_volume),
         reuse_builder={"auto": None, "true": True, "false": False}[str(option(c, "build.reuse_builder")).lower()],
