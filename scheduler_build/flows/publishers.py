@@ -9,8 +9,8 @@ from functools import singledispatch
 from pathlib import Path
 from typing import Any
 
-from scheduler_build.inputs.publish import (ArchiveTarget, ChartPushInputs, DaemonTarget, PushInputs, RegistryAccess,
-                                            Signing)
+from scheduler_build.inputs.publish import (ArchiveTarget, ChartPushInputs, CosignInputs, DaemonTarget, PushInputs,
+                                            RegistryAccess, Signing)
 from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish import sign as sign_stage
@@ -52,18 +52,20 @@ def client(access: RegistryAccess) -> registry_stage.Client:
                                  insecure=access.insecure, retries=access.retries, backoff=access.backoff)
 
 
-def _cosign(signing: Signing) -> cosign_tool.Cosign:
-    return cosign_tool.Cosign(cosign_tool.binary(signing.cosign_cache), password=signing.password)
+def cosign(decided: CosignInputs) -> cosign_tool.Cosign:
+    """The pinned cosign (built on first use) with the decided password and environment."""
+    return cosign_tool.Cosign(cosign_tool.binary(decided.cache_dir), password=decided.password,
+                              inherited=decided.environment)
 
 
 def _image_signer(signing: Signing | None) -> Signer | None:
     """Sign the index and images and attest their provenance (cosign is built on first use, when it signs)."""
     if signing is None:
         return None
-    return lambda layout, registry: sign_stage.sign_pushed(_cosign(signing), signing.key_ref, Path(layout), registry)
+    return lambda layout, registry: sign_stage.sign_pushed(cosign(signing.cosign), signing.key_ref, Path(layout), registry)
 
 
 def _chart_signer(signing: Signing | None) -> ChartSigner | None:
     if signing is None:
         return None
-    return lambda references, registry: sign_stage.sign_references(_cosign(signing), signing.key_ref, references, registry)
+    return lambda references, registry: sign_stage.sign_references(cosign(signing.cosign), signing.key_ref, references, registry)

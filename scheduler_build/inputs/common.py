@@ -9,7 +9,7 @@ from typing import Any
 
 from invoke import Context
 
-from scheduler_build import settings
+from scheduler_build import epoch, settings
 from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError
 from scheduler_build.settings import options
@@ -77,6 +77,18 @@ def kubeconfig_path(c: Any, flag: str | None = None) -> str:
     if chosen:
         return str(chosen)
     return os.environ.get("KUBECONFIG", "").split(os.pathsep)[0]
+
+
+def source_date_epoch(c: Any, flag: Any = None) -> str:
+    """The one clock of reproducible outputs, read once: --source-date-epoch, else build.source_date_epoch, else
+    $SOURCE_DATE_EPOCH (checked now); empty: each output's own fallback (a release's time, the binary's date)."""
+    value = str(option(c, "build.source_date_epoch", flag) or "").strip()
+    origin = "--source-date-epoch" if flag not in (None, "") else "build.source_date_epoch"
+    if not value:
+        value, origin = os.environ.get("SOURCE_DATE_EPOCH", "").strip(), "SOURCE_DATE_EPOCH"
+    if value:
+        epoch.parse(value, origin)
+    return value
 
 
 def environment(name: str) -> str:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from scheduler_build.flows import publishers
-from scheduler_build.inputs.publish import (ArchiveTarget, ChartPushInputs, DaemonTarget, PushInputs, RegistryAccess,
-                                            Signing)
+from scheduler_build.inputs.publish import (ArchiveTarget, ChartPushInputs, CosignInputs, DaemonTarget, PushInputs,
+                                            RegistryAccess, Signing)
 from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish.publishers.archive import ArchivePublisher
 from scheduler_build.publish.publishers.chart import ChartPublisher
@@ -23,7 +23,7 @@ ACCESS = RegistryAccess(target=registry_stage.parse_target("127.0.0.1:5000/acme/
 
 
 def test_each_destination_gets_its_publisher():
-    signing = Signing("env://KEY", Path("/nonexistent-cache"), "")
+    signing = Signing("env://KEY", CosignInputs(Path("/nonexistent-cache"), "", {}))
     registry = publishers.publisher(PushInputs(ACCESS, None))
     assert isinstance(registry, RegistryPublisher) and registry.sign is None
     assert (registry.client.target, registry.client.retries, registry.client.backoff) == (ACCESS.target, 2, 0.5)
