@@ -23,7 +23,7 @@ def init(c, dir=".", name="my-scheduler", plugin="", module="", k8s_version=None
     """Write a commented starter build spec (optionally with a plugin module) and print the next commands."""
     decided = init_inputs(c, dir=dir, k8s_version=k8s_version)
     directory, minor = decided.directory, decided.k8s_version
-    target = starter.check_target(directory, force)
+    target = starter.check_target(directory, decided.spec_file, force)
     replacing = target.exists()
     ref = None
     if plugin:
@@ -34,7 +34,7 @@ def init(c, dir=".", name="my-scheduler", plugin="", module="", k8s_version=None
         with phase("init.plugin", f"{plugin} in {request.out}"):
             result = generate.scaffold(request)
         ref = starter.PluginRef(name=plugin, path=f"./plugins/{kebab}", package=result.package)
-    written = starter.write(target, starter.spec_text(name, minor, ref))
+    written = starter.write(target, starter.spec_text(name, minor, ref, decided.spec_file))
     if replacing:
         log(f"replaced {written} (--force)", always=True)
     emit(str(written))

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scheduler_build import settings
 from scheduler_build.errors import UserError
 from scheduler_build.inputs.common import cache_dir, option
 from scheduler_build.scaffold.generate import ScaffoldRequest
@@ -27,9 +28,11 @@ class InitInputs:
     """`init`: where the starter spec goes, the version it targets, the cache a plugin's scaffold uses."""
 
     directory: Path
+    spec_file: str  # the file name spec.path's default finds, so the next commands need no --spec
     k8s_version: str
     cache_dir: Path
 
 
 def init_inputs(c: Any, *, dir: str, k8s_version: str | None) -> InitInputs:
-    return InitInputs(Path(dir), option(c, "k8s.version", k8s_version), cache_dir(c))
+    return InitInputs(Path(dir), Path(settings.default("spec.path")).name, option(c, "k8s.version", k8s_version),
+                      cache_dir(c))
