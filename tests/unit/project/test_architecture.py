@@ -455,3 +455,21 @@ def test_the_decide_first_rules_catch_their_planted_faults(tmp_path):
     # A docstring may name a default and another fact's name is not one; a signature may not restate one.
     assert restated_default_faults(root, defaults) == [
         f"{PACKAGE}.cluster.controlplane:1 restates cluster.etcd's default '/usr/bin/etcd'"]
+
+
+def bench_imports(root: Path) -> list[str]:
+    """Imports of bench/ from testkit/: test fixtures are shared by bench/, never the other way round."""
+    faults = []
+    for path in sorted((root / "testkit").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            faults += [f"{path.relative_to(root)}:{node.lineno} imports {n}" for n in names
+                       if n == "bench" or n.startswith("bench.")]
+    return faults
+
+
+def test_testkit_imports_nothing_of_bench(tmp_path):
+    assert len(list((REPO / "testkit").rglob("*.py"))) > 5 and bench_imports(REPO) == []
+    root = _plant(tmp_path, {"testkit/warmup.py": "def etcd():\n    from bench.perf import etcd\n"})
+    assert bench_imports(root) == ["testkit/warmup.py:2 imports bench.perf"]
