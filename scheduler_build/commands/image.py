@@ -23,9 +23,9 @@ from scheduler_build.publish import archive as archive_stage
 from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import sign as sign_stage
 from scheduler_build.publish import verify as verify_stage
-from scheduler_build.inputs.image import inputs
-from scheduler_build.inputs.publish import (ArchiveTarget, PushInputs, cosign_inputs, extender_image_inputs,
-                                            push_inputs, push_target, public_key, registry_access, signing)
+from scheduler_build.inputs.image import image_inputs
+from scheduler_build.inputs.publish import (ArchiveInputs, PushInputs, cosign_inputs, extender_image_inputs,
+                                            push_inputs, push_target, public_key, registry_inputs, signing)
 from scheduler_build.settings import flag_help
 from scheduler_build.commands._common import build_request, emit, emit_json, user_errors
 
@@ -73,7 +73,7 @@ COMMON_HELP = {
 def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None, repository=None,
           source_date_epoch=None, force=False, json=False, oci_archive=None, debuggable=False):
     """Assemble reproducible FROM-scratch images (one per platform), their SBOMs, provenance and an OCI index."""
-    opts = inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms, dist=dist, name=name,
+    opts = image_inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms, dist=dist, name=name,
                   version=version, repository=repository, source_date_epoch=source_date_epoch, force=force,
                   debuggable=debuggable)
     owned.check_writable(opts.dist_dir, "--dist")  # every output checked before any work starts
@@ -82,7 +82,7 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
         planned = _plan(opts)
         request, result = image_flow.package(planned, _request_for(c, planned), host_arch())
     if oci_archive:
-        publishers.publisher(ArchiveTarget(Path(oci_archive), request.source_date_epoch)).publish(result.layout)
+        publishers.publisher(ArchiveInputs(Path(oci_archive), request.source_date_epoch)).publish(result.layout)
         owned.remember_file(Path(oci_archive), opts.cache_dir)
         if forced:
             log(f"    replaced {oci_archive} (--force: it was not an archive scheduler-build wrote)", always=True)
@@ -124,7 +124,7 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
         with archive_stage.extracted(Path(from_archive)) as layout:
             pushed = image_flow.push(None, layout, None, host_arch(), publisher)
     else:
-        opts = inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms, dist=dist, name=name,
+        opts = image_inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms, dist=dist, name=name,
                       version=version, repository=repository, source_date_epoch=source_date_epoch)
         planned = _plan(opts)  # one spec load, one resolve for the whole push
         # Where to: --registry, else the spec's image.repository, else registry.url (the one precedence rule).
@@ -191,7 +191,7 @@ def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False, rebuild=F
     """Check signatures, the SLSA provenance, both SBOM referrers and the labels of what a registry holds."""
     public = public_key(c, key)
     target, _ = verify_stage.split_reference(ref)
-    client = dataclasses.replace(publishers.client(registry_access(c, target, ca_cert, insecure, None)), read_only=True)
+    client = dataclasses.replace(publishers.client(registry_inputs(c, target, ca_cert, insecure, None)), read_only=True)
     with phase("image.verify", ref):
         report = verify_stage.verify(publishers.cosign(cosign_inputs(c)), public, ref, client)
         if rebuild:
@@ -223,7 +223,7 @@ def _rebuild(c, report: verify_stage.Report, spec, no_spec, version) -> None:
         return
     recorded = provenance.Recorded.from_statement(next(iter(report.statements.values())))
     with tempfile.TemporaryDirectory(prefix="scheduler-build-rebuild-") as dist:
-        opts = inputs(c, spec=spec, no_spec=no_spec,
+        opts = image_inputs(c, spec=spec, no_spec=no_spec,
                       k8s_version=None if (spec or not no_spec) else recorded.kubernetes_version,
                       platforms=",".join(recorded.platforms), dist=dist, name=recorded.name, version=version,
                       source_date_epoch=str(recorded.binary_source_date_epoch), force=True)

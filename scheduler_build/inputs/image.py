@@ -21,7 +21,7 @@ def _repository(repository: str) -> str:
     return repository
 
 
-def inputs(c, *, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None,
+def image_inputs(c, *, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None,
            repository=None, source_date_epoch=None, force=False, debuggable=False) -> image_request.Options:
     """Every value decided once, by the one precedence rule (flag > spec > environment > settings file >
     default), the same as `inv build`'s: image.build finds the binary `inv build` wrote."""

@@ -20,7 +20,7 @@ from scheduler_build.spec.model import Spec, default_repository
 
 
 @dataclass(frozen=True)
-class RegistryAccess:
+class RegistryInputs:
     target: registry_stage.Target
     creds: tuple[str, str] | None  # docker's config for the host, else anonymous
     ca_cert: str  # empty: /etc/docker/certs.d/<host:port>/ca.crt, else the system CAs
@@ -39,7 +39,7 @@ class CosignInputs:
 
 
 @dataclass(frozen=True)
-class Signing:
+class SigningInputs:
     key_ref: str  # a key file (absolute) or env://VAR, checked
     cosign: CosignInputs
 
@@ -48,21 +48,21 @@ class Signing:
 class PushInputs:
     """image.push's destination."""
 
-    registry: RegistryAccess
-    signing: Signing | None  # None: no --sign
+    registry: RegistryInputs
+    signing: SigningInputs | None  # None: no --sign
 
 
 @dataclass(frozen=True)
 class ChartPushInputs:
     """config.chart --push's destination."""
 
-    registry: RegistryAccess
-    signing: Signing | None
+    registry: RegistryInputs
+    signing: SigningInputs | None
     epoch: int  # the chart archive's member dates
 
 
 @dataclass(frozen=True)
-class ArchiveTarget:
+class ArchiveInputs:
     """image.build --oci-archive: the file, and the image's own date for its members."""
 
     path: Path
@@ -70,16 +70,16 @@ class ArchiveTarget:
 
 
 @dataclass(frozen=True)
-class DaemonTarget:
+class DaemonInputs:
     """The local engine; the platforms a Preloader loaded while the image was assembled are not loaded again."""
 
     preloaded: frozenset[str]
 
 
-def registry_access(c: Any, target: registry_stage.Target, ca_cert: str | None = None, insecure: Any = False,
-                    retries: Any = None) -> RegistryAccess:
+def registry_inputs(c: Any, target: registry_stage.Target, ca_cert: str | None = None, insecure: Any = False,
+                    retries: Any = None) -> RegistryInputs:
     """Flags, then the push.* settings, by the one precedence rule; the host's credentials from docker's config."""
-    return RegistryAccess(target=target, creds=registry_auth.credentials(target.host),
+    return RegistryInputs(target=target, creds=registry_auth.credentials(target.host),
                           ca_cert=option(c, "push.ca_cert", ca_cert) or "", insecure=option(c, "push.insecure", insecure),
                           retries=max(0, option(c, "push.retries", retries)), backoff=option(c, "push.backoff"))
 
@@ -101,18 +101,18 @@ def public_key(c: Any, key: str | None) -> str:
     return key_ref(option(c, "sign.public_key", key), "--key", public=True)
 
 
-def signing(c: Any, sign: bool, key: str | None) -> Signing | None:
+def signing(c: Any, sign: bool, key: str | None) -> SigningInputs | None:
     """With --sign: the key (checked now) and what cosign runs with; else None."""
     if not sign:
         return None
-    return Signing(key_ref(option(c, "sign.key", key)), cosign_inputs(c))
+    return SigningInputs(key_ref(option(c, "sign.key", key)), cosign_inputs(c))
 
 
 def chart_push_inputs(c: Any, *, target: registry_stage.Target, ca_cert: str | None = None, insecure: Any = False,
                       sign: bool = False, key: str | None = None) -> ChartPushInputs:
     """config.chart --push: the registry, the signing key (checked before any upload), the archive's date."""
     signed_with = signing(c, sign, key)
-    return ChartPushInputs(registry_access(c, target, ca_cert, insecure, None), signed_with,
+    return ChartPushInputs(registry_inputs(c, target, ca_cert, insecure, None), signed_with,
                            epoch.parse(source_date_epoch(c)) if source_date_epoch(c) else 0)
 
 
@@ -125,7 +125,7 @@ def push_target(c: Any, registry: str | None, spec: Spec | None) -> registry_sta
 
 def push_inputs(c: Any, *, target: registry_stage.Target, ca_cert: str | None = None, insecure: Any = False,
                 retries: Any = None, sign: bool = False, key: str | None = None) -> PushInputs:
-    return PushInputs(registry_access(c, target, ca_cert, insecure, retries), signing(c, sign, key))
+    return PushInputs(registry_inputs(c, target, ca_cert, insecure, retries), signing(c, sign, key))
 
 
 @dataclass(frozen=True)
