@@ -173,7 +173,7 @@ def flag_help(dotted: str, otherwise: str = "", *, before: str = "", after: str 
     """A flag's help from its setting's declaration: the setting's help and its default, the one text of
     every task's flag for it. A task may only frame it: `before` ("with --rebuild: "), `after` (what the
     flag means in that task), `spec` (the spec's field that wins over the setting, e.g. "name").
-    tests/unit/commands/test_help.py holds every setting-backed flag of every task to this."""
+    tests/unit/settings/test_settings.py holds every setting-backed flag of every task to this."""
     return f"{before}{setting(dotted).help}{after} ({describe(dotted, otherwise, spec)})"
 
 
