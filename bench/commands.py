@@ -183,7 +183,7 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nob
     from bench.perf import run as perf_run
     from bench.perf import variants as perf_variants
     from scheduler_build import settings
-    from scheduler_build.build import from_spec
+    from scheduler_build.inputs.common import spec_at
     from scheduler_build.safeyaml import load_json
 
     if int(repeats) < 1:
@@ -200,7 +200,7 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nob
             raise UserError(f"--compare {compare}: no such file", "pass a file an earlier `inv bench.perf --json FILE` wrote")
         reference = load_json(Path(compare).read_bytes())
         reference = reference.get("results", reference) if isinstance(reference, dict) else {}  # a raw file or figures
-    loaded = from_spec.load_spec(Path(spec or option(c, "spec.path")))
+    loaded = spec_at(Path(spec or option(c, "spec.path")))
 
     def measured() -> dict:
         results = perf_run.run(loaded, perf_variants.parse_workloads(workloads), perf_variants.parse_variants(variants),

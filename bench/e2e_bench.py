@@ -113,7 +113,7 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
     bins = _binaries(k8s_version, settings.cache_dir(), work / "dist", "b" in variants, "f" in variants)
     state_dir = work / "cluster"
     results: dict = {"pods": pods, "nodes": nodes, "repeats": repeats, "runs": {v: [] for v in variants}}
-    state = cluster.up(bins["apiserver"], state_dir, timeout=300)
+    state = cluster.up(bins["apiserver"], state_dir, etcd=settings.default("cluster.etcd"), timeout=300)
     results["kubernetes"] = state.version
     extenders: dict = {}
     try:

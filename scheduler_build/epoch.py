@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
 
 from scheduler_build.errors import UserError
 
@@ -21,12 +20,12 @@ def parse(text: str | int, origin: str = "SOURCE_DATE_EPOCH") -> int:
     return value
 
 
-def from_environment(explicit: str | int | None = None, origin: str = "--source-date-epoch") -> int | None:
-    """The explicit flag, else $SOURCE_DATE_EPOCH, else None (the caller's fallback applies)."""
-    if explicit not in (None, ""):
-        return parse(explicit, origin)
-    env = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    return parse(env) if env else None
+def chosen(decided: str | int | None, origin: str = "--source-date-epoch") -> int | None:
+    """The decided value (inputs/common.source_date_epoch: the flag or setting, else $SOURCE_DATE_EPOCH), else
+    None: the caller's fallback applies."""
+    if decided in (None, ""):
+        return None
+    return parse(decided, origin)
 
 
 def utc_stamp(epoch: int) -> str:

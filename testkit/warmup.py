@@ -43,7 +43,7 @@ def _pythons() -> None:
 
 
 def _etcd() -> None:
-    from bench.perf import etcd
+    from testkit import etcd
     from testkit import versions
 
     etcd.binary(gotool.module_dir("k8s.io/kubernetes", versions.current().default), settings.cache_dir())

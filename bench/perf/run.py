@@ -25,7 +25,8 @@ import time
 from pathlib import Path
 
 from bench import record
-from bench.perf import etcd, harness, report, results, variants
+from bench.perf import harness, report, results, variants
+from testkit import etcd
 from scheduler_build.cluster.processes import free_port
 from scheduler_build.config import batching
 from scheduler_build.config.render import dump

@@ -29,6 +29,7 @@ from pathlib import Path
 from scheduler_build.errors import UserError
 from scheduler_build.golang import toolchain
 from scheduler_build.resolve.patchfile import FilePatch, Hunk, PatchFile, parse  # noqa: F401 - the one patch parser
+from scheduler_build.resolve import versions as k8s_versions
 from scheduler_build.resolve.versions import KUBERNETES_MODULE, Resolution
 
 # Bump when the applier's output for the same inputs could change: it keys the copies.
@@ -138,6 +139,25 @@ def apply_series(patch_paths: list[Path], resolution: Resolution, source=toolcha
             moved += offsets
         report.append(PatchReport(patch.path.name, patch.sha256, tuple(targets), hunks, tuple(moved)))
     return Applied(changes=changes, versions=versions, report=report)
+
+
+@dataclass(frozen=True)
+class PatchCheck:
+    """`build.check-patches`: the spec's series against one release, applied in memory."""
+
+    spec: Path
+    kubernetes: str  # the exact release checked against
+    patches: tuple[PatchReport, ...]
+
+    def to_dict(self) -> dict:
+        return {"spec": str(self.spec), "kubernetes": self.kubernetes, "patches": [p.to_dict() for p in self.patches]}
+
+
+def check_series(spec_path: Path, patch_paths: list[Path], version: str, cache_dir: Path) -> PatchCheck:
+    """Resolve `version` and apply the series in memory; raises PatchConflict on a rejected hunk."""
+    resolution = k8s_versions.resolve(version, cache_dir)
+    applied = apply_series(list(patch_paths), resolution)
+    return PatchCheck(spec_path, resolution.version, tuple(applied.report))
 
 
 def _rebase_hint(resolution: Resolution) -> str:

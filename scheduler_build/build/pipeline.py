@@ -63,7 +63,7 @@ class BuildRequest:
     go: str  # an exact Go release (builder.go, --go); empty: the host's Go, or the go line's (toolchain.choose)
     dist_dir: Path
     cache_dir: Path
-    source_date_epoch: str  # empty: $SOURCE_DATE_EPOCH, else the release's commit time
+    source_date_epoch: str  # decided (the flag, the setting, $SOURCE_DATE_EPOCH); empty: the release's commit time
     version_suffix: str
     gocache_volume: str
     reuse_builder: bool | None  # compile in the long-lived builder (warm.py); None: when the engine is local
@@ -86,8 +86,8 @@ class BuildResult:
 
 
 def resolve_epoch(explicit: str, release_time: str) -> int:
-    """SOURCE_DATE_EPOCH from the flag/config, the environment, else the release's own time."""
-    chosen = epoch_mod.from_environment(str(explicit or "").strip())
+    """The decided SOURCE_DATE_EPOCH, else the release's own time."""
+    chosen = epoch_mod.chosen(str(explicit or "").strip())
     if chosen is not None:
         return chosen
     if release_time:

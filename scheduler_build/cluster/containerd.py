@@ -139,8 +139,8 @@ def pause_binary(cache_dir: Path) -> Path:
         Path(tmp, "main.go").write_text(source)
         Path(tmp, "go.mod").write_text(templating.render("node/go.mod.j2"))
         out = Path(tmp) / "pause"
-        os.environ.setdefault("CGO_ENABLED", "0")
-        gotool.check(["build", "-trimpath", "-ldflags", "-s -w", "-o", str(out), "."], cwd=tmp, what="building the pause binary")
+        gotool.check(["build", "-trimpath", "-ldflags", "-s -w", "-o", str(out), "."], cwd=tmp, what="building the pause binary",
+                     env={"CGO_ENABLED": "0"})  # static; for this run only (the process environment is never changed)
         shutil.move(str(out), target)
     return target
 

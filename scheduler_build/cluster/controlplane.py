@@ -173,7 +173,7 @@ def _binary_version(binary: str) -> str:
     return text.split()[-1] if text else ""
 
 
-def up(apiserver: Path, state_dir: Path, etcd: str = "/usr/bin/etcd", timeout: float = 180.0,
+def up(apiserver: Path, state_dir: Path, *, etcd: str, timeout: float,
        node: tuple[str, str] | None = None) -> ClusterState:
     """Start etcd and kube-apiserver on free 127.0.0.1 ports and wait for /readyz.
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 import sys
 from typing import Any
 
@@ -25,24 +24,12 @@ from scheduler_build import settings
 from scheduler_build import spec as spec_mod
 from scheduler_build.inputs.build import build_request
 from scheduler_build.inputs.common import OFF, load_spec, option
-from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.errors import UserError
 from scheduler_build.settings import describe, flag_help
 from scheduler_build.cli.task_api import emit, emit_json, user_errors
 
 __all__ = ["option", "describe", "flag_help", "emit", "emit_json", "user_errors", "negated", "add_inverse_flags", "OFF",
-           "load_spec", "build_request", "cosign_runner", "cosign_password"]
-
-
-def cosign_runner(c) -> cosign_tool.Cosign:
-    """The pinned cosign (built on first use) with the key's password: $COSIGN_PASSWORD, else sign.password."""
-    return cosign_tool.Cosign(cosign_tool.binary(settings.cache_dir(c.config)), password=cosign_password(c))
-
-
-def cosign_password(c) -> str:
-    """The key's password: $COSIGN_PASSWORD, else sign.password (either may be empty)."""
-    password = os.environ.get(cosign_tool.PASSWORD_ENV)
-    return option(c, "sign.password") or "" if password is None else password
+           "load_spec", "build_request"]
 
 
 def negated(flag: Any) -> Any:

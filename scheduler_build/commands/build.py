@@ -2,14 +2,16 @@
 
 from invoke import Collection, task
 
-from scheduler_build import platforms, settings
+from scheduler_build import platforms
 from scheduler_build.config import render
 from scheduler_build.config import validate as config_validate
-from scheduler_build.build import from_spec
+from scheduler_build.build import patches
 from scheduler_build.build import pipeline as build_stage
 from scheduler_build.errors import UserError
+from scheduler_build.inputs.build import BuildInputs, build_inputs
+from scheduler_build.inputs.common import cache_dir
 from scheduler_build.progress import log
-from scheduler_build.commands._common import build_request, emit, emit_json, load_spec, option, user_errors
+from scheduler_build.commands._common import emit, emit_json, load_spec, user_errors
 from scheduler_build.settings import flag_help
 
 
@@ -49,17 +51,14 @@ def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cg
     With a build spec (the default: the bundled example), its out-of-tree plugins and
     patch series are compiled into the same hermetic build.
     """
-    loaded = load_spec(c, spec, no_spec, plain_flags=bool(k8s_version or component))
-    arches = [option(c, "build.arch", arch)]
-    if loaded is not None and not arch:
-        arches = from_spec.spec_arches(loaded, option(c, "build.all_platforms", all_platforms))
-    flags = dict(k8s_version=k8s_version, os=os, component=component, name=name, cgo_static=cgo_static,
-                 builder_image=builder_image, no_pull=no_pull, dist=dist, source_date_epoch=source_date_epoch,
-                 version_suffix=version_suffix, gocache_volume=gocache_volume, cache_from=cache_from, cache_to=cache_to,
-                 spec=loaded, debuggable=debuggable, go=go)
-    results = [build_stage.run(build_request(c, arch=target_arch, **flags)) for target_arch in arches]
-    if loaded is not None:
-        _batching_summary(c, loaded, results)
+    decided = build_inputs(c, spec=spec, no_spec=no_spec, all_platforms=all_platforms, k8s_version=k8s_version,
+                           arch=arch, os=os, component=component, name=name, cgo_static=cgo_static,
+                           builder_image=builder_image, no_pull=no_pull, dist=dist, source_date_epoch=source_date_epoch,
+                           version_suffix=version_suffix, gocache_volume=gocache_volume, cache_from=cache_from,
+                           cache_to=cache_to, debuggable=debuggable, go=go)
+    results = [build_stage.run(request) for request in decided.requests]
+    if decided.spec is not None:
+        _batching_summary(decided, results)
     if json:
         infos = [r.info.to_dict() for r in results]
         emit_json(infos[0] if len(infos) == 1 else infos)
@@ -67,14 +66,14 @@ def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cg
         emit("\n".join(str(r.binary) for r in results))
 
 
-def _batching_summary(c, loaded, results) -> None:
+def _batching_summary(decided: BuildInputs, results) -> None:
     """Whether each profile keeps opportunistic batching, from the binary just built (on stderr)."""
     for result in results:
         if result.info.arch != platforms.host_arch() or result.binary.name != "kube-scheduler":
             continue
-        lines = config_validate.batching_summary(result.binary, result.info.binary.sha256, render.config_text(loaded),
+        lines = config_validate.batching_summary(result.binary, result.info.binary.sha256, render.config_text(decided.spec),
                                                  result.info.builder.image,
-                                                 result.info.kubernetes.version, settings.cache_dir(c.config))
+                                                 result.info.kubernetes.version, decided.cache_dir)
         for line in lines:
             log(line)
         return
@@ -95,7 +94,7 @@ def check_patches(c, spec=None, k8s_version=None, json=False):
     if loaded is None:
         raise UserError("no build spec to check", "pass --spec PATH or set spec.path")
     version = k8s_version or loaded.kubernetes_version
-    report = from_spec.check_patches(loaded, version, settings.cache_dir(c.config))
+    report = patches.check_series(loaded.path, list(loaded.patches), version, cache_dir(c))
     if json:
         emit_json(report.to_dict())
     else:

@@ -3,11 +3,11 @@
 from invoke import Collection, task
 
 from scheduler_build.engine import connect
-from scheduler_build import settings
 from scheduler_build.golang import toolchain
 from scheduler_build.build import builder_image as builder_stage
 from scheduler_build.resolve import versions
-from scheduler_build.commands._common import emit, flag_help, negated, option, user_errors
+from scheduler_build.commands._common import emit, flag_help, negated, user_errors
+from scheduler_build.inputs.builder import builder_inputs
 
 
 @task(help={
@@ -18,11 +18,10 @@ from scheduler_build.commands._common import emit, flag_help, negated, option, u
 @user_errors
 def bootstrap(c, goroot=None, force=False, go=None):
     """Build scheduler-build/golang:<go> locally from the host's (or the proxy's) Go and a busybox rootfs (no pull)."""
+    decided = builder_inputs(c, goroot=goroot, go=go)
     engine = connect()
-    goroot = option(c, "builder.goroot", goroot)
-    exact = option(c, "builder.go", go)
-    chosen = toolchain.choose("", exact, goroot) if exact else None
-    built = builder_stage.bootstrap(engine, goroot, force=force, go=chosen)
+    chosen = toolchain.choose("", decided.go, decided.goroot) if decided.go else None
+    built = builder_stage.bootstrap(engine, decided.goroot, force=force, go=chosen)
     emit(f"{built.image} {built.image_id}")
 
 
@@ -35,16 +34,16 @@ def bootstrap(c, goroot=None, force=False, go=None):
 @user_errors
 def show(c, k8s_version=None, image=None, no_pull=False, go=None):
     """Show which builder image `inv build` would use, bootstrapping it if needed."""
-    resolution = versions.resolve(option(c, "k8s.version", k8s_version), settings.cache_dir(c.config))
+    decided = builder_inputs(c, k8s_version=k8s_version, image=image, pull=negated(no_pull), go=go)
+    resolution = versions.resolve(decided.k8s_version, decided.cache_dir)
     engine = connect()
-    goroot = option(c, "builder.goroot")
     chosen = builder_stage.select(
         engine,
         resolution.go_version,
-        option(c, "builder.image", image),
-        option(c, "builder.pull", negated(no_pull)),
-        goroot,
-        toolchain.choose(resolution.go_version, option(c, "builder.go", go), goroot, f"Kubernetes {resolution.version}"),
+        decided.image,
+        decided.pull,
+        decided.goroot,
+        toolchain.choose(resolution.go_version, decided.go, decided.goroot, f"Kubernetes {resolution.version}"),
     )
     emit(f"{chosen.image} go{chosen.go_version} {chosen.source}")
 

@@ -1,15 +1,13 @@
 """clean: remove what scheduler-build created (dist outputs, caches, the Go build-cache volume,
 bootstrapped builder images), never anything else; `--dry-run` lists each item and its size."""
 
-from pathlib import Path
-
 from invoke import task
 
 from scheduler_build.clean import plan as clean_stage
 from scheduler_build.engine import connect
-from scheduler_build import settings
+from scheduler_build.inputs.clean import clean_inputs
 from scheduler_build.progress import log
-from scheduler_build.commands._common import emit, flag_help, emit_json, option, user_errors
+from scheduler_build.commands._common import emit, flag_help, emit_json, user_errors
 
 
 @task(auto_shortflags=False, help={
@@ -26,25 +24,22 @@ from scheduler_build.commands._common import emit, flag_help, emit_json, option,
 @user_errors
 def clean(c, dist=False, cache=False, volume=False, images=False, all=False, dry_run=False, json=False):
     """Remove what scheduler-build created (default: --dist); --dry-run shows each item and its size."""
-    chosen = {"dist": dist or all, "cache": cache or all, "volume": volume or all, "images": images or all}
-    if not any(chosen.values()):
-        chosen["dist"] = True
-    dist_dir = Path(option(c, "paths.dist_dir"))
-    engine = connect(timeout=60) if chosen["volume"] or chosen["images"] else None
+    decided = clean_inputs(c, dist=dist, cache=cache, volume=volume, images=images, all=all, dry_run=dry_run)
+    engine = connect(timeout=60) if decided.volume or decided.images else None
     items: list[clean_stage.Item] = []
-    if chosen["dist"]:
-        items += clean_stage.plan_dist(dist_dir)
-    if chosen["cache"]:
-        items += clean_stage.plan_cache(settings.cache_dir(c.config))
-    if chosen["volume"]:
+    if decided.dist:
+        items += clean_stage.plan_dist(decided.dist_dir)
+    if decided.cache:
+        items += clean_stage.plan_cache(decided.cache_dir)
+    if decided.volume:
         items += clean_stage.plan_containers(engine)  # first: a stopped run's container holds the volume
-        items += clean_stage.plan_volume(engine, option(c, "build.gocache_volume"))
-    if chosen["images"]:
-        items += clean_stage.plan_images(engine, settings.cache_dir(c.config))
-    if not dry_run:
+        items += clean_stage.plan_volume(engine, decided.gocache_volume)
+    if decided.images:
+        items += clean_stage.plan_images(engine, decided.cache_dir)
+    if not decided.dry_run:
         for item in items:
             log(f"    remove {item.kind} {item.name}")
-            clean_stage.remove(item, engine, dist_dir)
+            clean_stage.remove(item, engine, decided.dist_dir)
     if json:
         emit_json({"dry_run": bool(dry_run), "items": [item.to_dict() for item in items],
                    "bytes": sum(item.size for item in items)})

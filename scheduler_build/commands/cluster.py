@@ -4,7 +4,6 @@ Each task decides its inputs first (inputs/cluster.py), then acts (flows/cluster
 
 from invoke import Collection, task
 
-from scheduler_build import settings
 from scheduler_build.cluster import controlplane as cluster_mod
 from scheduler_build.cluster import load as load_mod
 from scheduler_build.cluster import node as node_mod
@@ -12,7 +11,7 @@ from scheduler_build.deploy import apply
 from scheduler_build.flows import cluster as cluster_flow
 from scheduler_build.inputs import cluster as cluster_inputs
 from scheduler_build.progress import phase
-from scheduler_build.commands._common import emit, emit_json, flag_help, option, user_errors
+from scheduler_build.commands._common import emit, emit_json, flag_help, user_errors
 
 
 STATE_DIR_HELP = flag_help("cluster.state_dir")
@@ -62,12 +61,12 @@ def status(c, state_dir=None, spec=None):
     """Print whether the cluster's processes run and the API server is ready, as JSON.
 
     With the version skew pair: the spec's scheduler beside the API server, judged by Kubernetes' policy."""
-    directory = cluster_inputs.state_dir(c, state_dir)
+    decided = cluster_inputs.status_inputs(c, state_dir_flag=state_dir, spec=spec)
+    directory = decided.state_dir
     control_plane = cluster_mod.status(directory)
     report = control_plane.as_dict()
     if control_plane.running or control_plane.version:
-        report["version_skew"] = apply.skew_pair(option(c, "spec.path", spec), control_plane.version,
-                                                  settings.cache_dir(c.config))
+        report["version_skew"] = apply.skew_pair(decided.spec_path, control_plane.version, decided.cache_dir)
     node_report = node_mod.status(directory)
     if node_report:
         report["node"] = node_report

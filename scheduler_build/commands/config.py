@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from invoke import Collection, task
 
-from scheduler_build import owned, settings
+from scheduler_build import owned
 from scheduler_build.config import legacy_policy as policy_mod
 from scheduler_build.config import render as manifests
 from scheduler_build.config import chart as chart_mod
@@ -21,14 +21,14 @@ from scheduler_build.errors import UserError, for_program
 from scheduler_build.image import assemble as image_stage
 from scheduler_build.image import info as image_info
 from scheduler_build.publish import chart as chart_stage
-from scheduler_build import epoch
 from scheduler_build.atomic import write_atomic
 from scheduler_build.progress import log, phase
 from scheduler_build.flows import config as config_flow
 from scheduler_build.flows import publishers
-from scheduler_build.inputs.publish import ChartPushInputs, registry_access, signing
-from scheduler_build.inputs.config import render_target, spec_of, validate_inputs
-from scheduler_build.commands._common import emit, emit_json, flag_help, option, user_errors
+from scheduler_build.inputs.publish import chart_push_inputs
+from scheduler_build.inputs.config import (RenderInputs, chart_inputs, render_inputs, scheduler_name as scheduler_name_of,
+                                           spec_path as spec_path_of, validate_inputs)
+from scheduler_build.commands._common import emit, emit_json, flag_help, user_errors
 
 
 @task(help={
@@ -51,15 +51,15 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=Fals
            json=False, force=False):
     """Render the KubeSchedulerConfiguration, ConfigMap, RBAC, Deployment (and extender) with a kustomization."""
     image = manifests.check_image_flag(image) if image else None
-    decided = render_target(c, spec=spec, out=out)
+    decided = render_inputs(c, spec=spec, out=out)
     loaded, out_dir = decided.spec, decided.out_dir
     if tls_secrets and Path(tls_secrets).resolve() == out_dir.resolve():
         raise UserError("--tls-secrets must name a directory apart from --out (it holds private keys)",
                         "e.g. --tls-secrets secrets/ and encrypt or seal that file before committing it")
     owned.check_writable(out_dir, "--out")  # before the release lookup and the render
-    version = target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config))
-    config_validate.check_config_api(loaded, version, settings.cache_dir(c.config), strict=False)
-    ref = _image(c, loaded, image, k8s_version, pin_digest)
+    version = target.kubernetes_release(loaded, k8s_version, decided.cache_dir)
+    config_validate.check_config_api(loaded, version, decided.cache_dir, strict=False)
+    ref = _image(decided, image, k8s_version, pin_digest)
     fingerprint, secrets = "", None
     if tls_secrets:
         with phase("tls-secrets", str(tls_secrets)):
@@ -100,10 +100,10 @@ def chart(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False
           insecure=False, sign=False, key=None, json=False, force=False):
     """Write a Helm chart of the same objects config.render writes; values.yaml holds the per-cluster choices."""
     image = manifests.check_image_flag(image) if image else None
-    loaded = spec_of(c, spec, "config.chart")
-    out_dir = Path(out or Path(option(c, "paths.dist_dir")) / "chart" / loaded.name)
+    decided = chart_inputs(c, spec=spec, out=out)
+    loaded, out_dir = decided.spec, decided.out_dir
     owned.check_writable(out_dir, "--out")
-    ref = _image(c, loaded, image, k8s_version, pin_digest)
+    ref = _image(decided, image, k8s_version, pin_digest)
     with phase("chart", str(out_dir)):
         files = chart_mod.chart_files(loaded, ref)
         changes = output.write(files, out_dir, chart_mod.CHART_NAMES, plain=True, force=bool(force))
@@ -123,20 +123,20 @@ def chart(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False
 
 def _push_chart(c, files, registry, ca_cert, insecure, sign, key) -> chart_stage.PushedChart:
     """Push the chart next to the image (and sign it): the key is checked before any upload."""
-    signed_with = signing(c, sign, key)
     name = yaml.safe_load(files["Chart.yaml"])["name"]
-    access = registry_access(c, chart_stage.chart_target(registry, name), ca_cert, insecure, None)
-    destination = ChartPushInputs(access, signed_with, epoch.from_environment() or 0)
+    destination = chart_push_inputs(c, target=chart_stage.chart_target(registry, name), ca_cert=ca_cert,
+                                    insecure=insecure, sign=sign, key=key)
     return publishers.publisher(destination).publish(files)
 
 
-def _image(c, loaded, image, k8s_version, pin_digest) -> str:
+def _image(decided: RenderInputs, image, k8s_version, pin_digest) -> str:
     """--image, else the spec's image; with --pin-digest, by the digest its image layout records."""
-    version = target.kubernetes_release(loaded, k8s_version, settings.cache_dir(c.config))
+    loaded = decided.spec
+    version = target.kubernetes_release(loaded, k8s_version, decided.cache_dir)
     ref = image or manifests.image_ref(loaded, version)
     if not pin_digest:
         return ref
-    layout = image_stage.layout_dir(Path(option(c, "paths.dist_dir")), loaded.name, version)
+    layout = image_stage.layout_dir(decided.dist_dir, loaded.name, version)
     recorded = image_info.ImageInfo.previous(layout)
     where = str(layout / image_info.FILE_NAME)
     return manifests.pin(ref, recorded, where)
@@ -155,7 +155,7 @@ def _image(c, loaded, image, k8s_version, pin_digest) -> str:
 def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, write_config_to=None, json=False,
              require_batching=False):
     """Check the spec's fields, have the real kube-scheduler accept its configuration, report batching per profile."""
-    spec_path = option(c, "spec.path", spec)
+    spec_path = spec_path_of(c, spec)
     try:
         inputs = validate_inputs(c, spec=spec, binary=binary, k8s_version=k8s_version, fields_only=fields_only,
                                  write_config_to=write_config_to, require_batching=require_batching)
@@ -225,7 +225,7 @@ class StrictFailure(UserError):
 def migrate_policy(c, policy, out=None, scheduler_name=None, configmap_key=None, strict=False, json=False):
     """Translate a pre-1.23 scheduler Policy into a kubescheduler.config.k8s.io/v1 configuration."""
     raw, kind = policy_mod.load(Path(policy), configmap_key or "")
-    migration = policy_mod.migrate(raw, option(c, "config.scheduler_name", scheduler_name))
+    migration = policy_mod.migrate(raw, scheduler_name_of(c, scheduler_name))
     migration.source_kind = kind
     for warning in migration.warnings:
         log(f"warning: {warning}")

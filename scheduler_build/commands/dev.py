@@ -15,7 +15,8 @@ from scheduler_build.commands._common import emit, flag_help, user_errors
 @task(
     help={
         "spec": flag_help("spec.path", after="; built, run and watched"),
-        "kubeconfig": "run against this cluster instead of the local control plane of `inv cluster.up`",
+        "kubeconfig": flag_help("deploy.kubeconfig", "$KUBECONFIG, else the local control plane of `inv cluster.up`",
+                                before="run against this cluster; "),
         "state-dir": flag_help("cluster.state_dir"),
         "once": "stop after the first rebuild cycle (for tests and scripts)",
     },

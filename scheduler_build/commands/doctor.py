@@ -4,29 +4,23 @@ from invoke import task
 from invoke.exceptions import Exit
 
 from scheduler_build.doctor import checks as doctor_checks
-from scheduler_build import settings
 from scheduler_build.errors import for_program
-from scheduler_build.commands._common import emit, flag_help, emit_json, option, user_errors
+from scheduler_build.inputs.doctor import doctor_inputs
+from scheduler_build.commands._common import emit, flag_help, emit_json, user_errors
 
 
 @task(help={
     "registry": flag_help("registry.url", "none", before="also check that this registry answers: "),
     "json": "print the checks as JSON",
     "node": "check what `cluster.up --node` needs instead (containerd 2, runc, CNI, iptables, cgroups, capabilities)",
-    "kubeconfig": "also read this cluster's API server version and judge the spec's scheduler against it "
-                  "(Kubernetes' version skew policy)",
+    "kubeconfig": flag_help("deploy.kubeconfig", before="also read this cluster's API server version and judge the "
+                            "spec's scheduler against it (Kubernetes' version skew policy); "),
     "spec": flag_help("spec.path", after="; --kubeconfig judges its scheduler"),
 })
 @user_errors
 def doctor(c, registry=None, json=False, node=False, kubeconfig=None, spec=None):
     """Check every prerequisite of a build and say how to fix what is missing."""
-    if node:
-        checks = doctor_checks.node_checks(settings.cache_dir(c.config))
-    else:
-        checks = doctor_checks.run_all(c.config, option(c, "registry.url", registry))
-    if kubeconfig:
-        checks.append(doctor_checks.check_version_skew(kubeconfig, option(c, "spec.path", spec),
-                                                       settings.cache_dir(c.config)))
+    checks = doctor_checks.run_all(doctor_inputs(c, registry=registry, node=node, kubeconfig=kubeconfig, spec=spec))
     if json:
         emit_json([check.__dict__ for check in checks])
     else:

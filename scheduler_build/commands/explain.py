@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-
 from invoke import task
 
-from scheduler_build.commands._common import emit, emit_json, flag_help, option, user_errors
-from scheduler_build.errors import UserError
+from scheduler_build.commands._common import emit, emit_json, flag_help, user_errors
 from scheduler_build.explain import fetch, record, text
+from scheduler_build.inputs.explain import explain_inputs
 
 
 @task(help={
@@ -22,16 +20,9 @@ from scheduler_build.explain import fetch, record, text
 @user_errors
 def explain(c, pod, namespace="default", kubeconfig=None, context=None, json=False, top=3):
     """Why a pod went to its node, or stayed Pending: per plugin, per node, from its annotations alone."""
-    kubeconfig = option(c, "deploy.kubeconfig", kubeconfig) or os.environ.get("KUBECONFIG", "")
-    if not kubeconfig:
-        raise UserError("no kubeconfig given", "pass --kubeconfig K (or set deploy.kubeconfig / $KUBECONFIG)")
-    try:
-        top = int(top)
-    except ValueError:
-        raise UserError(f"--top {top!r} is not a number", "e.g. --top 5") from None
-    if top < 0:
-        raise UserError(f"--top {top} is negative", "e.g. --top 5")
-    doc = record.explain(fetch.read_pod(kubeconfig, option(c, "deploy.context", context), namespace, pod), top)
+    decided = explain_inputs(c, pod=pod, namespace=namespace, kubeconfig=kubeconfig, context=context, top=top)
+    doc = record.explain(fetch.read_pod(decided.kubeconfig, decided.context, decided.namespace, decided.pod),
+                         decided.top)
     if json:
         emit_json(doc)
     else:

@@ -3,8 +3,8 @@
 from invoke import Collection, task
 
 from scheduler_build.errors import UserError
-from scheduler_build.extender.config import ServeConfig, TLSOptions
-from scheduler_build.commands._common import option, user_errors
+from scheduler_build.inputs.extender import serve_inputs
+from scheduler_build.commands._common import user_errors
 from scheduler_build.settings import SETTINGS, flag_help
 
 
@@ -25,18 +25,11 @@ def serve(c, host=None, port=None, kubeconfig=None, policy=None, url_prefix=None
     from scheduler_build.extender.service import serve as serve_extender  # the stage, only when serving: `inv` starts fast
     from scheduler_build.extender.cli import validate
 
-    def opt(key, flag):
-        return option(c, f"extender.{key}", flag)
-
-    config = validate(ServeConfig(
-        host=opt("host", host), port=opt("port", port), kubeconfig=opt("kubeconfig", kubeconfig),
-        policy=opt("policy", policy), url_prefix=opt("url_prefix", url_prefix),
-        verbs={"filter": opt("filter_verb", filter_verb), "prioritize": opt("prioritize_verb", prioritize_verb),
-               "preempt": opt("preempt_verb", preempt_verb), "bind": opt("bind_verb", bind_verb)},
-        max_body_bytes=opt("max_body_bytes", max_body_bytes), assume_ttl=opt("assume_ttl", assume_ttl),
-        tls=TLSOptions(opt("tls_cert", tls_cert), opt("tls_key", tls_key), opt("tls_client_ca", tls_client_ca)),
-        log_level=opt("log_level", log_level), one_write=opt("one_write", None) and not no_one_write,
-    ))
+    config = validate(serve_inputs(
+        c, host=host, port=port, kubeconfig=kubeconfig, policy=policy, url_prefix=url_prefix, filter_verb=filter_verb,
+        prioritize_verb=prioritize_verb, preempt_verb=preempt_verb, bind_verb=bind_verb, max_body_bytes=max_body_bytes,
+        assume_ttl=assume_ttl, tls_cert=tls_cert, tls_key=tls_key, tls_client_ca=tls_client_ca, log_level=log_level,
+        no_one_write=no_one_write))
     try:
         serve_extender(config)
     except OSError as exc:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 from invoke import Collection, task
 
-from scheduler_build import owned, resources, settings
+from scheduler_build import owned, resources
 from scheduler_build.atomic import write_atomic
 from scheduler_build.build.info import sha256_file
 from scheduler_build.errors import UserError
-from scheduler_build.extender.config import IMAGE_REPOSITORY, default_image_tag
+from scheduler_build.extender.config import IMAGE_REPOSITORY
 from scheduler_build.flows import image as image_flow
 from scheduler_build.flows import publishers
 from scheduler_build.image import assemble as image_stage
@@ -21,14 +21,13 @@ from scheduler_build.platforms import host_arch  # not `platforms`: the tasks' -
 from scheduler_build.progress import log, phase
 from scheduler_build.publish import archive as archive_stage
 from scheduler_build.publish import cosign as cosign_tool
-from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish import sign as sign_stage
 from scheduler_build.publish import verify as verify_stage
-from scheduler_build.inputs.image import inputs
-from scheduler_build.inputs.publish import ArchiveTarget, PushInputs, push_inputs, registry_access, signing
+from scheduler_build.inputs.image import image_inputs
+from scheduler_build.inputs.publish import (ArchiveInputs, PushInputs, cosign_inputs, extender_image_inputs,
+                                            push_inputs, push_target, public_key, registry_inputs, signing)
 from scheduler_build.settings import flag_help
-from scheduler_build.commands._common import (build_request, cosign_password, cosign_runner, emit, emit_json,
-                                              option, user_errors)
+from scheduler_build.commands._common import build_request, emit, emit_json, user_errors
 
 
 def _request_for(c, planned: image_request.Plan) -> image_flow.RequestFor:
@@ -74,7 +73,7 @@ COMMON_HELP = {
 def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None, repository=None,
           source_date_epoch=None, force=False, json=False, oci_archive=None, debuggable=False):
     """Assemble reproducible FROM-scratch images (one per platform), their SBOMs, provenance and an OCI index."""
-    opts = inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms, dist=dist, name=name,
+    opts = image_inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms, dist=dist, name=name,
                   version=version, repository=repository, source_date_epoch=source_date_epoch, force=force,
                   debuggable=debuggable)
     owned.check_writable(opts.dist_dir, "--dist")  # every output checked before any work starts
@@ -83,7 +82,7 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
         planned = _plan(opts)
         request, result = image_flow.package(planned, _request_for(c, planned), host_arch())
     if oci_archive:
-        publishers.publisher(ArchiveTarget(Path(oci_archive), request.source_date_epoch)).publish(result.layout)
+        publishers.publisher(ArchiveInputs(Path(oci_archive), request.source_date_epoch)).publish(result.layout)
         owned.remember_file(Path(oci_archive), opts.cache_dir)
         if forced:
             log(f"    replaced {oci_archive} (--force: it was not an archive scheduler-build wrote)", always=True)
@@ -97,7 +96,7 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
     auto_shortflags=False,
     help={
         **COMMON_HELP,
-        "registry": flag_help("registry.url", "the spec's image.repository"),
+        "registry": flag_help("registry.url", spec="image.repository (when it names a registry host)"),
         "retries": flag_help("push.retries"),
         "insecure": flag_help("push.insecure"),
         "ca-cert": flag_help("push.ca_cert"),
@@ -114,9 +113,9 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
          sign=False, key=None, from_archive=None):
     """Push the image index, every platform image and both SBOMs; with --sign, sign and attest; print each by digest."""
     # Everything decided before any work: a bad key, target or registry setting fails before a build or upload.
-    def destination(fallback_repo: str = "") -> PushInputs:
-        target = registry_stage.parse_target(option(c, "registry.url", registry) or fallback_repo)
-        return push_inputs(c, target=target, ca_cert=ca_cert, insecure=insecure, retries=retries, sign=sign, key=key)
+    def destination(loaded=None) -> PushInputs:
+        return push_inputs(c, target=push_target(c, registry, loaded), ca_cert=ca_cert, insecure=insecure,
+                           retries=retries, sign=sign, key=key)
 
     if sign:
         signing(c, sign, key)  # the key is checked before the archive is extracted or anything is planned
@@ -125,11 +124,11 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
         with archive_stage.extracted(Path(from_archive)) as layout:
             pushed = image_flow.push(None, layout, None, host_arch(), publisher)
     else:
-        opts = inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms, dist=dist, name=name,
+        opts = image_inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms, dist=dist, name=name,
                       version=version, repository=repository, source_date_epoch=source_date_epoch)
         planned = _plan(opts)  # one spec load, one resolve for the whole push
-        # Where to: --registry, else registry.url, else the spec's image.repository.
-        publisher = publishers.publisher(destination(planned.spec.image.repository if planned.spec else ""))
+        # Where to: --registry, else the spec's image.repository, else registry.url (the one precedence rule).
+        publisher = publishers.publisher(destination(planned.spec))
         layout = image_stage.layout_dir(opts.dist_dir, planned.name, planned.version) if no_build else None
         pushed = image_flow.push(planned, layout, None if no_build else _request_for(c, planned), host_arch(), publisher)
     if json:
@@ -148,10 +147,9 @@ def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms
 @user_errors
 def extender(c, tag=None, mirror=None, force=False):
     """The reference extender's image: Python on a debootstrapped Debian base (cached, never pulled), non-root."""
-    chosen = option(c, "image.extender_tag", tag) or default_image_tag()
-    with phase("image.extender", chosen):
-        result = extender_image.build(settings.cache_dir(c.config), chosen, host_arch(), bool(force),
-                                      mirror=option(c, "image.debian_mirror", mirror))
+    decided = extender_image_inputs(c, tag=tag, mirror=mirror)
+    with phase("image.extender", decided.tag):
+        result = extender_image.build(decided.cache_dir, decided.tag, host_arch(), bool(force), mirror=decided.mirror)
     emit(f"{result.tag}")
 
 
@@ -162,13 +160,14 @@ def extender(c, tag=None, mirror=None, force=False):
 @user_errors
 def keygen(c, out, allow_empty_password=False):
     """A cosign key pair for image.push --sign and image.verify; an existing pair is never overwritten."""
-    if not cosign_password(c) and not allow_empty_password:
+    decided = cosign_inputs(c)
+    if not decided.password and not allow_empty_password:
         raise UserError(f"image.keygen: no password for the private key ({cosign_tool.PASSWORD_ENV} and sign.password "
                         "are empty); nothing written",
                         f"set {cosign_tool.PASSWORD_ENV}, or pass --allow-empty-password to write it with an empty one")
     sign_stage.keygen_out_dir(out)  # a bad --out is refused before cosign is built
     with phase("image.keygen", out):
-        private, public = sign_stage.keygen(cosign_runner(c), Path(out))
+        private, public = sign_stage.keygen(publishers.cosign(decided), Path(out))
     emit(f"{private}\n{public}")
 
 
@@ -190,11 +189,11 @@ def keygen(c, out, allow_empty_password=False):
 @user_errors
 def verify(c, ref, key=None, insecure=False, ca_cert=None, json=False, rebuild=False, spec=None, no_spec=False, version=None):
     """Check signatures, the SLSA provenance, both SBOM referrers and the labels of what a registry holds."""
-    public = sign_stage.key_ref(option(c, "sign.public_key", key), "--key", public=True)
+    public = public_key(c, key)
     target, _ = verify_stage.split_reference(ref)
-    client = dataclasses.replace(publishers.client(registry_access(c, target, ca_cert, insecure, None)), read_only=True)
+    client = dataclasses.replace(publishers.client(registry_inputs(c, target, ca_cert, insecure, None)), read_only=True)
     with phase("image.verify", ref):
-        report = verify_stage.verify(cosign_runner(c), public, ref, client)
+        report = verify_stage.verify(publishers.cosign(cosign_inputs(c)), public, ref, client)
         if rebuild:
             _rebuild(c, report, spec, no_spec, version)
         if json:
@@ -224,7 +223,7 @@ def _rebuild(c, report: verify_stage.Report, spec, no_spec, version) -> None:
         return
     recorded = provenance.Recorded.from_statement(next(iter(report.statements.values())))
     with tempfile.TemporaryDirectory(prefix="scheduler-build-rebuild-") as dist:
-        opts = inputs(c, spec=spec, no_spec=no_spec,
+        opts = image_inputs(c, spec=spec, no_spec=no_spec,
                       k8s_version=None if (spec or not no_spec) else recorded.kubernetes_version,
                       platforms=",".join(recorded.platforms), dist=dist, name=recorded.name, version=version,
                       source_date_epoch=str(recorded.binary_source_date_epoch), force=True)

@@ -1,14 +1,12 @@
 """init: a commented starter spec in DIR (and a plugin module beside it), then the next three commands."""
 
-from pathlib import Path
-
 from invoke import task
 
-from scheduler_build import settings
 from scheduler_build.errors import for_program
+from scheduler_build.inputs.scaffold import init_inputs
 from scheduler_build.progress import log, phase
 from scheduler_build.scaffold import generate, starter
-from scheduler_build.commands._common import emit, flag_help, option, user_errors
+from scheduler_build.commands._common import emit, flag_help, user_errors
 
 
 @task(auto_shortflags=False, help={
@@ -23,20 +21,20 @@ from scheduler_build.commands._common import emit, flag_help, option, user_error
 @user_errors
 def init(c, dir=".", name="my-scheduler", plugin="", module="", k8s_version=None, tidy=True, force=False):
     """Write a commented starter build spec (optionally with a plugin module) and print the next commands."""
-    directory = Path(dir)
-    target = starter.check_target(directory, force)
+    decided = init_inputs(c, dir=dir, k8s_version=k8s_version)
+    directory, minor = decided.directory, decided.k8s_version
+    target = starter.check_target(directory, decided.spec_file, force)
     replacing = target.exists()
-    minor = option(c, "k8s.version", k8s_version)
     ref = None
     if plugin:
         kebab = generate.kebab(generate.validate_name(plugin))
         request = generate.ScaffoldRequest(
             name=plugin, points="filter,score", module=module or f"example.com/{name}/{kebab}", k8s_version=minor,
-            out=directory / "plugins" / kebab, cache_dir=settings.cache_dir(c.config), tidy=tidy)
+            out=directory / "plugins" / kebab, cache_dir=decided.cache_dir, tidy=tidy)
         with phase("init.plugin", f"{plugin} in {request.out}"):
             result = generate.scaffold(request)
         ref = starter.PluginRef(name=plugin, path=f"./plugins/{kebab}", package=result.package)
-    written = starter.write(target, starter.spec_text(name, minor, ref))
+    written = starter.write(target, starter.spec_text(name, minor, ref, decided.spec_file))
     if replacing:
         log(f"replaced {written} (--force)", always=True)
     emit(str(written))

@@ -2,7 +2,7 @@
 
 from invoke import Collection, task
 
-from scheduler_build import settings
+from scheduler_build.inputs.common import cache_dir
 from scheduler_build.resolve import goproxy
 from scheduler_build.resolve import versions as k8s_versions
 from scheduler_build.commands._common import emit, emit_json, user_errors
@@ -15,7 +15,7 @@ from scheduler_build.commands._common import emit, emit_json, user_errors
 @user_errors
 def resolve(c, version, json=False):
     """Resolve a Kubernetes version to its exact release, Go version and staging replaces."""
-    result = k8s_versions.resolve(version, settings.cache_dir(c.config))
+    result = k8s_versions.resolve(version, cache_dir(c))
     if json:
         emit(result.to_json())
         return

@@ -1,14 +1,12 @@
 """plugin: carry an out-of-tree plugin module to another Kubernetes minor."""
 
-from pathlib import Path
-
 from invoke import Collection, task
 
-from scheduler_build import settings
-from scheduler_build.errors import BuildFailed, UserError
+from scheduler_build.errors import BuildFailed
+from scheduler_build.inputs.plugin import retarget_inputs
 from scheduler_build.progress import log
 from scheduler_build.retarget import run as retarget_mod
-from scheduler_build.commands._common import emit, flag_help, emit_json, option, user_errors
+from scheduler_build.commands._common import emit, flag_help, emit_json, user_errors
 
 
 @task(help={
@@ -21,13 +19,7 @@ from scheduler_build.commands._common import emit, flag_help, emit_json, option,
 @user_errors
 def retarget(c, path="", k8s_version=None, write=False, json=False):
     """Rewrite a plugin module's Kubernetes requirements for another minor, compile it there, explain each error."""
-    if not path:
-        raise UserError("--path is required", "name the plugin module's directory, e.g. --path plugins/underlay")
-    request = retarget_mod.RetargetRequest(
-        path=Path(path), k8s_version=option(c, "k8s.version", k8s_version), cache_dir=settings.cache_dir(c.config),
-        write=write, builder_image=option(c, "builder.image") or "",
-        gocache_volume=option(c, "build.gocache_volume"))
-    result = retarget_mod.retarget(request)
+    result = retarget_mod.retarget(retarget_inputs(c, path=path, k8s_version=k8s_version, write=write))
     if json:
         emit_json(result.to_dict(), sort_keys=False)
     else:

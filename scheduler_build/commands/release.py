@@ -34,7 +34,8 @@ def matrix(c, spec=None, k8s_versions=None, json=False):
 def step_image(c, tag=None, force=False):
     """Build the image CI steps run in (Python, this package, Go, git) locally, from a bootstrapped Debian base."""
     inputs = release_inputs.step_image_inputs(c, tag=tag, force=force)
-    result = ci_step.build(inputs.cache_dir, inputs.project_dir, inputs.tag or ci_step.TAG, force=inputs.force)
+    result = ci_step.build(inputs.cache_dir, inputs.project_dir, inputs.tag or ci_step.TAG, force=inputs.force,
+                           mirror=inputs.mirror)
     emit(f"{result.tag} {result.image_id}")
 
 

@@ -1,14 +1,11 @@
 """scaffold: generate out-of-tree scheduler plugin modules from templates/scaffold/."""
 
-from pathlib import Path
-
 from invoke import Collection, task
 
 from scheduler_build.scaffold import generate
-from scheduler_build import settings
-from scheduler_build.errors import UserError
+from scheduler_build.inputs.scaffold import scaffold_inputs
 from scheduler_build.progress import phase
-from scheduler_build.commands._common import describe, emit, flag_help, emit_json, option, user_errors
+from scheduler_build.commands._common import describe, emit, flag_help, emit_json, user_errors
 
 
 @task(help={
@@ -27,21 +24,9 @@ from scheduler_build.commands._common import describe, emit, flag_help, emit_jso
 def plugin(c, name="", points="", module="", k8s_version=None, out="", force=False, tidy=True, json=False,
            dry_run=False):
     """Generate a complete Go module for a scheduling-framework plugin (plugin, args, tests, main, config)."""
-    version = option(c, "scaffold.k8s_version", k8s_version) or option(c, "k8s.version")
-    if not out:
-        raise UserError("--out is required", "name a new directory, e.g. --out plugins/underlay")
-    request = generate.ScaffoldRequest(
-        name=name,
-        points=points,
-        module=module,
-        k8s_version=version,
-        out=Path(out),
-        cache_dir=settings.cache_dir(c.config),
-        force=option(c, "scaffold.force", force),
-        tidy=tidy,
-        dry_run=dry_run,
-    )
-    with phase("scaffold", f"{name} ({points}) for Kubernetes {version}"):
+    request = scaffold_inputs(c, name=name, points=points, module=module, k8s_version=k8s_version, out=out,
+                              force=force, tidy=tidy, dry_run=dry_run)
+    with phase("scaffold", f"{name} ({points}) for Kubernetes {request.k8s_version}"):
         result = generate.scaffold(request)
     steps = result.plan.lines() if result.plan else []
     if json:

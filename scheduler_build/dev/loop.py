@@ -1,7 +1,7 @@
 """The parts of `inv dev.run` below the task: what to watch, change detection, the cycle report, the Lease.
 
 The watch loop itself (build, start the scheduler, watch its Lease) lives at the
-edge, in tasks/dev.py. Change detection polls: a file's (mtime, size) is read on
+edge, in flows/dev.py. Change detection polls: a file's (mtime, size) is read on
 every poll and its content hashed only when those moved, so saving a file without
 changing it, or touching it, starts no rebuild.
 """

@@ -12,10 +12,8 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from scheduler_build.build import builder_image as builder
-from scheduler_build import settings
 from scheduler_build import engine
 from scheduler_build.golang import gotool
 from scheduler_build.golang import toolchain
@@ -26,6 +24,21 @@ from scheduler_build.resolve import gomod, goproxy, versions
 from scheduler_build.errors import UserError
 
 MIN_FREE_GIB = 10  # a kube-scheduler build: ~0.7 GB modules, ~0.4 GB vendor, ~2 GB Go cache
+
+
+@dataclass(frozen=True)
+class DoctorRequest:
+    """What the checks look at, decided before any runs (inputs/doctor.py)."""
+
+    cache_dir: Path
+    goroot: str  # builder.goroot; empty: `go env GOROOT` of the host
+    builder_image: str  # builder.image; empty: a golang:* or bootstrapped image
+    registry: str  # empty: no registry is checked
+    home: str  # $HOME, where Go keeps its caches
+    gopath: str  # $GOPATH
+    node: bool  # check what `cluster.up --node` needs instead
+    kubeconfig: str  # empty: no version skew check
+    spec_path: str  # the spec whose scheduler --kubeconfig judges
 
 
 @dataclass
@@ -46,12 +59,12 @@ def check_docker() -> Check:
                      "install and start a Docker engine (Debian: apt-get install -y docker.io), or set DOCKER_HOST")
 
 
-def check_go(config: Any) -> Check:
+def check_go(request: DoctorRequest) -> Check:
     """Required: resolving, vendoring, scaffolding and SBOMs run the host's Go (PATH, else /usr/local/go)."""
     if not gotool.find():
         return Check("go toolchain", False, gotool.missing(), gotool.INSTALL_HINT)
     try:
-        root, version = builder.host_go(settings.get(config, "builder.goroot"))
+        root, version = builder.host_go(request.goroot)
     except UserError as exc:
         return Check("go toolchain", False, exc.message, exc.hint or "")
     where = gotool.find()
@@ -59,8 +72,8 @@ def check_go(config: Any) -> Check:
     return Check("go toolchain", True, f"go{version} at {root}{on_path}")
 
 
-def check_disk(config: Any) -> Check:
-    path = settings.cache_dir(config)
+def check_disk(request: DoctorRequest) -> Check:
+    path = request.cache_dir
     probe = path
     while not probe.exists():
         probe = probe.parent
@@ -70,8 +83,8 @@ def check_disk(config: Any) -> Check:
                  f"free at least {MIN_FREE_GIB} GiB, or point paths.cache_dir elsewhere")
 
 
-def check_builder(config: Any, go_ok: bool) -> Check:
-    configured = settings.get(config, "builder.image")
+def check_builder(request: DoctorRequest, go_ok: bool) -> Check:
+    configured = request.builder_image
     try:
         images = {tag for image in engine.connect(timeout=10).images() for tag in image.tags}
     except Exception:
@@ -121,9 +134,9 @@ def check_go_proxy() -> Check:
     return Check("go module proxy", True, f"{urls[0]} answers")
 
 
-def check_cache(config: Any) -> Check:
+def check_cache(request: DoctorRequest) -> Check:
     """The cache directory (paths.cache_dir) must be writable: every stage keeps its inputs there."""
-    path = settings.cache_dir(config)
+    path = request.cache_dir
     try:
         path.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path, prefix=".doctor-"):
@@ -134,10 +147,9 @@ def check_cache(config: Any) -> Check:
     return Check("cache dir", True, f"{path} writable")
 
 
-def check_home() -> Check:
+def check_home(request: DoctorRequest) -> Check:
     """Go needs HOME (its caches) or GOPATH/GOMODCACHE/GOCACHE set; a container or CI job may have none."""
-    home = os.environ.get("HOME", "")
-    gopath = os.environ.get("GOPATH", "")
+    home, gopath = request.home, request.gopath
     if not home and not gopath:
         return Check("HOME/GOPATH", False, "neither HOME nor GOPATH is set (go has nowhere for its caches)",
                      "export HOME=/some/writable/dir (or GOPATH and GOCACHE)")
@@ -162,10 +174,10 @@ def served_minors_needs(cache_root: Path, goroot: str = "") -> tuple[list[str], 
     return lines, ready
 
 
-def check_minors_go(config: Any) -> Check:
+def check_minors_go(request: DoctorRequest) -> Check:
     """Which Go each served minor's go line needs, and whether it is the host's or cached (toolchain.py)."""
     try:
-        lines, ready = served_minors_needs(settings.cache_dir(config), settings.get(config, "builder.goroot"))
+        lines, ready = served_minors_needs(request.cache_dir, request.goroot)
     except UserError as exc:
         return Check("go per minor", False, exc.message, exc.hint or "", required=False)
     return Check("go per minor", True, "; ".join(lines) if ready else "; ".join(lines) + " (needs the Go module proxy once)",
@@ -198,9 +210,9 @@ FIRST_USE_TOOLS = (
 )
 
 
-def check_tools(config: Any) -> Check:
+def check_tools(request: DoctorRequest) -> Check:
     """Which tools are compiled on first use, and, for those built here, how long that took."""
-    tools = settings.cache_dir(config) / "tools"
+    tools = request.cache_dir / "tools"
     built, pending = [], []
     for name, used_by in FIRST_USE_TOOLS:
         found = sorted(tools.glob(f"{name}-*")) if tools.is_dir() else []
@@ -214,14 +226,20 @@ def check_tools(config: Any) -> Check:
     return Check("first-use tools", True, "; ".join(parts), required=False)
 
 
-def run_all(config: Any, registry: str = "") -> list[Check]:
-    go = check_go(config)
-    checks = [check_docker(), go, check_go_proxy(), check_home(), check_cache(config), check_disk(config),
-              check_builder(config, go.ok), check_git(), check_tools(config)]
-    if go.ok:
-        checks.insert(2, check_minors_go(config))
-    if registry:
-        checks.append(check_registry(registry))
+def run_all(request: DoctorRequest) -> list[Check]:
+    """Every check a request asks for: a build's (or, with `node`, the node's), then the version skew."""
+    if request.node:
+        checks = node_checks(request.cache_dir)
+    else:
+        go = check_go(request)
+        checks = [check_docker(), go, check_go_proxy(), check_home(request), check_cache(request),
+                  check_disk(request), check_builder(request, go.ok), check_git(), check_tools(request)]
+        if go.ok:
+            checks.insert(2, check_minors_go(request))
+        if request.registry:
+            checks.append(check_registry(request.registry))
+    if request.kubeconfig:
+        checks.append(check_version_skew(request.kubeconfig, request.spec_path, request.cache_dir))
     return checks
 
 

@@ -1,7 +1,9 @@
 """`scheduler-extender` / `python -m scheduler_build.extender`: run the extender.
 
 The same options as `inv extender.serve`, for containers and process supervisors
-(the end-to-end tests start it this way).
+(the end-to-end tests start it this way). This program's own front door: it reads its flags and
+environment ($KUBECONFIG, the one-write switch) once, into a ServeConfig, as inputs/extender.py
+does for `inv extender.serve` (the extender image runs no settings or invoke).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from scheduler_build.errors import UserError
 from scheduler_build.extender.service import serve
 from scheduler_build.extender.policy import POLICIES
 from scheduler_build.extender.config import (LOG_LEVELS, ONE_WRITE_ENV, VERBS, ServeConfig, TLSOptions,
-                                              one_write_default)
+                                              default_kubeconfig, one_write_default)
 
 
 def mib(size: int) -> str:
@@ -59,7 +61,8 @@ def parser() -> argparse.ArgumentParser:
 
 def config_from(ns: argparse.Namespace) -> ServeConfig:
     return validate(ServeConfig(
-        host=ns.host, port=ns.port, kubeconfig=ns.kubeconfig, policy=ns.policy, url_prefix=ns.url_prefix,
+        host=ns.host, port=ns.port,
+        kubeconfig=ns.kubeconfig or default_kubeconfig(os.environ, os.path.expanduser("~")), policy=ns.policy, url_prefix=ns.url_prefix,
         verbs={v: getattr(ns, f"{v}_verb") for v in VERBS},
         max_body_bytes=ns.max_body_bytes, assume_ttl=ns.assume_ttl,
         tls=TLSOptions(ns.tls_cert, ns.tls_key, ns.tls_client_ca), log_level=ns.log_level,

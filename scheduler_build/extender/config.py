@@ -8,6 +8,7 @@ msgspec or uvicorn; the extender package builds on the same dataclasses.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from scheduler_build import __version__
@@ -25,6 +26,13 @@ _OFF = ("0", "false", "no", "off")
 def one_write_default(environ: dict[str, str]) -> bool:
     """OneWrite unless ONE_WRITE_ENV says 0/false/no/off (the console script's default for --one-write)."""
     return environ.get(ONE_WRITE_ENV, "1").strip().lower() not in _OFF
+
+
+def default_kubeconfig(environ: Any, home: str) -> str:
+    """The extender's kubeconfig when none is given: $KUBECONFIG's first file, else ~/.kube/config, when it exists;
+    empty: in-cluster, else none (the extender serves, never ready). Pure: its deciders pass the environment."""
+    candidate = (environ.get("KUBECONFIG") or "").split(":")[0] or f"{home}/.kube/config"
+    return candidate if Path(candidate).exists() else ""
 
 
 def default_image_tag() -> str:

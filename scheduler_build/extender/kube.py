@@ -12,7 +12,8 @@ MAX_KUBECONFIG_NODES = 1_000_000  # values once aliases are expanded ("billion l
 
 
 def kube_client(kubeconfig: str | None) -> Any:
-    """An ApiClient from a kubeconfig, $KUBECONFIG/~/.kube/config, or in-cluster config.
+    """An ApiClient from a kubeconfig (decided by the extender's front doors: the flag or setting, else
+    config.default_kubeconfig), or in-cluster config.
 
     Returns None when no configuration is found, so the extender still serves
     (not ready) without an API server.
@@ -21,9 +22,6 @@ def kube_client(kubeconfig: str | None) -> Any:
 
     if kubeconfig:
         return _from_file(config, kubeconfig, "extender.kubeconfig")
-    default = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
-    if os.path.exists(default.split(os.pathsep)[0]):
-        return _from_file(config, default.split(os.pathsep)[0], "$KUBECONFIG or ~/.kube/config")
     try:
         config.load_incluster_config()
     except config.ConfigException:

@@ -17,7 +17,7 @@ from scheduler_build.image import assemble as image_stage
 from scheduler_build.image import request as image_request
 from scheduler_build.progress import phase
 from scheduler_build.flows import publishers
-from scheduler_build.inputs.publish import DaemonTarget
+from scheduler_build.inputs.publish import DaemonInputs
 from scheduler_build.publish import daemon as daemon_stage
 from scheduler_build.publish.publisher import Published, Publisher
 from scheduler_build.publish import verify as verify_stage
@@ -38,7 +38,7 @@ def build_and_load(request: image_request.ImageRequest, host: str) -> image_stag
     its layer is compressed (daemon.Preloader), a reused one only when the engine lacks it."""
     with daemon_stage.Preloader() as preload:
         result = image_stage.build(request, host, early=preload)
-    publishers.publisher(DaemonTarget(frozenset(preload.loaded))).publish(result)
+    publishers.publisher(DaemonInputs(frozenset(preload.loaded))).publish(result)
     return result
 
 

@@ -9,8 +9,8 @@ from functools import singledispatch
 from pathlib import Path
 from typing import Any
 
-from scheduler_build.inputs.publish import (ArchiveTarget, ChartPushInputs, DaemonTarget, PushInputs, RegistryAccess,
-                                            Signing)
+from scheduler_build.inputs.publish import (ArchiveInputs, ChartPushInputs, CosignInputs, DaemonInputs, PushInputs,
+                                            RegistryInputs, SigningInputs)
 from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import registry as registry_stage
 from scheduler_build.publish import sign as sign_stage
@@ -37,33 +37,35 @@ def _(inputs: ChartPushInputs) -> ChartPublisher:
 
 
 @publisher.register
-def _(inputs: ArchiveTarget) -> ArchivePublisher:
+def _(inputs: ArchiveInputs) -> ArchivePublisher:
     return ArchivePublisher(inputs.path, inputs.epoch)
 
 
 @publisher.register
-def _(inputs: DaemonTarget) -> DaemonPublisher:
+def _(inputs: DaemonInputs) -> DaemonPublisher:
     return DaemonPublisher(inputs.preloaded, None)
 
 
-def client(access: RegistryAccess) -> registry_stage.Client:
+def client(access: RegistryInputs) -> registry_stage.Client:
     """A registry client of decided values (image.verify makes its read-only one from the same)."""
     return registry_stage.Client(target=access.target, creds=access.creds, ca_cert=access.ca_cert,
                                  insecure=access.insecure, retries=access.retries, backoff=access.backoff)
 
 
-def _cosign(signing: Signing) -> cosign_tool.Cosign:
-    return cosign_tool.Cosign(cosign_tool.binary(signing.cosign_cache), password=signing.password)
+def cosign(decided: CosignInputs) -> cosign_tool.Cosign:
+    """The pinned cosign (built on first use) with the decided password and environment."""
+    return cosign_tool.Cosign(cosign_tool.binary(decided.cache_dir), password=decided.password,
+                              inherited=decided.environment)
 
 
-def _image_signer(signing: Signing | None) -> Signer | None:
+def _image_signer(signing: SigningInputs | None) -> Signer | None:
     """Sign the index and images and attest their provenance (cosign is built on first use, when it signs)."""
     if signing is None:
         return None
-    return lambda layout, registry: sign_stage.sign_pushed(_cosign(signing), signing.key_ref, Path(layout), registry)
+    return lambda layout, registry: sign_stage.sign_pushed(cosign(signing.cosign), signing.key_ref, Path(layout), registry)
 
 
-def _chart_signer(signing: Signing | None) -> ChartSigner | None:
+def _chart_signer(signing: SigningInputs | None) -> ChartSigner | None:
     if signing is None:
         return None
-    return lambda references, registry: sign_stage.sign_references(_cosign(signing), signing.key_ref, references, registry)
+    return lambda references, registry: sign_stage.sign_references(cosign(signing.cosign), signing.key_ref, references, registry)

@@ -85,13 +85,13 @@ def install_site(project: Path, context: Path) -> None:
     shutil.rmtree(staged)
 
 
-def build(cache_dir: Path, project: Path, tag: str = TAG, force: bool = False) -> StepImage:
+def build(cache_dir: Path, project: Path, tag: str, force: bool, mirror: str) -> StepImage:
     """Build (or keep) the step image from the checkout at `project`."""
     if not (project / "pyproject.toml").is_file():
         raise UserError(f"{project} is not a scheduler-build checkout (no pyproject.toml)", "run it from the checkout")
     engine = docker_api.connect()
     goroot = Path(re.sub(r"/bin/go$", "", gotool.binary()))
-    rootfs, _ = extender.base_rootfs(cache_dir, "amd64", include=INCLUDE)
+    rootfs, _ = extender.base_rootfs(cache_dir, "amd64", mirror, include=INCLUDE)
     digest = inputs_digest(project, rootfs, goroot)
     existing = engine.inspect_image(tag)
     if existing is not None and not force and existing.labels.get(LABEL) == digest:

@@ -29,7 +29,6 @@ from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase, stream_line
 
 SUITE = "bookworm"
-MIRROR = "http://deb.debian.org/debian"
 INCLUDE = ("python3", "ca-certificates")
 # The distributions the extender imports at run time; their version ranges come from the package's own
 # requirement metadata (pyproject.toml's dependencies), so the image gets the pinned, tested uvicorn.
@@ -47,15 +46,15 @@ class ExtenderImage:
     rootfs_cached: bool
 
 
-def rootfs_key(arch: str, suite: str = SUITE, mirror: str = MIRROR, include: tuple[str, ...] = INCLUDE) -> str:
+def rootfs_key(arch: str, mirror: str, suite: str = SUITE, include: tuple[str, ...] = INCLUDE) -> str:
     return hashlib.sha256(f"{suite}|{arch}|{mirror}|{','.join(sorted(include))}|minbase|1".encode()).hexdigest()[:16]
 
 
-def base_rootfs(cache_dir: Path, arch: str, mirror: str = MIRROR, include: tuple[str, ...] = INCLUDE) -> tuple[Path, bool]:
+def base_rootfs(cache_dir: Path, arch: str, mirror: str, include: tuple[str, ...] = INCLUDE) -> tuple[Path, bool]:
     """The cached rootfs tarball (Debian minbase + `include`), bootstrapping it on a miss: (path, was_cached)."""
     if arch not in DEBIAN_ARCH:
         raise UserError(f"no Debian architecture for {arch!r}", "supported: amd64, arm64")
-    target = Path(cache_dir) / "rootfs" / f"debian-{SUITE}-python3-{arch}-{rootfs_key(arch, mirror=mirror, include=include)}.tar"
+    target = Path(cache_dir) / "rootfs" / f"debian-{SUITE}-python3-{arch}-{rootfs_key(arch, mirror, include=include)}.tar"
     if target.is_file():
         return target, True
     if os.geteuid() != 0:
@@ -143,7 +142,7 @@ def install_extender(dest: Path) -> None:
         raise UserError(f"pip could not fetch the extender's wheels: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode}", "check access to PyPI")
 
 
-def build(cache_dir: Path, tag: str, arch: str = "amd64", force: bool = False, mirror: str = MIRROR) -> ExtenderImage:
+def build(cache_dir: Path, tag: str, arch: str, force: bool, mirror: str) -> ExtenderImage:
     if arch != "amd64":
         raise UserError(f"the extender image is built for amd64 only, not {arch}", "the wheels and the bootstrap are host-native")
     engine = connect()

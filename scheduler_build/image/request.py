@@ -257,7 +257,7 @@ def prepare(planned: Plan) -> ImageRequest:
     opts = planned.opts
     inputs = [read_input(planned, plat, arch) for plat, arch in planned.platforms]
     check_inputs_agree(inputs)
-    chosen = epoch_mod.from_environment(str(opts.source_date_epoch or "").strip())
+    chosen = epoch_mod.chosen(str(opts.source_date_epoch or "").strip())
     # Without one: the binary's own build date, the image is as old as what it ships.
     epoch = chosen if chosen is not None else inputs[0].build_info.source_date_epoch
     spec = planned.spec

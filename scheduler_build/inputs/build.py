@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from invoke import Context
 
-from scheduler_build import settings
-from scheduler_build.build import from_spec
+from scheduler_build import platforms
 from scheduler_build.build.debuggable import Debuggable
 from scheduler_build.build.pipeline import BuildRequest
-from scheduler_build.inputs.common import option
+from scheduler_build.errors import UserError
+from scheduler_build.inputs.common import cache_dir, load_spec, option
+from scheduler_build.inputs.common import source_date_epoch as source_date_epoch_of
 from scheduler_build.spec.model import Spec
 
 
@@ -39,8 +40,8 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
         goroot=option(c, "builder.goroot"),
         go=str(option(c, "builder.go", go) or ""),
         dist_dir=Path(option(c, "paths.dist_dir", dist)),
-        cache_dir=settings.cache_dir(c.config if isinstance(c, Context) else c),
-        source_date_epoch=str(option(c, "build.source_date_epoch", source_date_epoch) or ""),
+        cache_dir=cache_dir(c),
+        source_date_epoch=source_date_epoch_of(c, source_date_epoch),
         version_suffix=option(c, "build.version_suffix", version_suffix, spec_value("version_suffix"), "versionSuffix"),
         gocache_volume=option(c, "build.gocache_volume", gocache_volume),
         reuse_builder={"auto": None, "true": True, "false": False}[str(option(c, "build.reuse_builder")).lower()],
@@ -52,7 +53,49 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
                                                   True if spec is not None and spec.debuggable.enabled else None,
                                                   "debuggable.enabled"))),
     )
-    return from_spec.apply_spec(request, spec) if spec is not None else request
+    return apply_spec(request, spec) if spec is not None else request
+
+
+def apply_spec(request: BuildRequest, loaded: Spec) -> BuildRequest:
+    """The spec's plugins, patches and recorder settings on a request whose values are already decided: whether
+    the recorder is on was decided once, above (--debuggable / --no-debuggable, the spec, build.debuggable)."""
+    if request.component != "kube-scheduler":
+        raise UserError(f"a build spec builds kube-scheduler, not {request.component}", "drop --component or pass --no-spec")
+    recorder = dataclasses.replace(loaded.debuggable, enabled=request.debuggable.enabled)
+    return dataclasses.replace(request, plugin_sources=tuple(loaded.plugins), patches=tuple(loaded.patches),
+                               debuggable=recorder)
+
+
+def spec_arches(loaded: Spec, all_platforms: bool) -> list[str]:
+    """The host's architecture when the spec lists it (or lists none), else its first platform."""
+    listed = [platforms.arch_of(p, "platforms") for p in loaded.platforms]
+    if all_platforms and listed:
+        return listed
+    host = platforms.host_arch()
+    if not listed or host in listed:
+        return [host]
+    return [listed[0]]
+
+
+@dataclass(frozen=True)
+class BuildInputs:
+    """`inv build`: the spec (None: a plain build), one request per platform, and the cache directory."""
+
+    spec: Spec | None
+    requests: tuple[BuildRequest, ...]
+    cache_dir: Path
+
+
+def build_inputs(c: Any, *, spec: str | None = None, no_spec: bool = False, all_platforms: Any = False,
+                 arch: str | None = None, **flags: Any) -> BuildInputs:
+    """The spec by the one spec load, the platforms (--arch, else the spec's: the host's when it lists it, every
+    one with --all-platforms), and each platform's request by `build_request`."""
+    loaded = load_spec(c, spec, no_spec, plain_flags=bool(flags.get("k8s_version") or flags.get("component")))
+    arches = [option(c, "build.arch", arch)]
+    if loaded is not None and not arch:
+        arches = spec_arches(loaded, option(c, "build.all_platforms", all_platforms))
+    requests = tuple(build_request(c, arch=target_arch, spec=loaded, **flags) for target_arch in arches)
+    return BuildInputs(loaded, requests, cache_dir(c))
 
 
 def default_request(**given: Any) -> BuildRequest:

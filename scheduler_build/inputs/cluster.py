@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scheduler_build import settings
 from scheduler_build.build import debuggable
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.cluster import node as node_mod
@@ -18,7 +17,7 @@ from scheduler_build.extender.config import default_image_tag
 from scheduler_build.image import assemble
 from scheduler_build.image.info import ImageInfo
 from scheduler_build.inputs.build import build_request
-from scheduler_build.inputs.common import load_spec, option
+from scheduler_build.inputs.common import cache_dir, load_spec, option
 from scheduler_build.platforms import host_arch
 
 
@@ -51,7 +50,20 @@ def state_dir(c: Any, flag: str | None = None) -> Path:
 
 
 def _cache(c: Any) -> Path:
-    return settings.cache_dir(c.config if hasattr(c, "config") else c)
+    return cache_dir(c)
+
+
+@dataclass(frozen=True)
+class StatusInputs:
+    """cluster.status: the state directory, and the spec whose scheduler is judged against the API server."""
+
+    state_dir: Path
+    spec_path: str
+    cache_dir: Path
+
+
+def status_inputs(c: Any, *, state_dir_flag: str | None = None, spec: str | None = None) -> StatusInputs:
+    return StatusInputs(state_dir(c, state_dir_flag), str(option(c, "spec.path", spec)), cache_dir(c))
 
 
 def component_request(c: Any, component: str, k8s_version: str | None = None) -> BuildRequest:

@@ -7,17 +7,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scheduler_build import settings
 from scheduler_build.errors import UserError
-from scheduler_build.inputs.common import load_spec, option
+from scheduler_build.inputs.common import cache_dir, load_spec, option
 from scheduler_build.progress import phase
 from scheduler_build.spec.model import Spec
 
 
 @dataclass(frozen=True)
-class RenderTarget:
+class RenderInputs:
+    """config.render and config.chart: the spec, where the output goes, and where the image layout and cache are."""
+
     spec: Spec
-    out_dir: Path  # --out, else config.out, else <paths.dist_dir>/config/<the spec's name>
+    out_dir: Path  # render: --out, else config.out, else <paths.dist_dir>/config/<name>; chart: <dist>/chart/<name>
+    dist_dir: Path  # the image layout --pin-digest reads
+    cache_dir: Path
 
 
 def spec_of(c: Any, spec: str | None, what: str) -> Spec:
@@ -28,10 +31,27 @@ def spec_of(c: Any, spec: str | None, what: str) -> Spec:
     return loaded
 
 
-def render_target(c: Any, *, spec: str | None = None, out: str | None = None) -> RenderTarget:
+def render_inputs(c: Any, *, spec: str | None = None, out: str | None = None) -> RenderInputs:
     loaded = spec_of(c, spec, "config.render")
-    out_dir = Path(option(c, "config.out", out) or Path(option(c, "paths.dist_dir")) / "config" / loaded.name)
-    return RenderTarget(loaded, out_dir)
+    dist_dir = Path(option(c, "paths.dist_dir"))
+    out_dir = Path(option(c, "config.out", out) or dist_dir / "config" / loaded.name)
+    return RenderInputs(loaded, out_dir, dist_dir, cache_dir(c))
+
+
+def chart_inputs(c: Any, *, spec: str | None = None, out: str | None = None) -> RenderInputs:
+    loaded = spec_of(c, spec, "config.chart")
+    dist_dir = Path(option(c, "paths.dist_dir"))
+    return RenderInputs(loaded, Path(out or dist_dir / "chart" / loaded.name), dist_dir, cache_dir(c))
+
+
+def spec_path(c: Any, spec: str | None) -> str:
+    """The spec a config task names in its messages (--spec, else spec.path), before it is loaded."""
+    return str(option(c, "spec.path", spec))
+
+
+def scheduler_name(c: Any, flag: str | None) -> str:
+    """migrate-policy's profile name: --scheduler-name, else config.scheduler_name."""
+    return option(c, "config.scheduler_name", flag)
 
 
 @dataclass(frozen=True)
@@ -60,12 +80,12 @@ def validate_inputs(c: Any, *, spec: str | None = None, binary: str | None = Non
                         "drop one of the two flags")
     if write_config_to and Path(write_config_to).is_dir():
         raise UserError(f"--write-config-to {write_config_to} is a directory", "name a file, e.g. defaulted.yaml")
-    spec_path = str(option(c, "spec.path", spec))
-    with phase("spec", spec_path):
+    named = spec_path(c, spec)
+    with phase("spec", named):
         loaded = spec_of(c, spec, "config.validate")
     return ValidateInputs(
-        spec=loaded, spec_path=spec_path, k8s_version=k8s_version or None, binary=Path(binary) if binary else None, fields_only=only,
+        spec=loaded, spec_path=named, k8s_version=k8s_version or None, binary=Path(binary) if binary else None, fields_only=only,
         write_config_to=Path(write_config_to) if write_config_to else None,
         require_batching=option(c, "config.require_batching", require_batching),
         runner_image=option(c, "config.runner_image") or "", dist_dir=Path(option(c, "paths.dist_dir")),
-        cache_dir=settings.cache_dir(c.config if hasattr(c, "config") else c))
+        cache_dir=cache_dir(c))

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scheduler_build import kubeclient, settings
 from scheduler_build.config import render
 from scheduler_build.errors import UserError
-from scheduler_build.inputs.common import load_spec, option
+from scheduler_build.inputs.common import cache_dir, load_spec, option
+from scheduler_build.inputs.explain import required_kubeconfig
 from scheduler_build.spec.model import Spec
 
 
@@ -33,17 +32,13 @@ def deploy_inputs(c: Any, *, kubeconfig: str | None = None, context: str | None 
                   dir: str | None = None, spec: str | None = None, image: str | None = None, no_wait: Any = False,
                   timeout: Any = None, rotate_certs: bool = False, allow_version_skew: Any = False) -> DeployInputs:
     """Every value by the one precedence rule; a missing kubeconfig or spec, or a bad image, is refused here."""
-    chosen = option(c, "deploy.kubeconfig", kubeconfig) or os.environ.get("KUBECONFIG", "")
-    if not chosen:
-        raise UserError("no kubeconfig given", "pass --kubeconfig K (or set deploy.kubeconfig / $KUBECONFIG)")
-    kubeclient.check_kubeconfig(chosen)
+    chosen = required_kubeconfig(c, kubeconfig)
     loaded = None if dir else load_spec(c, spec)
     if not dir and loaded is None:
         raise UserError("deploy: no build spec to render and no --dir", "pass --spec PATH or --dir DIR, or set spec.path")
-    config = c.config if hasattr(c, "config") else c
     return DeployInputs(
         kubeconfig=Path(chosen), context=option(c, "deploy.context", context), directory=Path(dir) if dir else None,
         spec=loaded, image=render.check_image_flag(image) if image else None, dry_run=bool(dry_run),
         wait=not option(c, "deploy.no_wait", no_wait), timeout=float(option(c, "deploy.timeout", timeout)),
         rotate_certs=bool(rotate_certs), allow_skew=option(c, "deploy.allow_version_skew", allow_version_skew),
-        cache_dir=settings.cache_dir(config))
+        cache_dir=cache_dir(c))

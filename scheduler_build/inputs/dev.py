@@ -7,14 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scheduler_build import kubeclient, settings
-from scheduler_build.build import from_spec
+from scheduler_build import kubeclient
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.cluster import controlplane
 from scheduler_build.errors import UserError
-from scheduler_build.inputs.build import build_request
+from scheduler_build.inputs.build import build_request, spec_arches
 from scheduler_build.inputs.cluster import state_dir
-from scheduler_build.inputs.common import load_spec
+from scheduler_build.inputs.common import cache_dir, kubeconfig_path, load_spec
 from scheduler_build.spec.model import Spec
 
 
@@ -28,10 +27,12 @@ class DevInputs:
 
 
 def kubeconfig_of(c: Any, kubeconfig: str | None, state_dir_flag: str | None) -> str:
-    """--kubeconfig (checked), else the admin kubeconfig of the local control plane of `inv cluster.up`."""
-    if kubeconfig:
-        kubeclient.check_kubeconfig(kubeconfig)
-        return str(kubeconfig)
+    """The one kubeconfig rule (--kubeconfig, deploy.kubeconfig, $KUBECONFIG; checked), else the admin kubeconfig
+    of the local control plane of `inv cluster.up`."""
+    chosen = kubeconfig_path(c, kubeconfig)
+    if chosen:
+        kubeclient.check_kubeconfig(chosen)
+        return chosen
     directory = state_dir(c, state_dir_flag)
     state = controlplane.load_state(directory)
     if state is None:
@@ -45,8 +46,7 @@ def dev_inputs(c: Any, *, spec: str | None = None, kubeconfig: str | None = None
     loaded = load_spec(c, spec)
     if loaded is None:
         raise UserError("dev.run builds a spec's scheduler and none is set", "pass --spec PATH or set spec.path")
-    arch = from_spec.spec_arches(loaded, False)[0]
-    config = c.config if hasattr(c, "config") else c
+    arch = spec_arches(loaded, False)[0]
     return DevInputs(spec=loaded, kubeconfig=kubeconfig_of(c, kubeconfig, state_dir_flag),
-                     workdir=settings.cache_dir(config) / "dev" / loaded.name,
+                     workdir=cache_dir(c) / "dev" / loaded.name,
                      request=build_request(c, arch=arch, component="kube-scheduler", spec=loaded), once=bool(once))

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from scheduler_build.build import debuggable as debuggable_mod
-from scheduler_build import settings
 from scheduler_build.errors import UserError
 from scheduler_build.image import request as image_request
-from scheduler_build.inputs.common import load_spec, option
+from scheduler_build.inputs.common import cache_dir, load_spec, option
+from scheduler_build.inputs.common import source_date_epoch as source_date_epoch_of
 from scheduler_build.platforms import check_dist_name
 from scheduler_build.spec.formats import IMAGE_REPO
 
@@ -21,7 +21,7 @@ def _repository(repository: str) -> str:
     return repository
 
 
-def inputs(c, *, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None,
+def image_inputs(c, *, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None,
            repository=None, source_date_epoch=None, force=False, debuggable=False) -> image_request.Options:
     """Every value decided once, by the one precedence rule (flag > spec > environment > settings file >
     default), the same as `inv build`'s: image.build finds the binary `inv build` wrote."""
@@ -48,8 +48,8 @@ def inputs(c, *, spec=None, no_spec=False, k8s_version=None, platforms=None, dis
         repository=_repository(option(c, "image.repository", repository,
                                       spec_value(lambda s: s.image.repository), "image.repository") or ""),
         dist_dir=Path(option(c, "paths.dist_dir", dist)),
-        cache_dir=settings.cache_dir(c.config),
-        source_date_epoch=str(option(c, "build.source_date_epoch", source_date_epoch) or ""),
+        cache_dir=cache_dir(c),
+        source_date_epoch=source_date_epoch_of(c, source_date_epoch),
         licenses=option(c, "image.licenses"),
         source=option(c, "image.source"),
         force=option(c, "image.force", force),

@@ -24,6 +24,7 @@ class StepImageInputs:
     force: bool
     cache_dir: Path
     project_dir: Path
+    mirror: str  # image.debian_mirror: debootstrap's mirror for the step image's base
 
 
 def matrix_inputs(c: Any, *, spec: str | None = None, k8s_versions: str | None = None) -> MatrixInputs:
@@ -37,4 +38,5 @@ def matrix_inputs(c: Any, *, spec: str | None = None, k8s_versions: str | None =
 
 def step_image_inputs(c: Any, *, tag: str | None = None, force: bool = False) -> StepImageInputs:
     config = c.config if hasattr(c, "config") else c
-    return StepImageInputs(tag or None, bool(force), settings.cache_dir(config), project_dir(config))
+    return StepImageInputs(tag or None, bool(force), settings.cache_dir(config), project_dir(config),
+                           option(c, "image.debian_mirror"))

@@ -12,7 +12,6 @@ key's PEM text is redacted before a line reaches the log or an error message.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,11 +42,12 @@ class Cosign:
     """Runs the cached cosign with the password in its environment and secrets redacted from its output."""
 
     path: Path
-    password: str = ""
+    password: str
+    inherited: dict[str, str]  # the environment cosign starts from (decided with the password: inputs/publish)
     registry_env: dict[str, str] | None = None  # e.g. DOCKER_CONFIG for registry credentials
 
     def environment(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k != PASSWORD_ENV}
+        env = {k: v for k, v in self.inherited.items() if k != PASSWORD_ENV}
         env.update(self.registry_env or {})
         env[PASSWORD_ENV] = self.password
         env.setdefault("SIGSTORE_NO_CACHE", "true")
@@ -55,7 +55,7 @@ class Cosign:
 
     def redact(self, text: str) -> str:
         secrets = [self.password] if len(self.password) >= 4 else []
-        secrets += [v for k, v in os.environ.items() if k.startswith("COSIGN_KEY") and v]
+        secrets += [v for k, v in self.inherited.items() if k.startswith("COSIGN_KEY") and v]
         for secret in secrets:
             text = text.replace(secret, "<redacted>")
         return text

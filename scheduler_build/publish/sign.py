@@ -6,9 +6,9 @@ attests each platform image's SLSA provenance (from the layout, provenance.py).
 Signatures and attestations are Sigstore bundles stored as OCI referrers of the
 image (the registry's referrers tag where it lacks the referrers API).
 
-Registry credentials from SCHEDULER_BUILD_REGISTRY_USERNAME/_PASSWORD reach cosign
-through a private docker config in a 0700 temporary directory, removed after the
-run (never on a command line, where other users could read them).
+The registry credentials decided for the push (engine/credentials.py: the environment, else
+docker's config) reach cosign through a private docker config in a 0700 temporary directory,
+removed after the run (never on a command line, where other users could read them).
 """
 
 from __future__ import annotations
@@ -27,21 +27,21 @@ from scheduler_build.image import oci, provenance
 from scheduler_build.image.info import ImageInfo
 from scheduler_build.progress import log
 from scheduler_build.publish import registry as registry_stage
-from scheduler_build.engine.credentials import PASSWORD_ENV, USER_ENV
+from scheduler_build.engine.credentials import engine_ca
 from scheduler_build.publish.cosign import OFFLINE_SIGN, Cosign
 
 KEY_FILE, PUB_FILE = "cosign.key", "cosign.pub"
 
 
-def key_ref(text: str, what: str = "--key", public: bool = False) -> str:
-    """A key as cosign takes it: an existing file (made absolute) or env://VAR with VAR set.
-    `public`: the verifying key (DIR/cosign.pub), else the signing key (DIR/cosign.key)."""
+def key_ref(text: str, environ: dict[str, str], what: str = "--key", public: bool = False) -> str:
+    """A key as cosign takes it: an existing file (made absolute) or env://VAR with VAR set in `environ`
+    (the decider passes the environment). `public`: the verifying key (DIR/cosign.pub), else the signing key."""
     if not text:
         wanted = PUB_FILE if public else KEY_FILE
         raise UserError(f"{what} is required",
                         f"pass --key DIR/{wanted} (from `inv image.keygen --out DIR`) or env://VAR")
     if text.startswith("env://"):
-        if not os.environ.get(text[len("env://"):]):
+        if not environ.get(text[len("env://"):]):
             raise UserError(f"{what} {text}: the environment variable is not set", "export it with the key's PEM text")
         return text
     path = Path(text).expanduser()
@@ -80,13 +80,13 @@ def keygen(cosign: Cosign, out_dir: Path) -> tuple[Path, Path]:
 
 
 @contextlib.contextmanager
-def registry_auth(host: str) -> Iterator[dict[str, str]]:
-    """cosign's environment for the registry: a private DOCKER_CONFIG when the credentials come from
-    our environment variables; otherwise cosign reads docker's own config, as `docker push` would."""
-    user, password = os.environ.get(USER_ENV, ""), os.environ.get(PASSWORD_ENV, "")
-    if not (user and password):
+def registry_auth(host: str, creds: tuple[str, str] | None) -> Iterator[dict[str, str]]:
+    """cosign's environment for the registry: a private DOCKER_CONFIG holding the credentials decided for the
+    client (the same the push used); none: anonymous, as the push was."""
+    if not creds:
         yield {}
         return
+    user, password = creds
     directory = tempfile.mkdtemp(prefix="scheduler-build-cosign-auth-")  # 0700
     try:
         token = base64.b64encode(f"{user}:{password}".encode()).decode()
@@ -104,8 +104,8 @@ def registry_flags(client: registry_stage.Client) -> list[str]:
     and the registry's CA (--ca-cert, else /etc/docker/certs.d/<host:port>/ca.crt, where the engine looks)."""
     host = client.target.host
     flags = ["--allow-http-registry=true"] if client.insecure or registry_stage.is_loopback(host) else []
-    ca = client.ca_cert or registry_stage.CERTS_D / host / "ca.crt"
-    if Path(ca).is_file():
+    ca = client.ca_cert or engine_ca(host)
+    if ca and Path(ca).is_file():
         flags.append(f"--registry-cacert={ca}")
     return flags
 
@@ -113,7 +113,7 @@ def registry_flags(client: registry_stage.Client) -> list[str]:
 def sign_references(cosign: Cosign, key: str, references: list[str], client: registry_stage.Client) -> list[str]:
     """Sign pushed artifacts by digest (repo@sha256:...), as image.push --sign signs the image (config.chart --push)."""
     flags = registry_flags(client)
-    with registry_auth(client.target.host) as env:
+    with registry_auth(client.target.host, client.creds) as env:
         cosign.registry_env = env
         for ref in references:
             log(f"    sign {ref}")
@@ -129,7 +129,7 @@ def sign_pushed(cosign: Cosign, key: str, layout_dir: Path, client: registry_sta
     statements = ImageInfo.of_layout(layout_dir).provenance()
     flags = registry_flags(client)
     signed = []
-    with registry_auth(host) as env, tempfile.TemporaryDirectory(prefix="scheduler-build-attest-") as tmp:
+    with registry_auth(host, client.creds) as env, tempfile.TemporaryDirectory(prefix="scheduler-build-attest-") as tmp:
         cosign.registry_env = env
         for digest in [contents.index_digest, *(d["digest"] for d in contents.manifests)]:
             ref = f"{repo}@{digest}"

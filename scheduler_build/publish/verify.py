@@ -222,7 +222,7 @@ def verify(cosign: Cosign, key: str, ref: str, client: registry_stage.Client) ->
     report.digest = digest
     images = [(d["digest"], "{os}/{architecture}".format(**d.get("platform") or {"os": "?", "architecture": "?"}))
               for d in top.get("manifests") or []] if top.get("manifests") is not None else [(digest, "")]
-    with registry_auth(target.host) as env:
+    with registry_auth(target.host, client.creds) as env:
         cosign.registry_env = env
         if top.get("manifests") is not None:
             _check_signature(cosign, key, flags, report, f"{target.name}@{digest}", digest)

@@ -36,9 +36,9 @@ class RetargetRequest:
     path: Path
     k8s_version: str
     cache_dir: Path
-    write: bool = False
-    builder_image: str = ""
-    gocache_volume: str = "scheduler-build-gocache"
+    write: bool
+    builder_image: str  # empty: the builder `inv build` would pick
+    gocache_volume: str
 
 
 @dataclass

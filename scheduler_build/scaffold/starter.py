@@ -9,7 +9,6 @@ from scheduler_build import atomic, owned
 from scheduler_build.errors import UserError
 from scheduler_build.templating import render
 
-SPEC_FILE = "scheduler.yaml"
 TEMPLATE = "scaffold/starter-spec.yaml.j2"
 
 
@@ -20,15 +19,16 @@ class PluginRef:
     package: str  # Go import path of the plugin package
 
 
-def spec_text(name: str, k8s_minor: str, plugin: PluginRef | None) -> str:
-    return render(TEMPLATE, name=name, k8s_minor=k8s_minor, plugin=plugin, spec_file=SPEC_FILE)
+def spec_text(name: str, k8s_minor: str, plugin: PluginRef | None, spec_file: str) -> str:
+    return render(TEMPLATE, name=name, k8s_minor=k8s_minor, plugin=plugin, spec_file=spec_file)
 
 
-def check_target(directory: Path, force: bool) -> Path:
-    """DIR/scheduler.yaml, refused when it exists (unless force) or DIR is not a directory."""
+def check_target(directory: Path, spec_file: str, force: bool) -> Path:
+    """DIR/<spec_file> (the name spec.path's default finds), refused when it exists (unless force) or DIR is not a
+    directory."""
     if directory.exists() and not directory.is_dir():
         raise UserError(f"init {directory}: not a directory", "name a new or existing directory")
-    target = directory / SPEC_FILE
+    target = directory / spec_file
     owned.check_writable(target, "init")  # before the plugin's scaffold and its `go mod tidy`
     if target.exists() and not force:
         raise UserError(f"init: {target} exists; nothing written", "choose another DIR, or --force to replace it")

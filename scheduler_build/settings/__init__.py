@@ -131,7 +131,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("config.fields_only", False, "`config.validate` checks fields only, without the binary"),
     Setting("config.require_batching", False, "`config.validate` fails when a profile loses opportunistic batching "
             "(a plugin without SignPod, an extender): for CI"),
-    Setting("deploy.kubeconfig", "", "kubeconfig file; empty: $KUBECONFIG"),
+    Setting("deploy.kubeconfig", "", "kubeconfig file of deploy, explain, dev.run and doctor; empty: $KUBECONFIG (its "
+            "first file)"),
     Setting("deploy.context", "", "kubeconfig context; empty: its current-context"),
     Setting("deploy.timeout", 300, "seconds to wait for the Deployment to become available", Kind("duration", lo=1)),
     Setting("deploy.no_wait", False, "do not wait for the Deployment to become available"),
@@ -172,7 +173,7 @@ def flag_help(dotted: str, otherwise: str = "", *, before: str = "", after: str 
     """A flag's help from its setting's declaration: the setting's help and its default, the one text of
     every task's flag for it. A task may only frame it: `before` ("with --rebuild: "), `after` (what the
     flag means in that task), `spec` (the spec's field that wins over the setting, e.g. "name").
-    tests/unit/commands/test_help.py holds every setting-backed flag of every task to this."""
+    tests/unit/settings/test_settings.py holds every setting-backed flag of every task to this."""
     return f"{before}{setting(dotted).help}{after} ({describe(dotted, otherwise, spec)})"
 
 
@@ -319,12 +320,3 @@ def update_readme(path: Path) -> bool:
     if updated != text:
         path.write_text(updated)
     return updated != text
-
-
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["--update"] and len(sys.argv) == 3:
-        print("updated" if update_readme(Path(sys.argv[2])) else "up to date", file=sys.stderr)
-    elif sys.argv[1:] == ["--markdown"]:
-        print(reference_markdown())
-    else:
-        sys.exit("usage: python -m scheduler_build.settings --markdown | --update docs/settings.md")

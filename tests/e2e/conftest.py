@@ -34,9 +34,10 @@ def control_plane(built_apiserver, tmp_path_factory):
     """A running cluster (scheduler_build.cluster.controlplane.ClusterState), torn down at the end."""
     from scheduler_build.cluster import controlplane as cluster
     from scheduler_build.cluster import processes
+    from scheduler_build import settings
 
     state_dir = tmp_path_factory.mktemp("cluster")
-    state = cluster.up(built_apiserver.binary, state_dir, timeout=300)
+    state = cluster.up(built_apiserver.binary, state_dir, etcd=settings.default("cluster.etcd"), timeout=300)
     yield state
     final = cluster.load_state(state_dir) or state
     cluster.down(state_dir)

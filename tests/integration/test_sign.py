@@ -203,7 +203,7 @@ def test_provenance_with_another_subject_fails(release):
     statement = json.loads(oci.Layout(release["layout"]).blob(info["platforms"][0]["provenance_digest"]))
     predicate = release["work"] / "predicate.json"
     predicate.write_text(json.dumps(statement["predicate"]))
-    tool = cosign_tool.Cosign(cosign_tool.binary(settings.cache_dir()), password=PASSWORD)
+    tool = cosign_tool.Cosign(cosign_tool.binary(settings.cache_dir()), password=PASSWORD, inherited=dict(os.environ))
     key, repo = str(release["keys"] / "cosign.key"), pushed["target"]
     for digest in (index, image):
         tool.run(["sign", "--key", key, *cosign_tool.OFFLINE_SIGN, f"{repo}@{digest}"], "sign")
@@ -262,7 +262,7 @@ def test_shipped_policy_admits_the_attested_provenance_and_refuses_a_leaky_one(r
     provenance that names an absolute build-machine path (the fault issue 20 found) is refused."""
     policy = release["work"] / "slsa-provenance.rego"
     inv("image.policy", "--out", str(policy), cwd=release["work"])
-    tool = cosign_tool.Cosign(cosign_tool.binary(settings.cache_dir()), password=PASSWORD)
+    tool = cosign_tool.Cosign(cosign_tool.binary(settings.cache_dir()), password=PASSWORD, inherited=dict(os.environ))
     key, pub = str(release["keys"] / "cosign.key"), str(release["keys"] / "cosign.pub")
 
     def gate(ref: str) -> subprocess.CompletedProcess:

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bench.perf import etcd, harness, report, results, run, variants
+from bench.perf import harness, report, results, run, variants
+from testkit import etcd
 from scheduler_build import spec as spec_mod
 from scheduler_build.build import plugins as plugins_stage
 from scheduler_build.errors import UserError

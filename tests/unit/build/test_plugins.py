@@ -1,4 +1,4 @@
-"""Unit tests for plugin snapshots, the wrapper's go.mod with plugins/patches, and spec -> build glue."""
+"""Unit tests for plugin snapshots and the wrapper's go.mod with plugins/patches."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from scheduler_build import platforms
 from scheduler_build.resolve import versions
 from scheduler_build.build import plugins
 from scheduler_build.build import snapshot
-from scheduler_build.build import from_spec
 from scheduler_build import spec as spec_mod
 from scheduler_build.inputs.build import default_request
 from scheduler_build.errors import UserError
@@ -132,38 +131,6 @@ def test_wrapper_go_mod_plain_is_unchanged_and_custom_adds_replaces():
     # A patched staging module is replaced by its copy, not pinned to the published version too.
     assert "\tk8s.io/api => ../../patched/def/k8s.io_api\n" in custom and "k8s.io/api => k8s.io/api v0.36.3" not in custom
     assert "\tk8s.io/kube-scheduler => k8s.io/kube-scheduler v0.36.3\n" in custom
-
-
-def test_choose_spec():
-    assert from_spec.choose_spec("s.yaml", False, "d.yaml", plain_flags=True) == Path("s.yaml")
-    assert from_spec.choose_spec(None, False, "d.yaml", plain_flags=False) == Path("d.yaml")
-    assert from_spec.choose_spec(None, True, "d.yaml", plain_flags=False) is None
-    assert from_spec.choose_spec(None, False, "d.yaml", plain_flags=True) is None  # `inv build --k8s-version 1.35`
-    assert from_spec.choose_spec(None, False, "", plain_flags=False) is None
-
-
-def test_missing_spec_is_a_user_error(tmp_path):
-    with pytest.raises(UserError, match="build spec .*nope.yaml not found") as err:
-        from_spec.load_spec(tmp_path / "nope.yaml")
-    assert "--no-spec" in err.value.hint
-
-
-def test_example_spec_fills_the_request():
-    loaded = spec_mod.load(REPO / "examples/underlay/scheduler.yaml")
-    request = from_spec.apply_spec(default_request(), loaded)
-    assert [p.package for p in request.plugin_sources] == ["example.com/acme/underlay/pkg/underlayiplimit"]
-    assert [p.name for p in request.patches] == ["0001-scheduler-add-AcmeSchedulable-in-tree-plugin.patch"]
-    with pytest.raises(UserError, match="builds kube-scheduler, not kube-apiserver"):
-        from_spec.apply_spec(default_request(component="kube-apiserver"), loaded)
-
-
-def test_spec_arches(monkeypatch):
-    loaded = spec_mod.load(REPO / "examples/underlay/scheduler.yaml")  # linux/amd64, linux/arm64
-    monkeypatch.setattr(platforms, "host_arch", lambda: "amd64")
-    assert from_spec.spec_arches(loaded, all_platforms=False) == ["amd64"]
-    assert from_spec.spec_arches(loaded, all_platforms=True) == ["amd64", "arm64"]
-    monkeypatch.setattr(platforms, "host_arch", lambda: "s390x")
-    assert from_spec.spec_arches(loaded, all_platforms=False) == ["amd64"]
 
 
 def test_local_package_must_exist_and_export_name_and_new(tmp_path):

@@ -128,7 +128,7 @@ def test_up_with_a_missing_apiserver_binary_is_a_clear_error(repo, tmp_path):
 
 def test_up_with_a_missing_etcd_is_a_clear_error(tmp_path):
     with pytest.raises(UserError, match="etcd not found"):
-        cluster.up(tmp_path / "apiserver", tmp_path / "s", etcd=str(tmp_path / "no-etcd"))
+        cluster.up(tmp_path / "apiserver", tmp_path / "s", etcd=str(tmp_path / "no-etcd"), timeout=5)
     assert not (tmp_path / "s").exists()
 
 

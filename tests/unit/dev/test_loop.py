@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from scheduler_build.dev import loop as devloop
-from scheduler_build.build import from_spec
+from scheduler_build.inputs.common import spec_at
 from scheduler_build.config import schedulerconfig
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -29,7 +29,7 @@ def _tree(tmp_path: Path) -> Path:
 
 
 def test_watch_roots_are_the_local_plugins_then_the_patches():
-    spec = from_spec.load_spec(ROOT / "examples/underlay/scheduler.yaml")
+    spec = spec_at(ROOT / "examples/underlay/scheduler.yaml")
     roots = devloop.watch_roots(spec)
     assert roots[0] == (ROOT / "examples/underlay/plugin").resolve()
     assert [r.name for r in roots[1:]] == ["0001-scheduler-add-AcmeSchedulable-in-tree-plugin.patch"]
@@ -84,7 +84,7 @@ def test_result_lines_of_a_good_and_a_failed_cycle():
 
 
 def test_dev_configuration_points_at_the_cluster_and_elects_on_the_spec_lease():
-    spec = from_spec.load_spec(ROOT / "examples/underlay/scheduler.yaml")
+    spec = spec_at(ROOT / "examples/underlay/scheduler.yaml")
     config = devloop.dev_configuration(schedulerconfig.for_spec(spec), "/k/admin.kubeconfig")
     assert config["clientConnection"] == {"qps": 50, "burst": 100, "kubeconfig": "/k/admin.kubeconfig"}
     assert devloop.lease_target(config) == ("underlay-system", "underlay-scheduler")
@@ -94,7 +94,7 @@ def test_dev_configuration_points_at_the_cluster_and_elects_on_the_spec_lease():
 
 def test_dev_run_reaches_the_reference_extender_in_plain_http():
     # The client certificate lives in a Secret mounted into the scheduler pod; a host process has none.
-    spec = from_spec.load_spec(ROOT / "examples/underlay/scheduler.yaml")
+    spec = spec_at(ROOT / "examples/underlay/scheduler.yaml")
     assert spec.reference_extender.tls
     (entry,) = schedulerconfig.for_spec(devloop.host_spec(spec))["extenders"]
     assert entry["enableHTTPS"] is False and "tlsConfig" not in entry and entry["urlPrefix"].startswith("http://")

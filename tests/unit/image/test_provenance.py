@@ -117,12 +117,12 @@ def test_spdx_sbom_validates_with_spdx_tools(tmp_path):
 
 def test_key_references_and_references_to_verify(tmp_path, monkeypatch):
     with pytest.raises(UserError, match="no such file"):
-        sign.key_ref(str(tmp_path / "cosign.key"))
+        sign.key_ref(str(tmp_path / "cosign.key"), {})
     monkeypatch.delenv("NOPE_KEY", raising=False)
     with pytest.raises(UserError, match="not set"):
-        sign.key_ref("env://NOPE_KEY")
+        sign.key_ref("env://NOPE_KEY", {})
     monkeypatch.setenv("SOME_KEY", "pem")
-    assert sign.key_ref("env://SOME_KEY") == "env://SOME_KEY"
+    assert sign.key_ref("env://SOME_KEY", {"SOME_KEY": "pem"}) == "env://SOME_KEY"
     target, reference = verify.split_reference("127.0.0.1:5000/acme/sched@sha256:" + "01" * 32)
     assert (target.name, reference) == ("127.0.0.1:5000/acme/sched", "sha256:" + "01" * 32)
     assert verify.split_reference("127.0.0.1:5000/acme/sched:v1.36.3-0.1.0")[1] == "v1.36.3-0.1.0"

@@ -204,6 +204,115 @@ def stage_order_faults(root: Path, package: str = PACKAGE) -> list[str]:
     return faults
 
 
+# --- decide first: who reads settings, the environment and $KUBECONFIG -------------------------------
+
+# Where inputs are decided: every setting, environment variable and $KUBECONFIG is read there.
+DECIDERS = ("inputs", "settings")
+# Ground modules that read the environment themselves, each for a reason (docs/ARCHITECTURE.md).
+READS_ENVIRONMENT = {
+    f"{PACKAGE}.golang.gotool": "Go's own variables (GOROOT, GOPROXY) and the environment every go command "
+                                "inherits: the toolchain reads them itself, so the host's go and ours agree",
+    f"{PACKAGE}.engine.credentials": "the one home of registry credentials (SCHEDULER_BUILD_REGISTRY_USERNAME/"
+                                     "_PASSWORD, else docker's config): not settings, so no file holds a password",
+    f"{PACKAGE}.extender.cli": "the scheduler-extender program's own front door: its flags and environment, read "
+                               "once into a ServeConfig (its image runs no settings or invoke)",
+    f"{PACKAGE}.extender.config": "pure: the extender's default kubeconfig from the environment its two front doors "
+                                  "pass in",
+    f"{PACKAGE}.cli.listing": "the --list/completion cache's directory ($XDG_CACHE_HOME) before any setting is loaded, "
+                              "so the front door starts fast",
+}
+# Reading a setting: the precedence rule and the table's lookups (a help text may name a setting; reading its
+# value is deciding it).
+SETTING_READS = {"option", "decide", "cache_dir", "get", "lookup"}  # settings.default reads the table, for help
+SETTING_MODULES = {"settings", "precedence", "options", "common", "_common", "task_api"}
+
+
+def _reads(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) of each read of a setting, `os.environ`/`os.getenv` or the name KUBECONFIG in a tree."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os" \
+                and node.attr in ("environ", "environb", "getenv", "putenv", "unsetenv"):
+            found.append((node.lineno, f"os.{node.attr}"))
+        elif isinstance(node, ast.ImportFrom) and node.module == "os" \
+                and {a.name for a in node.names} & {"environ", "getenv"}:
+            found.append((node.lineno, "os.environ"))
+        elif isinstance(node, ast.Constant) and node.value in ("KUBECONFIG", "$KUBECONFIG"):
+            found.append((node.lineno, "$KUBECONFIG"))
+        elif isinstance(node, ast.Call):
+            fn = node.func
+            if isinstance(fn, ast.Name) and fn.id == "option":
+                found.append((node.lineno, "option()"))
+            elif isinstance(fn, ast.Attribute) and fn.attr in SETTING_READS and isinstance(fn.value, ast.Name) \
+                    and fn.value.id in SETTING_MODULES:
+                found.append((node.lineno, f"{fn.value.id}.{fn.attr}()"))
+    return sorted(found)
+
+
+def decide_first_faults(root: Path, package: str = PACKAGE, exceptions: dict[str, str] = READS_ENVIRONMENT) -> list[str]:
+    """Reads of a setting, the environment or $KUBECONFIG outside inputs/ and settings/ (the named ground
+    modules may read the environment, never a setting)."""
+    faults = []
+    for name, path in sorted(modules(root, package).items()):
+        if _layer(name, package) in DECIDERS or name == f"{package}.settings":
+            continue
+        for line, what in _reads(ast.parse(path.read_text())):
+            if name in exceptions and not what.endswith("()"):
+                continue
+            faults.append(f"{name}:{line} reads {what}")
+    return faults
+
+
+# Literals that equal a setting's default but state another fact, each with the fact it states.
+OTHER_FACTS = {
+    "kube-scheduler": "the component Kubernetes names so (build.component chooses among components)",
+    "default-scheduler": "Kubernetes' own scheduler name, which pods without a schedulerName go to",
+    "127.0.0.1": "loopback: every server here listens there (extender.host's default too)",
+    "underlay-ip": "the reference extender's policy table's key",
+    "Apache-2.0": "the reference extender's own licence, the toolkit's (image.licenses is the scheduler image's)",
+}
+
+
+def _distinctive(value: object) -> bool:
+    """A default worth finding restated: a name or path with punctuation, or a number of four digits and more."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return value >= 1000
+    return isinstance(value, str) and len(value) >= 6 and any(ch in value for ch in "./-:")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    return {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+
+
+def restated_default_faults(root: Path, defaults: dict[str, object], package: str = PACKAGE,
+                            leaves: tuple[str, ...] = (f"{PACKAGE}.extender.config",)) -> list[str]:
+    """Literals outside the settings table (and `leaves`, the homes the table reads its defaults from) equal to
+    a setting's distinctive default; docstrings may name one."""
+    wanted = {repr(v): k for k, v in defaults.items() if _distinctive(v) and v not in OTHER_FACTS}
+    faults = []
+    for name, path in sorted(modules(root, package).items()):
+        if name in leaves or _layer(name, package) == "settings" or name == f"{package}.settings" \
+                or name == package:  # __version__ is no setting
+            continue
+        tree = ast.parse(path.read_text())
+        docstrings = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and id(node) not in docstrings and not isinstance(node.value, bool) \
+                    and repr(node.value) in wanted:
+                faults.append(f"{name}:{node.lineno} restates {wanted[repr(node.value)]}'s default {node.value!r}")
+    return faults
+
+
+def setting_defaults() -> dict[str, object]:
+    from scheduler_build import settings
+
+    return {row.key: row.default for row in settings.SETTINGS}
+
+
 ENTRY_POINTS = ("cli/app.py", "cli/entry.py", "cli/files.py", "cli/program.py", "cli/rewrite.py", "__main__.py")  # `scheduler-build` itself: the program that serves the task layer
 
 
@@ -243,9 +352,18 @@ def test_stages_import_only_earlier_stages_and_read_no_setting():
     faults = stage_order_faults(REPO)
     # The maintainer's table generator (`python -m scheduler_build.resolve.version_table`) names the cache
     # in its __main__ block; nothing a task runs goes through it.
-    # doctor became a stage package with the floor plan; its decide step moving to inputs/ is issue 38's next step.
-    assert faults == [f"{PACKAGE}.doctor.checks reads settings ({PACKAGE}.settings)",
-                      f"{PACKAGE}.resolve.version_table reads settings ({PACKAGE}.settings)"]
+    assert faults == [f"{PACKAGE}.resolve.version_table reads settings ({PACKAGE}.settings)"]
+
+
+def test_only_inputs_and_settings_read_settings_the_environment_and_kubeconfig():
+    # The maintainer's table generator names the cache in its __main__ block (as in the stage-order rule).
+    assert decide_first_faults(REPO) == [f"{PACKAGE}.resolve.version_table:58 reads settings.cache_dir()"]
+
+
+def test_no_setting_default_is_restated_outside_the_settings_table():
+    defaults = setting_defaults()
+    assert len([v for v in defaults.values() if _distinctive(v)]) >= 8  # the rule has something to find
+    assert restated_default_faults(REPO, defaults) == []
 
 
 def test_no_task_module_is_imported_outside_the_task_layer():
@@ -303,3 +421,55 @@ def test_each_check_catches_its_planted_fault(tmp_path):
         f"{PACKAGE}.build.compile imports {PACKAGE}.image.assemble, a later stage",
         f"{PACKAGE}.image.assemble reads settings ({PACKAGE}.settings)",
         f"{PACKAGE}.spec.model imports {PACKAGE}.config.render, a later stage"]
+
+
+def test_the_decide_first_rules_catch_their_planted_faults(tmp_path):
+    root = _plant(tmp_path, {
+        f"{PACKAGE}/__init__.py": "",
+        f"{PACKAGE}/inputs/__init__.py": "",
+        f"{PACKAGE}/inputs/deploy.py": "import os\ndef kubeconfig(c):\n    return option(c, 'x') or os.environ['KUBECONFIG']\n",
+        f"{PACKAGE}/deploy/__init__.py": "",
+        f"{PACKAGE}/deploy/apply.py": ("import os\nfrom os import environ\n"
+                                       "def kubeconfig():\n    return os.environ.get('KUBECONFIG')\n"
+                                       "def cache(config):\n    return settings.cache_dir(config)\n"
+                                       "def home():\n    return os.getenv('HOME')\n"),
+        f"{PACKAGE}/commands/__init__.py": "",
+        f"{PACKAGE}/commands/clean.py": ("def clean(c, volume=None):\n    \"default: scheduler-build-gocache\"\n"
+                                        "    return option(c, 'build.gocache_volume', volume)\n"),
+        f"{PACKAGE}/golang/__init__.py": "",
+        f"{PACKAGE}/golang/gotool.py": "import os\ndef proxy():\n    return os.environ.get('GOPROXY')\n",
+        f"{PACKAGE}/cluster/__init__.py": "",
+        f"{PACKAGE}/cluster/controlplane.py": "def up(etcd='/usr/bin/etcd', timeout=180.0, kind='kube-scheduler'):\n    pass\n",
+    })
+    assert decide_first_faults(root, exceptions={f"{PACKAGE}.golang.gotool": "Go's own"}) == [
+        f"{PACKAGE}.commands.clean:3 reads option()",
+        f"{PACKAGE}.deploy.apply:2 reads os.environ",
+        f"{PACKAGE}.deploy.apply:4 reads $KUBECONFIG",
+        f"{PACKAGE}.deploy.apply:4 reads os.environ",
+        f"{PACKAGE}.deploy.apply:6 reads settings.cache_dir()",
+        f"{PACKAGE}.deploy.apply:8 reads os.getenv"]
+    # Without its named exception, the ground module is caught too.
+    assert f"{PACKAGE}.golang.gotool:3 reads os.environ" in decide_first_faults(root, exceptions={})
+    defaults = {"cluster.etcd": "/usr/bin/etcd", "cluster.timeout": 180, "build.component": "kube-scheduler",
+                "build.gocache_volume": "scheduler-build-gocache"}
+    # A docstring may name a default and another fact's name is not one; a signature may not restate one.
+    assert restated_default_faults(root, defaults) == [
+        f"{PACKAGE}.cluster.controlplane:1 restates cluster.etcd's default '/usr/bin/etcd'"]
+
+
+def bench_imports(root: Path) -> list[str]:
+    """Imports of bench/ from testkit/: test fixtures are shared by bench/, never the other way round."""
+    faults = []
+    for path in sorted((root / "testkit").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            faults += [f"{path.relative_to(root)}:{node.lineno} imports {n}" for n in names
+                       if n == "bench" or n.startswith("bench.")]
+    return faults
+
+
+def test_testkit_imports_nothing_of_bench(tmp_path):
+    assert len(list((REPO / "testkit").rglob("*.py"))) > 5 and bench_imports(REPO) == []
+    root = _plant(tmp_path, {"testkit/warmup.py": "def etcd():\n    from bench.perf import etcd\n"})
+    assert bench_imports(root) == ["testkit/warmup.py:2 imports bench.perf"]

@@ -150,15 +150,15 @@ def test_config_render_and_image_build_agree_on_the_spec_over_the_settings(tmp_p
     """image.repository in the settings file and the spec's image.repository: the spec wins for both, so the
     Deployment config.render writes names the image image.build tags; config.out is flag > file > default."""
     from scheduler_build.config import render
-    from scheduler_build.inputs.config import render_target
+    from scheduler_build.inputs.config import render_inputs
 
     c, _ = project(tmp_path, monkeypatch, "image: {repository: acme/from-settings}\n")
-    decided = render_target(c)
+    decided = render_inputs(c)
     planned = _planned(c)
     assert render.image_ref(decided.spec, planned.version).split(":")[0] == planned.repository == \
         "registry.example.com/acme/underlay-scheduler"
     assert decided.out_dir == tmp_path / "dist" / "config" / SPEC_NAME  # the default, named after the spec
-    assert render_target(c, out="here").out_dir == Path("here")
+    assert render_inputs(c, out="here").out_dir == Path("here")
     plain = _planned(c, no_spec=True, k8s_version="1.36")  # negative control: without a spec the setting holds
     assert plain.repository == "acme/from-settings"
 

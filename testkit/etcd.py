@@ -1,4 +1,5 @@
-"""etcd at the version the target pins (hack/lib/etcd.sh), built from the Go module proxy, cached.
+"""etcd at the version the target pins (hack/lib/etcd.sh), built from the Go module proxy, cached: the
+performance harness (bench/perf) and the test warm-up share it.
 
 The harness starts etcd itself from PATH; Debian's 3.4 refuses its unix-socket URL. The
 server module's go.mod carries replaces, so it is built from a two-line wrapper module
