@@ -52,7 +52,7 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 3) ->
         built = build.run(default_request(k8s_version=k8s_version, dist_dir=work / "dist",
                                              cache_dir=settings.cache_dir(), pull=False))
         context = Context(config=Config(defaults=settings.DEFAULTS))
-        opts = image_inputs.inputs(context, no_spec=True, k8s_version=k8s_version, platforms=f"linux/{arch}",
+        opts = image_inputs.image_inputs(context, no_spec=True, k8s_version=k8s_version, platforms=f"linux/{arch}",
                                   dist=work / "dist", repository=repository)
 
         def package(force: bool = False) -> assemble.ImageResult:

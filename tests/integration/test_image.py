@@ -471,7 +471,7 @@ def _packaged_labels(build_result, tmp_path: Path, **options) -> tuple[dict, dic
     from scheduler_build.inputs import image as image_inputs
 
     context = Context(config=Config(defaults=settings.DEFAULTS))
-    opts = image_inputs.inputs(context, platforms=f"linux/{host}", dist=dist, no_spec="spec" not in options, **options)
+    opts = image_inputs.image_inputs(context, platforms=f"linux/{host}", dist=dist, no_spec="spec" not in options, **options)
     request = image_request.prepare(image_request.plan(opts, host))
     result = assemble.build(request, host)
     layout = oci.Layout(result.layout)

@@ -44,7 +44,7 @@ def outputs(built_example_scheduler, tmp_path_factory) -> dict:
     shutil.copytree(platform_dir, dist / platform_dir.relative_to(platform_dir.parents[2]))
     host = platforms.host_arch()
     context = Context(config=Config(defaults=settings.DEFAULTS))
-    opts = image_inputs.inputs(context, spec=str(SPEC), platforms=f"linux/{host}", dist=dist,
+    opts = image_inputs.image_inputs(context, spec=str(SPEC), platforms=f"linux/{host}", dist=dist,
                               repository="scheduler-build-test/sbom-judges")
     result = assemble.build(image_request.prepare(image_request.plan(opts, host)), host)
     info = json.loads((result.layout / image_info.FILE_NAME).read_text())["platforms"][0]

@@ -177,7 +177,7 @@ def _inputs(cache: Path, **flags) -> image.Options:
     from scheduler_build.inputs import image as image_inputs
 
     config = Config(defaults=settings.DEFAULTS, overrides={"paths": {"cache_dir": str(cache)}})
-    return image_inputs.inputs(Context(config=config), **flags)
+    return image_inputs.image_inputs(Context(config=config), **flags)
 
 
 def test_missing_platform_names_the_build_command(tmp_path, monkeypatch):

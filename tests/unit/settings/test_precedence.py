@@ -53,7 +53,7 @@ def _built(c: Context, recorded: list, **flags) -> pipeline.BuildRequest:
 
 
 def _planned(c: Context, **flags) -> image_request.Plan:
-    return image_request.plan(image_inputs.inputs(c, platforms="linux/amd64", **flags), "amd64")
+    return image_request.plan(image_inputs.image_inputs(c, platforms="linux/amd64", **flags), "amd64")
 
 
 def _build_dir(request: pipeline.BuildRequest) -> Path:
