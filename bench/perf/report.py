@@ -4,25 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.perf.variants import BY_NAME, DEBUGGABLE, VARIANTS
 from scheduler_build.spec import Spec
-
-COLORS = {"vanilla": "#4c72b0", "vanilla-nobatch": "#8172b3", "spec": "#55a868", "debuggable": "#c44e52",
-          "extender": "#dd8452"}
 
 
 def notes(spec: Spec, labels: dict[str, str], chosen: tuple[str, ...] | list[str] = ()) -> list[str]:
     """What each variant is, said once with the figures."""
-    out = ["vanilla: upstream's default profile, OpportunisticBatching on; vanilla-nobatch: the same with the gate "
-           "off (vanilla minus it is what batching is worth); spec: vanilla's profile plus the spec's own plugins only "
-           "(its other profiles and settings left out); extender: default profile + the spec's reference extender "
-           "(plain HTTP on 127.0.0.1, started by the harness's prepare hook). All run the same harness binary, "
-           "patches included; the batching column is what each run's scheduler logged."]
-    if "debuggable" in chosen:
+    shown = [v for v in VARIANTS if v.name in chosen] or [v for v in VARIANTS if v.default]
+    out = ["; ".join(f"{v.name}: {v.note}" for v in shown) + ". Variants of one harness run the same binary, the "
+           "spec's patches included; the batching column is what each run's scheduler logged."]
+    if any(BY_NAME[v].harness == DEBUGGABLE for v in chosen if v in BY_NAME):
         d = spec.debuggable
-        out.append("debuggable: spec's configuration run by a harness of its own, compiled with the recorder patch "
-                   f"after the spec's (as `build --debuggable`), recording pods labelled {d.pod_label or '(any: every pod)'} "
-                   f"with topNodes {d.top_nodes}, rejectedNodes {d.rejected_nodes}; its ratio to spec is what recording "
-                   "costs. Annotation bytes: the recorder's keys and values per recorded pod, read after each run")
+        out.append(f"the recorder records pods labelled {d.pod_label or '(any: every pod)'} with topNodes {d.top_nodes}, "
+                   f"rejectedNodes {d.rejected_nodes}. Annotation bytes: its keys and values per recorded pod, read "
+                   "after each run")
     if labels:
         out.append("upstream's pods carry no label, so the spec's plugin and the extender pass them through; the "
                    f"*Labelled workload is upstream's first chosen workload with pods labelled {', '.join(sorted(labels))} "
@@ -112,7 +107,7 @@ def chart(res: dict, out: Path) -> Path:
         pps = [(r or {}).get("pods_per_second") or {} for r in rows]
         meds = [p.get("median", 0.0) for p in pps]
         err = [[m - p.get("min", 0.0) for m, p in zip(meds, pps)], [p.get("max", 0.0) - m for m, p in zip(meds, pps)]]
-        bars = ax.bar(xs, meds, width, yerr=err, capsize=3, label=variant, color=COLORS.get(variant))
+        bars = ax.bar(xs, meds, width, yerr=err, capsize=3, label=variant, color=BY_NAME[variant].colour if variant in BY_NAME else None)
         for bar, value in zip(bars, meds):
             ax.annotate(f"{value:.0f}", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom", fontsize=8)
     ax.set_xticks(range(len(labels)), labels, fontsize=8)

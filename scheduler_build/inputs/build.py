@@ -10,6 +10,7 @@ from invoke import Context
 
 from scheduler_build import settings
 from scheduler_build.build import from_spec
+from scheduler_build.build import pgo
 from scheduler_build.build.debuggable import Debuggable
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.inputs.common import option
@@ -21,7 +22,8 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
                   builder_image: str | None = None, no_pull: bool = False, dist: Any = None,
                   source_date_epoch: str | None = None, version_suffix: str | None = None,
                   gocache_volume: str | None = None, cache_from: str | None = None, cache_to: str | None = None,
-                  spec: Spec | None = None, debuggable: bool = False, go: str | None = None) -> BuildRequest:
+                  spec: Spec | None = None, debuggable: bool = False, go: str | None = None,
+                  pgo_profile: str | None = None) -> BuildRequest:
     """A BuildRequest by the one precedence rule (flag > spec > environment > settings file > default) over
     `k8s.*`, `build.*`, `builder.*`, `paths.dist_dir`, with the spec's plugins and patches when one is given."""
     def spec_value(field: str) -> Any:
@@ -51,8 +53,19 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
         debuggable=Debuggable(enabled=bool(option(c, "build.debuggable", debuggable,
                                                   True if spec is not None and spec.debuggable.enabled else None,
                                                   "debuggable.enabled"))),
+        pgo=pgo_decided(c, pgo_profile, spec),
     )
     return from_spec.apply_spec(request, spec) if spec is not None else request
+
+
+def pgo_decided(c: Any, flag: str | None, spec: Spec | None) -> pgo.Profile | None:
+    """The profile of a profile-guided build (--pgo > the spec's pgo > build.pgo), read and checked now."""
+    from_spec = spec.pgo if spec is not None else None
+    chosen = option(c, "build.pgo", flag, str(from_spec) if from_spec else None, "pgo")
+    if not chosen:
+        return None
+    where = "--pgo" if flag else f"{spec.path}: pgo" if from_spec else "build.pgo"
+    return pgo.load(chosen, where)
 
 
 def default_request(**given: Any) -> BuildRequest:

@@ -330,7 +330,7 @@ def test_record_sizes_are_counted_per_recorded_pod(tmp_path):
 
 def test_debuggable_is_chosen_only_by_name_and_its_pods_opt_in_to_recording():
     assert variants.parse_variants("debuggable,spec") == ["spec", "debuggable"]
-    assert "debuggable" in variants.VARIANTS
+    assert "debuggable" in variants.BY_NAME and not variants.BY_NAME["debuggable"].default
     spec = spec_mod.load(EXAMPLE)
     assert variants.pod_labels(spec, recorded=True) == {**variants.pod_labels(spec), spec.debuggable.pod_label: "true"}
     assert spec.debuggable.pod_label not in variants.pod_labels(spec)  # negative control: not without the variant
