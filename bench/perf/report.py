@@ -51,7 +51,7 @@ def markdown(res: dict) -> str:
         lines.append(f"- {label}: upstream's threshold at {res['kubernetes']} is "
                      + (f"{threshold:g} pods/s" if threshold else "none (the workload carries no threshold)")
                      + " (for upstream's CI hardware: the ratio to vanilla is the figure that counts here)")
-    lines += (_plugin_lines(res) + _extender_lines(res) + _debuggable_lines(res)
+    lines += (_plugin_lines(res) + _extender_lines(res) + _debuggable_lines(res) + _pgo_lines(res)
               + [f"- {n}" for n in res.get("notes", [])])
     return "\n".join(lines) + "\n"
 
@@ -88,6 +88,25 @@ def _debuggable_lines(res: dict) -> list[str]:
                     f"{', '.join(map(str, size['recorded_pods']))} pods recorded per run") if size else \
             "; no pod recorded (none opted in)"
         out.append(f"- {label} debuggable / spec: {row['ratio_to_base']:.2f} (pods/s medians){recorded}")
+    return out
+
+
+def _pgo_lines(res: dict) -> list[str]:
+    """What PGO gains: each *-pgo variant against its baseline, with every run's figure, and the profile."""
+    out = []
+    for label, rows in res["summary"].items():
+        for variant, row in rows.items():
+            known = BY_NAME.get(variant)
+            base = known.baseline if known is not None and known.pgo else ""
+            if not base or base not in rows:
+                continue
+            ratio = row.get("ratio_to_base", row.get("ratio_to_vanilla"))
+            runs = lambda r: ", ".join(f"{x:.1f}" for x in r.get("runs", []))  # noqa: E731
+            out.append(f"- {label} {variant} / {base}: {_fmt(ratio, 3)} (pods/s medians; runs {runs(row)} vs "
+                       f"{runs(rows[base])})")
+    profile = res.get("pgo_profile")
+    if out and profile:
+        out.append(f"- the *-pgo harness was compiled with -pgo from {profile['path']} (sha256 {profile['sha256'][:16]}...)")
     return out
 
 
