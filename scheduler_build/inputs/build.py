@@ -29,9 +29,10 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
     def spec_value(field: str) -> Any:
         return getattr(spec, field) if spec is not None else None
 
+    component = option(c, "build.component", component)
     request = BuildRequest(
         k8s_version=option(c, "k8s.version", k8s_version, spec_value("kubernetes_version"), "kubernetes.version"),
-        component=option(c, "build.component", component),
+        component=component,
         name=option(c, "build.name", name, spec_value("name"), "name"),
         goos=option(c, "build.os", os),
         arch=option(c, "build.arch", arch),
@@ -53,7 +54,8 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
         debuggable=Debuggable(enabled=bool(option(c, "build.debuggable", debuggable,
                                                   True if spec is not None and spec.debuggable.enabled else None,
                                                   "debuggable.enabled"))),
-        pgo=pgo_decided(c, pgo_profile, spec),
+        # the spec's and the setting's profile are kube-scheduler's (not the cluster's API server's); --pgo any one's
+        pgo=pgo_decided(c, pgo_profile, spec) if pgo_profile or component == "kube-scheduler" else None,
     )
     return from_spec.apply_spec(request, spec) if spec is not None else request
 

@@ -184,3 +184,13 @@ def test_build_info_and_provenance_name_the_profile(tmp_path):
     assert found == [{"uri": "file:profiles/cpu.pprof", "name": "pgo-profile", "digest": {"sha256": "ab" * 32},
                       "annotations": {"flag": "-pgo=default.pgo"}}]
     assert [d for d in provenance.resolved_dependencies(again) if d["name"] == "pgo-profile"][0]["uri"] == "file:cpu.pprof"
+
+
+def test_the_setting_profiles_kube_scheduler_only_and_the_flag_any_component(tmp_path, profile):
+    from scheduler_build.inputs.build import build_request
+
+    config = {"build": {"pgo": str(profile)}}
+    assert build_request(config).pgo.path == profile.resolve()
+    assert build_request(config, component="kube-apiserver").pgo is None  # a scheduler's profile stays its own
+    assert build_request({}, component="kube-apiserver", pgo_profile=str(profile)).pgo.sha256 == pgo.load(profile, "x").sha256
+    assert build_request({}).pgo is None
