@@ -6,6 +6,7 @@ from pathlib import Path
 from invoke import Collection, task
 
 from bench import record
+from bench.perf import variants as perf_variants
 from scheduler_build.atomic import write_atomic
 from scheduler_build.progress import log
 from scheduler_build.errors import UserError
@@ -112,7 +113,8 @@ def image_bench(c, k8s_version=None, repeats=3, json=False):
     "pods": "pods per variant (default 1000)",
     "nodes": "Nodes in the cluster (default 500)",
     "repeats": "round-robin rounds over the variants; medians are reported (default 1)",
-    "variants": "which of a (in-tree), b (example plugin), c (extender NodeNames), d (extender NodeList), e (c without OneWrite), f (b debuggable) (default abcd)",
+    "variants": "which of " + ", ".join(f"{v.name} ({v.note})" for v in perf_variants.E2E_VARIANTS)
+                + f" (default {perf_variants.E2E_DEFAULT})",
     "k8s-version": flag_help("k8s.version", after="; of the scheduler and API server"),
     "chart": "write the PNG bar chart here (default docs/benchmarks/e2e-throughput.png)",
     "node": "instead: on a real node (inv cluster.up --node, root), the example spec deployed by inv deploy: "
@@ -124,7 +126,7 @@ def image_bench(c, k8s_version=None, repeats=3, json=False):
     "trace": "also record per variant: CPU seconds of each process, load average, the extender's metrics, py-spy",
 })
 @user_errors
-def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants="abcd", k8s_version=None, chart=None, node=False,
+def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants=perf_variants.E2E_DEFAULT, k8s_version=None, chart=None, node=False,
               qps=0, json=False, trace=False):
     """Pods/s on a real control plane: in-tree vs example plugin vs Python extender (NodeNames, NodeList)."""
     if int(qps) and not node:
@@ -135,9 +137,10 @@ def e2e_bench(c, pods=1000, nodes=500, repeats=1, variants="abcd", k8s_version=N
         module = _bench_module("node_bench")
         _report("bench.e2e.node", module, lambda: module.run(int(pods), int(nodes), int(repeats), int(qps)), json)
         return
-    bad = sorted(set(variants) - set("abcdef"))
+    letters = "".join(v.name for v in perf_variants.E2E_VARIANTS)
+    bad = sorted(set(variants) - set(letters))
     if bad or not variants:
-        raise UserError(f"--variants {variants!r}: unknown {''.join(bad) or 'empty'}", "use letters of abcdef, e.g. --variants ac")
+        raise UserError(f"--variants {variants!r}: unknown {''.join(bad) or 'empty'}", f"use letters of {letters}, e.g. --variants ac")
     module = _bench_module("e2e_bench")
     png_path = Path(chart) if chart else BENCH_DIR.parent / "docs" / "benchmarks" / "e2e-throughput.png"
 
@@ -165,25 +168,26 @@ def startup_bench(c, repeats=15, json=False):
 @task(name="perf", help={
     "spec": flag_help("spec.path", after="; its build is measured"),
     "workloads": "comma-separated upstream workload names of SchedulingBasic, or Case/Workload (default 500Nodes)",
-    "variants": "which of vanilla,vanilla-nobatch,spec,debuggable,extender (default all but debuggable; vanilla "
-                "is the ratios' baseline, spec debuggable's)",
+    "variants": perf_variants.help_text(),
     "repeats": "interleaved runs per variant and workload; medians with min and max are reported (default 3)",
     "json": "write the raw file here instead of bench/results/bench-perf-<time>.json (command, commit, "
             "machine, load, every run, the summary)",
     "chart": "also write a PNG bar chart (median, min-max) here",
+    "pgo-profile": "the CPU profile (pprof) the *-pgo variants' harness is compiled with: take it from another "
+                   "run than the one measured; its sha256 goes in the raw file",
     "compare": "a previous --json (or raw) file: fail when a variant's ratio to vanilla fell by more than --threshold",
     "threshold": "with --compare: the fraction a ratio may fall before it is a regression (default 0.1)",
 })
 @user_errors
-def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nobatch,spec,extender", repeats=3, json=None,
-               chart=None, compare=None, threshold="0.1"):
+def perf_bench(c, spec=None, workloads="500Nodes", variants=perf_variants.DEFAULT_VARIANTS, repeats=3, json=None,
+               chart=None, compare=None, threshold="0.1", pgo_profile=None):
     """Upstream's scheduler_perf against the spec's build: vanilla vs the spec's plugins vs its extender."""
     from bench.perf import results as perf_results
     from bench.perf import report as perf_report
     from bench.perf import run as perf_run
-    from bench.perf import variants as perf_variants
     from scheduler_build import settings
     from scheduler_build.inputs.common import spec_at
+    from scheduler_build.build import pgo
     from scheduler_build.safeyaml import load_json
 
     if int(repeats) < 1:
@@ -201,11 +205,14 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nob
         reference = load_json(Path(compare).read_bytes())
         reference = reference.get("results", reference) if isinstance(reference, dict) else {}  # a raw file or figures
     loaded = spec_at(Path(spec or option(c, "spec.path")))
+    chosen = perf_variants.parse_variants(variants)
+    profile = pgo.load(pgo_profile, "--pgo-profile") if pgo_profile else None
+    perf_variants.check_pgo(chosen, profile)
 
     def measured() -> dict:
-        results = perf_run.run(loaded, perf_variants.parse_workloads(workloads), perf_variants.parse_variants(variants),
+        results = perf_run.run(loaded, perf_variants.parse_workloads(workloads), chosen,
                                int(repeats), settings.cache_dir(c.config), option(c, "build.gocache_volume"),
-                               option(c, "builder.image"), option(c, "builder.pull"))
+                               option(c, "builder.image"), option(c, "builder.pull"), profile)
         if chart:
             results["chart"] = str(perf_report.chart(results, Path(chart)))
         return results

@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 from bench import record
+from bench.perf import variants as variant_rows
 from scheduler_build.inputs.build import default_request
 from scheduler_build import settings
 from scheduler_build.extender.config import ONE_WRITE_ENV
@@ -41,14 +42,7 @@ from scheduler_build.extender.config import ONE_WRITE_ENV
 REPO = Path(__file__).resolve().parent.parent
 CAPACITY_LABEL = "underlay.example.com/capacity"
 POD_LABEL = {"underlay.example.com/ip": "true"}
-VARIANTS = {
-    "a": "in-tree only",
-    "b": "example plugin",
-    "c": "extender NodeNames",
-    "d": "extender NodeList",
-    "e": "extender NodeNames, OneWrite off",
-    "f": "example plugin, debuggable",
-}
+VARIANTS = {v.name: v for v in variant_rows.E2E_VARIANTS}  # letter -> its row: what it runs, its note
 OPT_IN = {"scheduler-build.io/explain": "true"}  # examples/underlay/scheduler.yaml debuggable.podLabel
 _BOUND = re.compile(r'^I(\d{4}) (\d\d:\d\d:\d\d\.\d+) .*"Successfully bound pod to node" pod="([^"]+)"')
 
@@ -102,7 +96,7 @@ def _binaries(k8s_version: str, cache: Path, dist: Path, want_plugin: bool, want
     return out
 
 
-def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "abcd", k8s_version: str = settings.default("k8s.version"),
+def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = variant_rows.E2E_DEFAULT, k8s_version: str = settings.default("k8s.version"),
         trace: bool = False) -> dict:
     from scheduler_build.cluster import controlplane as cluster
     from testkit import extender_process
@@ -110,7 +104,10 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
     from scheduler_build.progress import log
 
     work = Path(tempfile.mkdtemp(prefix="sb-bench-e2e-"))
-    bins = _binaries(k8s_version, settings.cache_dir(), work / "dist", "b" in variants, "f" in variants)
+    rows = [VARIANTS[v] for v in variants]
+    plain = [r for r in rows if r.harness == variant_rows.PLAIN]
+    bins = _binaries(k8s_version, settings.cache_dir(), work / "dist", any(r.plugins for r in plain),
+                     any(r.harness == variant_rows.DEBUGGABLE for r in rows))
     state_dir = work / "cluster"
     results: dict = {"pods": pods, "nodes": nodes, "repeats": repeats, "runs": {v: [] for v in variants}}
     state = cluster.up(bins["apiserver"], state_dir, etcd=settings.default("cluster.etcd"), timeout=300)
@@ -120,18 +117,21 @@ def run(pods: int = 1000, nodes: int = 500, repeats: int = 1, variants: str = "a
         api = kobj.api_client(state.admin_kubeconfig)
         log(f"    creating {nodes} nodes")
         kobj.create_nodes(api, [kobj.node_body(f"bench-{i}", labels={CAPACITY_LABEL: "10"}) for i in range(nodes)])
-        if "c" in variants or "d" in variants:
-            extenders["c"] = extenders["d"] = extender_process.start_extender(work, state.admin_kubeconfig, "extender")
-        if "e" in variants:
-            extenders["e"] = extender_process.start_extender(work, state.admin_kubeconfig, "extender-two-writes",
-                                                             env={ONE_WRITE_ENV: "0"})
+        one_write = [r.name for r in rows if r.extender in (variant_rows.NODE_NAMES, variant_rows.NODE_LIST)]
+        if one_write:  # one extender serves them all
+            started = extender_process.start_extender(work, state.admin_kubeconfig, "extender")
+            extenders.update(dict.fromkeys(one_write, started))
+        for r in rows:
+            if r.extender == variant_rows.TWO_WRITES:
+                extenders[r.name] = extender_process.start_extender(work, state.admin_kubeconfig, "extender-two-writes",
+                                                                    env={ONE_WRITE_ENV: "0"})
         for rep in range(repeats):
             for v in variants:
-                log(f"    [{rep + 1}/{repeats}] ({v}) {VARIANTS[v]}: creating {pods} pods")
+                log(f"    [{rep + 1}/{repeats}] ({v}) {VARIANTS[v].note}: creating {pods} pods")
                 results["runs"][v].append(_variant(v, f"bench-{v}-{rep}", pods, api, state, bins, extenders.get(v),
                                                    work, trace))
     finally:
-        for running in {id(x): x for x in extenders.values()}.values():  # c and d share one
+        for running in {id(x): x for x in extenders.values()}.values():  # NodeNames and NodeList share one
             running.stop()
         cluster.down(state_dir)
         # Binaries, logs and configs of this run only (the build caches stay).
@@ -153,15 +153,17 @@ def _variant(v: str, name: str, pods: int, api, state, bins: dict, serving, work
     from scheduler_build.progress import log
 
     kobj.ensure_namespace(api, name)
-    labels = {**POD_LABEL, **(OPT_IN if v == "f" else {})}
+    row = VARIANTS[v]
+    recorded = row.harness == variant_rows.DEBUGGABLE
+    labels = {**POD_LABEL, **(OPT_IN if recorded else {})}
     kobj.create_pods(api, name, [kobj.pod_body(f"p{i}", name, labels=dict(labels)) for i in range(pods)])
     extenders = []
     if serving is not None:
-        extenders = [schedulerconfig.extender_entry(serving.url, node_cache_capable=(v != "d"))]
-    plugins = {"multiPoint": {"enabled": [{"name": "UnderlayIPLimit", "weight": 3}]}} if v in "bf" else None
+        extenders = [schedulerconfig.extender_entry(serving.url, node_cache_capable=row.extender != variant_rows.NODE_LIST)]
+    plugins = {"multiPoint": {"enabled": [{"name": "UnderlayIPLimit", "weight": 3}]}} if row.config == variant_rows.SPEC else None
     config = e2e.scheduler_config(name, state.scheduler_kubeconfig, extenders=extenders, plugins=plugins,
                                   qps=5000, burst=5000)
-    binary = {"b": bins.get("plugin"), "f": bins.get("debuggable")}.get(v) or bins["plain"]
+    binary = bins["debuggable"] if recorded else bins["plugin"] if row.plugins else bins["plain"]
     started = time.monotonic()
     sched = e2e.start_scheduler(binary, config, work, name, extra_args=e2e.EXTENDER_RETRY_ARGS if extenders else ())
     tracer = _Tracer(state, sched, serving, work / f"{name}.pyspy") if trace else None
@@ -176,10 +178,10 @@ def _variant(v: str, name: str, pods: int, api, state, bins: dict, serving, work
     # The raw file's run: measure "throughput", the variant's letter as its side (a row: "b" vs "a").
     record.run("throughput", v, bind_span(times), pods_per_second=round(rate, 3), binds=len(times))
     log(f"        {rate:.1f} pods/s ({len(times)} binds over {bind_span(times):.2f}s)")
-    recorded = _annotation_bytes(api, name) if v == "f" else {}
+    sizes = _annotation_bytes(api, name) if recorded else {}
     k.CoreV1Api(api).delete_collection_namespaced_pod(name, grace_period_seconds=0)
     return {"pods_per_second": round(rate, 1), "binds": len(times), "wall_seconds_from_start": round(wall, 2),
-            **recorded, **({"trace": traced} if traced else {})}
+            **sizes, **({"trace": traced} if traced else {})}
 
 
 def _annotation_bytes(api, namespace: str) -> dict:
@@ -237,7 +239,8 @@ def markdown(results: dict) -> str:
         "| variant | pods/s (median) | runs | ratio to (a) |",
         "| --- | --- | --- | --- |",
     ]
-    for v, label in VARIANTS.items():
+    for v, row in VARIANTS.items():
+        label = row.note
         if v not in results["median_pods_per_second"]:
             continue
         runs = ", ".join(f"{r['pods_per_second']:.0f}" for r in results["runs"][v])
@@ -256,7 +259,7 @@ def chart(results: dict, out: Path) -> Path:
     keys = [v for v in VARIANTS if v in results["median_pods_per_second"]]
     values = [results["median_pods_per_second"][v] for v in keys]
     fig, ax = plt.subplots(figsize=(7, 3.6), dpi=100)
-    bars = ax.bar([f"({v}) {VARIANTS[v]}" for v in keys], values, color=["#4c72b0", "#55a868", "#dd8452", "#c44e52", "#8172b2"][:len(keys)])
+    bars = ax.bar([f"({v}) {VARIANTS[v].note}" for v in keys], values, color=[VARIANTS[v].colour for v in keys])
     for bar, value in zip(bars, values):
         ax.annotate(f"{value:.0f}", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom", fontsize=9)
     ax.set_ylabel("pods scheduled per second")

@@ -31,6 +31,7 @@ from scheduler_build import platforms
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import debuggable as debuggable_mod
 from scheduler_build.build import compile as compile_stage
+from scheduler_build.build import pgo as pgo_mod
 from scheduler_build.build import plugins as plugins_stage
 from scheduler_build.build import vendor, workspace_image
 from scheduler_build.build.workspace import WRAPPER_MODULE, Workspace
@@ -56,6 +57,7 @@ class Harness:
     compiled: bool  # False: the cached binary was reused
     compile_seconds: float
     debuggable: bool = False  # the recorder patched in and on (it takes -sb-record-sizes)
+    pgo_sha256: str = ""  # compiled with the PGO profile of this sha256
 
     @property
     def misc_dir(self) -> Path:
@@ -78,9 +80,12 @@ def render_workspace(resolution: versions.Resolution, custom: plugins_stage.Cust
     return Workspace(component="scheduler_perf", package=".", files=files)
 
 
-def inputs_key(vendored: vendor.Vendored, overlays: dict[str, Path], image_id: str) -> str:
-    """What the test binary depends on: sources + go.mod/go.sum, vendor tree, plugin snapshots, builder."""
+def inputs_key(vendored: vendor.Vendored, overlays: dict[str, Path], image_id: str, pgo_sha256: str = "") -> str:
+    """What the test binary depends on: sources + go.mod/go.sum, vendor tree, plugin snapshots, builder,
+    and the PGO profile's bytes when it is compiled with one."""
     text = repr((vendored.workspace_dir.name, vendored.vendor_key, sorted((m, str(p)) for m, p in overlays.items()), image_id))
+    if pgo_sha256:
+        text += " pgo " + pgo_sha256
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -90,11 +95,13 @@ def harness_patches(spec: Spec, cache_dir: Path, debuggable: bool) -> tuple[Path
 
 
 def prepare(spec: Spec, cache_dir: Path, gocache_volume: str, builder_image: str = "", pull: bool = True,
-            check: Callable[[Path], object] = lambda module_dir: None, debuggable: bool = False) -> Harness:
+            check: Callable[[Path], object] = lambda module_dir: None, debuggable: bool = False,
+            pgo: pgo_mod.Profile | None = None) -> Harness:
     """The compiled harness for the spec (cached), and where upstream's workload files are.
 
     check: called with the Kubernetes tree before the compile (e.g. that the workloads exist);
-    debuggable: the recorder patched in and on, with the spec's `debuggable` settings."""
+    debuggable: the recorder patched in and on, with the spec's `debuggable` settings;
+    pgo: compiled with this CPU profile (`go test -c -pgo`, as `build --pgo` compiles)."""
     cache_dir = Path(cache_dir).resolve()
     with phase("resolve", spec.kubernetes_version):
         resolution = versions.resolve(spec.kubernetes_version, cache_dir)
@@ -112,23 +119,25 @@ def prepare(spec: Spec, cache_dir: Path, gocache_volume: str, builder_image: str
         vendored = vendor.prepare(render_workspace(resolution, custom, recorder), cache_dir, go=go.go)
     engine = connect()
     chosen = builder.select(engine, resolution.go_version, builder_image, pull, go=go)
-    key = inputs_key(vendored, dict(custom.overlays), chosen.image_id)
+    key = inputs_key(vendored, dict(custom.overlays), chosen.image_id, pgo.sha256 if pgo else "")
     out_dir = cache_dir / "perf-harness" / key
     names = tuple(n for info in custom.plugins_info for n in info.names)
     if (out_dir / BINARY).is_file():
         log(f"    harness {out_dir / BINARY} (cached)")
-        return Harness(out_dir / BINARY, resolution.version, module_dir, names, False, 0.0, debuggable)
+        return Harness(out_dir / BINARY, resolution.version, module_dir, names, False, 0.0, debuggable,
+                       pgo.sha256 if pgo else "")
     out_dir.mkdir(parents=True, exist_ok=True)
     arch = platforms.host_arch()
     job = compile_stage.Job(
         workspace=vendored.workspace_dir, vendor=vendored.vendor_dir, out_dir=out_dir, gocache_volume=gocache_volume,
         package=".", binary_name=BINARY, flags="", environment=compile_stage.build_environment("linux", arch, False, 0),
-        overlays=dict(custom.overlays), test=True, state_dir=cache_dir / "builds",
+        overlays=dict(custom.overlays), test=True, state_dir=cache_dir / "builds", pgo=pgo.path if pgo else None,
     )
     image = workspace_image.ensure(engine, chosen.image, chosen.go_version, vendored.vendor_dir, vendored.vendor_key,
                                    custom.overlays, chosen.identity)
     started = time.monotonic()
-    with phase("compile", f"go test -c (scheduler_perf {resolution.version}) in {image.tag}, network none"), \
+    with phase("compile", f"go test -c (scheduler_perf {resolution.version}{', -pgo' if pgo else ''}) in {image.tag}, "
+               "network none"), \
             alive("compile"):  # minutes cold: a heartbeat every 10 s of silence
         # A container of its own (not the long-lived builder): the harness compiles once per key, and
         # nothing of it keeps running afterwards.
@@ -137,7 +146,8 @@ def prepare(spec: Spec, cache_dir: Path, gocache_volume: str, builder_image: str
         raise BuildFailed(f"go test -c of the scheduler_perf harness failed (exit {code}); the compiler output is above")
     seconds = round(time.monotonic() - started, 1)
     log(f"    compiled {out_dir / BINARY} in {seconds}s")
-    return Harness(out_dir / BINARY, resolution.version, module_dir, names, True, seconds, debuggable)
+    return Harness(out_dir / BINARY, resolution.version, module_dir, names, True, seconds, debuggable,
+                   pgo.sha256 if pgo else "")
 
 
 def source_dir(version: str, local_replaces: dict[str, str], cache_dir: Path) -> Path:

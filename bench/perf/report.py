@@ -4,25 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.perf.variants import BY_NAME, DEBUGGABLE, VARIANTS
 from scheduler_build.spec import Spec
-
-COLORS = {"vanilla": "#4c72b0", "vanilla-nobatch": "#8172b3", "spec": "#55a868", "debuggable": "#c44e52",
-          "extender": "#dd8452"}
 
 
 def notes(spec: Spec, labels: dict[str, str], chosen: tuple[str, ...] | list[str] = ()) -> list[str]:
     """What each variant is, said once with the figures."""
-    out = ["vanilla: upstream's default profile, OpportunisticBatching on; vanilla-nobatch: the same with the gate "
-           "off (vanilla minus it is what batching is worth); spec: vanilla's profile plus the spec's own plugins only "
-           "(its other profiles and settings left out); extender: default profile + the spec's reference extender "
-           "(plain HTTP on 127.0.0.1, started by the harness's prepare hook). All run the same harness binary, "
-           "patches included; the batching column is what each run's scheduler logged."]
-    if "debuggable" in chosen:
+    shown = [v for v in VARIANTS if v.name in chosen] or [v for v in VARIANTS if v.default]
+    out = ["; ".join(f"{v.name}: {v.note}" for v in shown) + ". Variants of one harness run the same binary, the "
+           "spec's patches included; the batching column is what each run's scheduler logged."]
+    if any(BY_NAME[v].harness == DEBUGGABLE for v in chosen if v in BY_NAME):
         d = spec.debuggable
-        out.append("debuggable: spec's configuration run by a harness of its own, compiled with the recorder patch "
-                   f"after the spec's (as `build --debuggable`), recording pods labelled {d.pod_label or '(any: every pod)'} "
-                   f"with topNodes {d.top_nodes}, rejectedNodes {d.rejected_nodes}; its ratio to spec is what recording "
-                   "costs. Annotation bytes: the recorder's keys and values per recorded pod, read after each run")
+        out.append(f"the recorder records pods labelled {d.pod_label or '(any: every pod)'} with topNodes {d.top_nodes}, "
+                   f"rejectedNodes {d.rejected_nodes}. Annotation bytes: its keys and values per recorded pod, read "
+                   "after each run")
     if labels:
         out.append("upstream's pods carry no label, so the spec's plugin and the extender pass them through; the "
                    f"*Labelled workload is upstream's first chosen workload with pods labelled {', '.join(sorted(labels))} "
@@ -56,7 +51,7 @@ def markdown(res: dict) -> str:
         lines.append(f"- {label}: upstream's threshold at {res['kubernetes']} is "
                      + (f"{threshold:g} pods/s" if threshold else "none (the workload carries no threshold)")
                      + " (for upstream's CI hardware: the ratio to vanilla is the figure that counts here)")
-    lines += (_plugin_lines(res) + _extender_lines(res) + _debuggable_lines(res)
+    lines += (_plugin_lines(res) + _extender_lines(res) + _debuggable_lines(res) + _pgo_lines(res)
               + [f"- {n}" for n in res.get("notes", [])])
     return "\n".join(lines) + "\n"
 
@@ -96,6 +91,25 @@ def _debuggable_lines(res: dict) -> list[str]:
     return out
 
 
+def _pgo_lines(res: dict) -> list[str]:
+    """What PGO gains: each *-pgo variant against its baseline, with every run's figure, and the profile."""
+    out = []
+    for label, rows in res["summary"].items():
+        for variant, row in rows.items():
+            known = BY_NAME.get(variant)
+            base = known.baseline if known is not None and known.pgo else ""
+            if not base or base not in rows:
+                continue
+            ratio = row.get("ratio_to_base", row.get("ratio_to_vanilla"))
+            runs = lambda r: ", ".join(f"{x:.1f}" for x in r.get("runs", []))  # noqa: E731
+            out.append(f"- {label} {variant} / {base}: {_fmt(ratio, 3)} (pods/s medians; runs {runs(row)} vs "
+                       f"{runs(rows[base])})")
+    profile = res.get("pgo_profile")
+    if out and profile:
+        out.append(f"- the *-pgo harness was compiled with -pgo from {profile['path']} (sha256 {profile['sha256'][:16]}...)")
+    return out
+
+
 def chart(res: dict, out: Path) -> Path:
     import matplotlib
 
@@ -112,7 +126,7 @@ def chart(res: dict, out: Path) -> Path:
         pps = [(r or {}).get("pods_per_second") or {} for r in rows]
         meds = [p.get("median", 0.0) for p in pps]
         err = [[m - p.get("min", 0.0) for m, p in zip(meds, pps)], [p.get("max", 0.0) - m for m, p in zip(meds, pps)]]
-        bars = ax.bar(xs, meds, width, yerr=err, capsize=3, label=variant, color=COLORS.get(variant))
+        bars = ax.bar(xs, meds, width, yerr=err, capsize=3, label=variant, color=BY_NAME[variant].colour if variant in BY_NAME else None)
         for bar, value in zip(bars, meds):
             ax.annotate(f"{value:.0f}", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom", fontsize=8)
     ax.set_xticks(range(len(labels)), labels, fontsize=8)

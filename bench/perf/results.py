@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.perf.variants import BASELINE, BY_NAME
 from scheduler_build.errors import UserError
 from scheduler_build.safeyaml import load_json
 
@@ -20,10 +21,6 @@ DURATION = "SchedulingDuration"
 ATTEMPT = "scheduler_scheduling_attempt_duration_seconds"
 PLUGIN = "scheduler_plugin_execution_duration_seconds"
 EXTENSION_POINT = "scheduler_framework_extension_point_duration_seconds"
-BASELINE = "vanilla"
-# variant -> the variant its own cost is measured against (`ratio_to_base`): the recorder against the
-# same configuration without it
-OWN_BASE = {"debuggable": "spec"}
 
 
 @dataclass
@@ -118,10 +115,12 @@ def _ratio(row: dict, base: dict | None) -> tuple[float | None, str]:
 
 
 def _ratios(rows: dict[str, dict]) -> None:
-    """ratio_to_vanilla of every row; ratio_to_base (and its base) of a variant OWN_BASE names."""
+    """ratio_to_vanilla of every row; ratio_to_base (and its base) of a variant whose row names a baseline
+    other than vanilla (debuggable's is spec: the recorder against the same configuration without it)."""
     for variant, row in rows.items():
         row["ratio_to_vanilla"], row["ratio_basis"] = _ratio(row, rows.get(BASELINE))
-        base = OWN_BASE.get(variant)
+        known = BY_NAME.get(variant)
+        base = known.baseline if known is not None and known.baseline != BASELINE else ""
         if base in rows:
             row["ratio_to_base"], _ = _ratio(row, rows[base])
             row["base"] = base

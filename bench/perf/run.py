@@ -27,6 +27,7 @@ from pathlib import Path
 from bench import record
 from bench.perf import harness, report, results, variants
 from testkit import etcd
+from scheduler_build.build import pgo as pgo_mod
 from scheduler_build.cluster.processes import free_port
 from scheduler_build.config import batching
 from scheduler_build.config.render import dump
@@ -114,7 +115,7 @@ def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
     Every variant names the gate (v1.36's harness turns it off otherwise). A workload that makes the harness
     emulate an older release (v1.36's SchedulerQueueingHints: false emulates 1.33) cannot have it: the harness
     says so at once, and the run is made again as upstream wrote it, batching off."""
-    gate = (variant != variants.NOBATCH) if has_gate else None
+    gate = dict(variants.BY_NAME[variant].gates).get(variants.GATE, True) if has_gate else None
     if gate is not None:
         gated = work / "workloads.yaml"
         work.mkdir(parents=True)
@@ -135,15 +136,16 @@ def _run(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
          config: Path, gate: bool | None, why_none: str = "") -> tuple[results.RunFigures, str, dict]:
     work.mkdir(parents=True, exist_ok=True)
     scheduler_config, prepare, ready = None, None, ""
-    if variant in ("spec", variants.DEBUGGABLE):  # the same configuration: only the harness differs
+    row = variants.BY_NAME[variant]
+    if row.config == variants.SPEC:
         scheduler_config = work / "scheduler-config.yaml"
         scheduler_config.write_text(dump(variants.spec_config(spec)))
-    elif variant == "extender":
+    elif row.config == variants.EXTENDER:
         port = free_port()
         scheduler_config = work / "scheduler-config.yaml"
         scheduler_config.write_text(dump(variants.extender_config(spec, f"http://127.0.0.1:{port}")))
         prepare, ready = _extender_args(port), f"http://127.0.0.1:{port}/readyz"
-    names = h.plugin_names if not variant.startswith("vanilla") else ()
+    names = h.plugin_names if row.plugins else ()
     argv = harness_argv(h, w, work, config, scheduler_config, names, prepare, ready)
     env = dict(os.environ, PATH=f"{etcd_bin.parent}{os.pathsep}{os.environ.get('PATH', '')}",
                PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
@@ -289,22 +291,26 @@ def _annotation_bytes(sizes: list[dict]) -> dict:
 
 
 def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repeats: int, cache_dir: Path,
-        gocache_volume: str, builder_image: str = "", pull: bool = True) -> dict:
-    """Compile (cached), build etcd (cached), run every cell `repeats` times interleaved; the result dict."""
+        gocache_volume: str, builder_image: str = "", pull: bool = True, pgo: pgo_mod.Profile | None = None) -> dict:
+    """Compile (cached), build etcd (cached), run every cell `repeats` times interleaved; the result dict.
+    pgo: the profile the *-pgo variants' harness is compiled with (variants.check_pgo)."""
     def known(module_dir: Path) -> dict:
         config_file = variants.misc_config(module_dir)
         return variants.check_known(workloads, config_file.read_text(), str(config_file))
 
     h = harness.prepare(spec, cache_dir, gocache_volume, builder_image, pull, check=known)
-    harnesses = {v: h for v in chosen}
-    if variants.DEBUGGABLE in chosen:
-        harnesses[variants.DEBUGGABLE] = harness.prepare(spec, cache_dir, gocache_volume, builder_image, pull,
-                                                         debuggable=True)
+    rows = [variants.BY_NAME[v] for v in chosen]
+    compiled = {(variants.PLAIN, False): h}
+    for key in dict.fromkeys(r.harness_key for r in rows):
+        if key not in compiled:
+            compiled[key] = harness.prepare(spec, cache_dir, gocache_volume, builder_image, pull,
+                                            debuggable=key[0] == variants.DEBUGGABLE, pgo=pgo if key[1] else None)
+    harnesses = {r.name: compiled[r.harness_key] for r in rows}
     thresholds = known(h.module_dir)
     with phase("etcd", "at the version hack/lib/etcd.sh pins"):
         etcd_bin = etcd.binary(h.module_dir, cache_dir)
     root = Path(cache_dir) / "perf-runs" / time.strftime("%Y%m%dT%H%M%S")
-    labels = variants.pod_labels(spec, recorded=variants.DEBUGGABLE in chosen)
+    labels = variants.pod_labels(spec, recorded=any(r.harness == variants.DEBUGGABLE for r in rows))
     workloads, configs = _with_labelled(h, workloads, labels, root, thresholds)
     has_gate = variants.GATE in vocabulary.feature_gates(h.kubernetes, cache_dir)
     before = machine()
@@ -320,8 +326,9 @@ def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repea
         "spec": str(spec.path), "kubernetes": h.kubernetes, "variants": chosen, "repeats": repeats,
         "workloads": [w.label for w in workloads], "thresholds": thresholds, "plugin_names": list(h.plugin_names),
         "harness": {"binary": str(h.binary), "compiled": h.compiled, "compile_seconds": h.compile_seconds},
-        "harnesses": {v: {"binary": str(x.binary), "compiled": x.compiled, "compile_seconds": x.compile_seconds}
-                      for v, x in harnesses.items()},
+        "harnesses": {v: {"binary": str(x.binary), "compiled": x.compiled, "compile_seconds": x.compile_seconds,
+                          **({"pgo_sha256": x.pgo_sha256} if x.pgo_sha256 else {})} for v, x in harnesses.items()},
+        **({"pgo_profile": pgo.to_dict()} if pgo and any(r.pgo for r in rows) else {}),
         "runs_dir": str(root), "machine_before": before, "machine_after": machine(),
         "notes": report.notes(spec, labels, chosen),
         "summary": summary,

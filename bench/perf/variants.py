@@ -1,20 +1,14 @@
-"""The variants' scheduler configurations and the workloads, for the harness. Pure.
+"""The variants (one `Variant` row each, VARIANTS), their scheduler configurations and the workloads,
+for the harness. Pure. What each variant is, is said once, in its row's note; `run`, `report`,
+`results`, the task's help and docs/bench-perf.md read the rows. bench.e2e's letters are rows of the
+same kind (E2E_VARIANTS).
 
-- vanilla: upstream's default profile (no configuration file: the harness's own default),
-  with the OpportunisticBatching gate on where the release has it (v1.36's harness turns it off
-  unless a workload names it, so every variant names it);
-- vanilla-nobatch: the same with the gate off, so a variant's cost splits into "batching lost"
-  and "own cost";
-- spec: vanilla's profile (`default-scheduler`, the harness's pods ask for it) plus the spec's
-  own plugins only: each plugin set and pluginConfig entry of the spec's profiles that names one
-  of the spec's out-of-tree plugins. Nothing else of the spec (its other profiles, other plugin
-  changes, global settings, extenders) comes along, so the difference to vanilla is the plugins';
-- debuggable: spec's configuration exactly, run by the debuggable harness (the recorder patched
-  in and on, with the spec's `debuggable` settings), so debuggable/spec is what recording costs;
-  not in the default list (a harness of its own to compile);
-- extender: upstream's default profile plus the spec's reference-extender entry, pointing
-  at the extender the prepare hook starts on 127.0.0.1 (plain HTTP: the harness runs in one
-  machine, so the mutual TLS of a deployment is left out).
+The spec variant runs vanilla's profile (`default-scheduler`, the harness's pods ask for it) plus the
+spec's own plugins only: each plugin set and pluginConfig entry of the spec's profiles that names one of
+the spec's out-of-tree plugins. Nothing else of the spec (its other profiles, other plugin changes,
+global settings, extenders) comes along, so the difference to vanilla is the plugins'. The extender
+variant's extender is plain HTTP on 127.0.0.1: the harness runs in one machine, so the mutual TLS of a
+deployment is left out.
 """
 
 from __future__ import annotations
@@ -26,18 +20,92 @@ from pathlib import Path
 
 from scheduler_build.config import schedulerconfig
 from scheduler_build.errors import UserError
-from scheduler_build.extender.policy import UnderlayIPPolicy
 from scheduler_build.safeyaml import load_yaml
 from scheduler_build.spec import Spec
 
-VARIANTS = ("vanilla", "vanilla-nobatch", "spec", "debuggable", "extender")
-DEBUGGABLE = "debuggable"
-NOBATCH = "vanilla-nobatch"
 GATE = "OpportunisticBatching"
 LABELLED = "Labelled"  # suffix of the opt-in copy of a test case: SchedulingBasicLabelled
 DEFAULT_CASE = "SchedulingBasic"
 HARNESS_SCHEDULER = "default-scheduler"  # the schedulerName of upstream's pod templates (none set)
 NO_LEADER_ELECTION = {"leaderElect": False}
+# How a variant's scheduler configuration is made
+DEFAULT = "default"  # upstream's default profile: no configuration file, the harness's own default
+SPEC = "spec"  # vanilla's profile plus the spec's own plugins (spec_config)
+EXTENDER = "extender"  # the default profile plus an extender entry (extender_config)
+# Which compiled scheduler runs it
+PLAIN = "plain"  # the spec's build: its patches and plugins compiled in
+DEBUGGABLE = "debuggable"  # the same with the recorder patched in and on (build --debuggable)
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """One bench variant: what it runs and how it is reported."""
+
+    name: str
+    config: str  # DEFAULT, SPEC or EXTENDER: how its scheduler configuration is made
+    harness: str  # PLAIN or DEBUGGABLE: which compiled scheduler runs it
+    plugins: bool  # the spec's out-of-tree plugins are registered and their metrics collected
+    gates: tuple[tuple[str, bool], ...]  # feature gates its workload names (where the release has them)
+    baseline: str  # the variant its own cost is measured against (ratio_to_base); "" for vanilla's ratio only
+    colour: str
+    note: str  # what it is, said once: notes, help and docs read it
+    default: bool = True  # in the default --variants
+    pgo: bool = False  # its scheduler compiled with the profile of --pgo-profile (go build -pgo)
+    extender: str = ""  # bench.e2e: the extender's mode (NODE_NAMES, NODE_LIST, TWO_WRITES); "" none
+
+    @property
+    def harness_key(self) -> tuple[str, bool]:
+        """Variants with the same key run the same compiled binary."""
+        return (self.harness, self.pgo)
+
+
+BATCHING = ((GATE, True),)
+VARIANTS: tuple[Variant, ...] = (
+    Variant("vanilla", DEFAULT, PLAIN, False, BATCHING, "", "#4c72b0",
+            "upstream's default profile, OpportunisticBatching on; the baseline of every ratio"),
+    Variant("vanilla-nobatch", DEFAULT, PLAIN, False, ((GATE, False),), "vanilla", "#8172b3",
+            "the same with the OpportunisticBatching gate off: vanilla minus it is what batching is worth, so a "
+            "variant's gap to vanilla splits into \"batching lost\" and \"own cost\""),
+    Variant("spec", SPEC, PLAIN, True, BATCHING, "vanilla", "#55a868",
+            "vanilla's profile plus the spec's own plugins only (its other profiles and settings left out)"),
+    Variant("debuggable", SPEC, DEBUGGABLE, True, BATCHING, "spec", "#c44e52",
+            "spec's configuration run by a harness of its own, compiled with the recorder patch after the spec's "
+            "(as `build --debuggable`): its ratio to spec is what recording costs", default=False),
+    Variant("extender", EXTENDER, PLAIN, True, BATCHING, "", "#dd8452",
+            "default profile plus the spec's reference extender (plain HTTP on 127.0.0.1, started by the harness's "
+            "prepare hook)"),
+    Variant("spec-pgo", SPEC, PLAIN, True, BATCHING, "spec", "#2d7a3e",
+            "spec compiled with profile-guided optimisation (the profile of --pgo-profile, taken in another run): "
+            "its ratio to spec is what PGO gains", default=False, pgo=True),
+    Variant("vanilla-pgo", DEFAULT, PLAIN, False, BATCHING, "vanilla", "#2b4a7a",
+            "vanilla run by the spec-pgo binary: its ratio to vanilla is what PGO gains upstream's profile",
+            default=False, pgo=True),
+)
+BY_NAME = {v.name: v for v in VARIANTS}
+BASELINE = "vanilla"  # every ratio_to_vanilla's
+DEFAULT_VARIANTS = ",".join(v.name for v in VARIANTS if v.default)
+
+# bench.e2e's variants: its letters, rows of the same kind (its own extender modes)
+NODE_NAMES, NODE_LIST, TWO_WRITES = "NodeNames", "NodeList", "NodeNames, OneWrite off"
+E2E_VARIANTS: tuple[Variant, ...] = (
+    Variant("a", DEFAULT, PLAIN, False, (), "", "#4c72b0", "in-tree only"),
+    Variant("b", SPEC, PLAIN, True, (), "a", "#55a868", "example plugin"),
+    Variant("c", EXTENDER, PLAIN, False, (), "a", "#dd8452", "extender NodeNames", extender=NODE_NAMES),
+    Variant("d", EXTENDER, PLAIN, False, (), "a", "#c44e52", "extender NodeList", extender=NODE_LIST),
+    Variant("e", EXTENDER, PLAIN, False, (), "c", "#8172b2", "extender NodeNames, OneWrite off", default=False,
+            extender=TWO_WRITES),
+    Variant("f", SPEC, DEBUGGABLE, True, (), "b", "#937860", "example plugin, debuggable", default=False),
+)
+
+E2E_BY_NAME = {v.name: v for v in E2E_VARIANTS}
+E2E_DEFAULT = "".join(v.name for v in E2E_VARIANTS if v.default)
+
+
+def help_text() -> str:
+    """The --variants help: every row's name, the default ones and the baselines."""
+    others = ", ".join(f"{v.name}'s {v.baseline}" for v in VARIANTS if v.baseline and v.baseline != BASELINE)
+    return (f"which of {','.join(v.name for v in VARIANTS)} (default {DEFAULT_VARIANTS}; {BASELINE} is the "
+            f"ratios' baseline, {others}; *-pgo need --pgo-profile)")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?$")
 
 
@@ -70,10 +138,21 @@ def parse_workloads(text: str) -> list[Workload]:
 
 def parse_variants(text: str) -> list[str]:
     chosen = [v.strip() for v in str(text).split(",") if v.strip()]
-    unknown = [v for v in chosen if v not in VARIANTS]
+    unknown = [v for v in chosen if v not in BY_NAME]
     if unknown or not chosen:
-        raise UserError(f"--variants {text!r}: unknown {', '.join(unknown) or 'empty'}", f"use some of {','.join(VARIANTS)}")
-    return [v for v in VARIANTS if v in chosen]  # vanilla first: the ratios' baseline
+        raise UserError(f"--variants {text!r}: unknown {', '.join(unknown) or 'empty'}",
+                        f"use some of {','.join(BY_NAME)}")
+    return [v.name for v in VARIANTS if v.name in chosen]  # vanilla first: the ratios' baseline
+
+
+def check_pgo(chosen: list[str], profile: object | None) -> None:
+    """A *-pgo variant needs a profile, and a profile needs a *-pgo variant (decided before any compile)."""
+    wanting = [v for v in chosen if BY_NAME[v].pgo]
+    if wanting and profile is None:
+        raise UserError(f"--variants {','.join(wanting)}: compiled with a profile, and no --pgo-profile was given",
+                        "pass --pgo-profile FILE, a CPU profile from another run (docs/bench-perf.md)")
+    if profile is not None and not wanting:
+        raise UserError("--pgo-profile is given but no *-pgo variant is chosen", "add --variants spec,spec-pgo")
 
 
 def check_known(workloads: list[Workload], config_text: str, where: str) -> dict[str, float | None]:
@@ -156,6 +235,8 @@ def pod_labels(spec: Spec, recorded: bool = False) -> dict[str, str]:
             if isinstance(label, str) and label:
                 labels[label] = "true"
     if labels and spec.reference_extender.enabled:
+        from scheduler_build.extender.policy import UnderlayIPPolicy  # (bench.commands' help reads this module)
+
         labels[UnderlayIPPolicy.POD_LABEL] = "true"
     return labels
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from scheduler_build.atomic import write_atomic
-from scheduler_build.build import elf, uptodate
+from scheduler_build.build import elf, pgo as pgo_mod, uptodate
 from scheduler_build.build.workspace_image import inputs_tar
 from scheduler_build.engine import RUN_LABEL, Container, Engine, Volume
 from scheduler_build.progress import TOTAL_MARK, log, note, stream_line
@@ -68,13 +68,15 @@ def ldflags(stamp: VersionStamp, strip: bool = True, cgo_static: bool = False) -
     return " ".join(parts)
 
 
-def go_build_command(package: str, output: str, flags: str, test: bool = False) -> list[str]:
-    """`go build`, or with test: `go test -c` (a test binary; same flags, so Go's cache is shared)."""
+def go_build_command(package: str, output: str, flags: str, test: bool = False, pgo: bool = False) -> list[str]:
+    """`go build`, or with test: `go test -c` (a test binary; same flags, so Go's cache is shared);
+    pgo: with the profile the inputs archive puts at pgo.IN_CONTAINER (without it, the command is as before)."""
     return [
         *(("go", "test", "-c", "-vet=off") if test else ("go", "build")),
         "-trimpath",
         "-mod=vendor",
         "-buildvcs=false",
+        *((pgo_mod.FLAG,) if pgo else ()),
         "-tags", ",".join(BUILD_TAGS),
         "-ldflags", flags,
         "-o", output,
@@ -164,6 +166,7 @@ class Job:
     overlays: dict[str, Path]
     test: bool  # `go test -c` of job.package instead of `go build` (bench.perf's harness)
     state_dir: Path  # each output directory's lock and action record (uptodate.py): <cache_dir>/builds
+    pgo: Path | None = None  # a CPU profile for `-pgo` (pgo.py), checked when the build was decided
     # Seconds of each step of the compile (inputs, create, put, go, copy-out, remove), filled by
     # the runner: the build's phases show where a compile's time goes (bench.build --plugin-edit).
     timings: dict[str, float] = field(default_factory=dict, compare=False)
@@ -172,7 +175,14 @@ class Job:
         """One output directory per set of inputs, the same on every build of them (not per edit):
         Go's link-skip check is keyed by the output's path."""
         key = repr((image, Path(self.workspace).name, sorted(self.overlays), self.binary_name))
+        if self.pgo is not None:  # its own output: a plain and a PGO build of the same sources both stay linked
+            key += " pgo"
         return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def profile_file(job: Job) -> dict[str, Path]:
+    """The inputs archive's extra file: the profile at pgo.IN_CONTAINER (its bytes then in the action key)."""
+    return {pgo_mod.IN_CONTAINER.lstrip("/"): Path(job.pgo)} if job.pgo is not None else {}
 
 
 def out_volume(gocache_volume: str) -> str:
@@ -255,12 +265,12 @@ def run(engine: Engine, image: str, job: Job, network: str = "none",
     returns (exit code, argv)."""
     key = job.out_key(image)
     output = f"{OUT}/{key}/{job.binary_name}"
-    argv = go_build_command(job.package, output, job.flags, job.test)
+    argv = go_build_command(job.package, output, job.flags, job.test, job.pgo is not None)
     volumes = [Volume(GOCACHE, job.gocache_volume), Volume(OUT, out_volume(job.gocache_volume))]
     dest = Path(job.out_dir) / job.binary_name
     stream_line("+ " + shlex.join(argv))
     with timed(job, "inputs"):
-        inputs = inputs_tar(job.workspace, job.overlays, dirs=[f"out/{key}"])
+        inputs = inputs_tar(job.workspace, job.overlays, dirs=[f"out/{key}"], files=profile_file(job))
         action = uptodate.action_key(image_id, job.environment, argv, inputs) if image_id else ""
     record = uptodate.record_path(job.state_dir, key)
     with output_lock(job, key):

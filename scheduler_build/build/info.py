@@ -74,6 +74,15 @@ class PatchInfo:
 
 
 @dataclass
+class PgoInfo:
+    """The CPU profile of a profile-guided build (build/pgo.py)."""
+
+    path: str  # the profile file, as the build read it
+    sha256: str  # of its bytes: the same profile gives the same binary
+    flag: str  # what `go version -m` shows of it: -pgo=default.pgo
+
+
+@dataclass
 class FlagsInfo:
     command: list[str]
     ldflags: str
@@ -155,6 +164,7 @@ class BuildInfo(JsonRecord):
     phases_seconds: dict[str, float] = field(default_factory=dict)
     duration_seconds: float = 0.0
     debuggable: dict[str, Any] = field(default_factory=dict)  # the recorder's settings; empty: a release build
+    pgo: PgoInfo | None = None  # the profile of a profile-guided build; None: built without one
     schema: int = SCHEMA
     FILE_NAME = FILE_NAME  # not a field: no annotation
 
@@ -183,6 +193,7 @@ class BuildInfo(JsonRecord):
             "host": HostInfo(**data["host"]),
             "plugins": [PluginInfo(**p) for p in data.get("plugins", [])],
             "patches": [PatchInfo(**p) for p in data.get("patches", [])],
+            "pgo": PgoInfo(**data["pgo"]) if data.get("pgo") else None,
         }
         plain = {f.name: data[f.name] for f in dataclasses.fields(cls) if f.name not in nested and f.name in data}
         return cls(**plain, **nested)

@@ -29,6 +29,7 @@ from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.build import debuggable as debuggable_mod
 from scheduler_build.build import k8s_agreement
+from scheduler_build.build import pgo as pgo_mod
 from scheduler_build.build import plugins as plugins_stage
 from scheduler_build.build import registry_cache
 from scheduler_build.build import vendor
@@ -36,7 +37,7 @@ from scheduler_build.build import verify
 from scheduler_build.build import warm
 from scheduler_build.build import workspace_image
 from scheduler_build.build.info import (
-    BinaryInfo, BuilderInfo, BuildInfo, FlagsInfo, HostInfo, KubernetesInfo, VendorInfo, sha256_file,
+    BinaryInfo, BuilderInfo, BuildInfo, FlagsInfo, HostInfo, KubernetesInfo, PgoInfo, VendorInfo, sha256_file,
 )
 from scheduler_build.build.workspace import compile_errors, render_wrapper
 from scheduler_build.errors import BuildFailed, UserError
@@ -76,6 +77,7 @@ class BuildRequest:
     cache_to: str
     # A debuggable build (build/debuggable.py): the recorder patched in, `.debug` stamped, dist/<name>-debuggable.
     debuggable: debuggable_mod.Debuggable = debuggable_mod.Debuggable()
+    pgo: pgo_mod.Profile | None = None  # `go build -pgo` with this CPU profile (build/pgo.py), checked when decided
 
 
 @dataclass
@@ -260,7 +262,7 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
             workspace=plan.vendored.workspace_dir, vendor=plan.vendored.vendor_dir, out_dir=out_dir,
             gocache_volume=request.gocache_volume, package=plan.package, binary_name=request.component,
             flags=plan.flags, environment=plan.env, overlays=dict(plan.custom.overlays),
-            test=False, state_dir=Path(request.cache_dir) / "builds",
+            test=False, state_dir=Path(request.cache_dir) / "builds", pgo=request.pgo.path if request.pgo else None,
         )
         image = plan.workspace_image
         if plan.engine.local if request.reuse_builder is None else request.reuse_builder:
@@ -312,6 +314,7 @@ def _record(plan: _Plan, argv: list[str], binary: Path, checked: verify.Verified
         phases_seconds=plan.phases,
         duration_seconds=round(time.monotonic() - started, 3),
         debuggable=request.debuggable.to_dict() if request.debuggable.enabled else {},
+        pgo=PgoInfo(**request.pgo.to_dict()) if request.pgo else None,
     )
 
 

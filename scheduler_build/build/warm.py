@@ -39,7 +39,8 @@ from typing import Callable
 from scheduler_build.atomic import link_or_copy
 from scheduler_build.build import elf, uptodate
 from scheduler_build.build.compile import (
-    GOCACHE, OUT, SRC, VENDOR, Job, PackageTotal, collect, go_build_command, is_seed, output_lock, timed, with_progress,
+    GOCACHE, OUT, SRC, VENDOR, Job, PackageTotal, collect, go_build_command, is_seed, output_lock, profile_file, timed,
+    with_progress,
 )
 from scheduler_build.build.workspace_image import inputs_tar
 from scheduler_build.engine import Container, Engine, Volume
@@ -85,12 +86,12 @@ def run(engine: Engine, image: str, job: Job, *, image_id: str,
     name = container_name(image_id, job.gocache_volume, job.state_dir)
     key = job.out_key(image)
     output = f"{OUT}/{key}/{job.binary_name}"
-    argv = go_build_command(job.package, output, job.flags, job.test)
+    argv = go_build_command(job.package, output, job.flags, job.test, job.pgo is not None)
     dest = Path(job.out_dir) / job.binary_name
     with timed(job, "inputs"):
         # No directory entries: `go build -o` makes the output's, and a put through a shared /out
         # would give it to the engine's root.
-        inputs = inputs_tar(job.workspace, job.overlays)
+        inputs = inputs_tar(job.workspace, job.overlays, files=profile_file(job))
         action = uptodate.action_key(image_id, job.environment, argv, inputs)
     record = uptodate.record_path(job.state_dir, key)
     # One builder holds one workspace (/src and the local modules under vendor/) at a time: builds

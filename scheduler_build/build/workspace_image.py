@@ -141,9 +141,11 @@ def ensure(engine: Engine, builder_ref: str, go_version: str, vendor_dir: Path, 
     return WorkspaceImage(tag, image_id, key, False)
 
 
-def inputs_tar(workspace_dir: Path, overlays: dict[str, Path], dirs: Iterable[str] = ()) -> bytes:
+def inputs_tar(workspace_dir: Path, overlays: dict[str, Path], dirs: Iterable[str] = (),
+               files: dict[str, Path] | None = None) -> bytes:
     """What one compile puts at `/`: the workspace's files under src/, each local module under
-    src/vendor/<module>, and the (empty) directories `dirs`."""
+    src/vendor/<module>, the (empty) directories `dirs`, and `files` (archive name -> host file: the
+    PGO profile), normalised like the rest."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as archive:
         for path in dirs:
@@ -153,6 +155,8 @@ def inputs_tar(workspace_dir: Path, overlays: dict[str, Path], dirs: Iterable[st
         for item in sorted(Path(workspace_dir).iterdir()):
             if item.is_file():
                 add_file(archive, str(item), f"src/{item.name}")
+        for name, path in sorted((files or {}).items()):
+            add_file(archive, str(path), name)
         for module, path in sorted(overlays.items()):
             parent = "src/vendor"
             for part in module.split("/")[:-1]:

@@ -39,13 +39,14 @@ from scheduler_build.settings import flag_help
         "cache-from": flag_help("build.cache_from"),
         "cache-to": flag_help("build.cache_to"),
         "debuggable": flag_help("build.debuggable"),
+        "pgo": flag_help("build.pgo", spec="pgo"),
     },
 )
 @user_errors
 def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cgo_static=False,
           builder_image=None, no_pull=False, dist=None, source_date_epoch=None, version_suffix=None,
           gocache_volume=None, json=False, spec=None, no_spec=False, all_platforms=False, cache_from=None, cache_to=None,
-          debuggable=False, go=None):
+          debuggable=False, go=None, pgo=None):
     """Build a static, version-stamped kube-scheduler in a golang container with no network.
 
     With a build spec (the default: the bundled example), its out-of-tree plugins and
@@ -55,7 +56,7 @@ def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cg
                            arch=arch, os=os, component=component, name=name, cgo_static=cgo_static,
                            builder_image=builder_image, no_pull=no_pull, dist=dist, source_date_epoch=source_date_epoch,
                            version_suffix=version_suffix, gocache_volume=gocache_volume, cache_from=cache_from,
-                           cache_to=cache_to, debuggable=debuggable, go=go)
+                           cache_to=cache_to, debuggable=debuggable, go=go, pgo_profile=pgo)
     results = [build_stage.run(request) for request in decided.requests]
     if decided.spec is not None:
         _batching_summary(decided, results)

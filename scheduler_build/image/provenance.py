@@ -54,7 +54,8 @@ def _plugin(plugin: Any, spec_dir: Path | None) -> dict[str, Any]:
 
 def resolved_dependencies(info: BuildInfo, spec_dir: Path | None = None,
                           patch_uris: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    """Kubernetes (version and go.sum hash, as the build recorded it), each plugin, each patch, the builder image and its Go.
+    """Kubernetes (version and go.sum hash, as the build recorded it), each plugin, each patch, the PGO profile,
+    the builder image and its Go.
 
     Local sources are named relative to the spec (`patch_uris`: patch file -> path relative to it);
     a patch without one is named `file:patches/<file>`."""
@@ -66,6 +67,10 @@ def resolved_dependencies(info: BuildInfo, spec_dir: Path | None = None,
     uris = patch_uris or {}
     out += [{"uri": "file:" + uris.get(p.file, f"patches/{p.file}"), "name": p.file, "digest": {"sha256": p.sha256}}
             for p in info.patches]
+    if info.pgo is not None:  # named like a patch: by its file, relative to the spec when there is one
+        uri = relative_uri(info.pgo.path, spec_dir) or f"file:{Path(info.pgo.path).name}"
+        out.append({"uri": uri, "name": "pgo-profile", "digest": {"sha256": info.pgo.sha256},
+                    "annotations": {"flag": info.pgo.flag}})
     image_id = info.builder.image_id.partition(":")
     out.append({"uri": f"docker:{info.builder.image}", "name": "builder-image", "digest": {image_id[0]: image_id[2]},
                 "annotations": {"go": info.builder.go_version, "source": info.builder.source}})

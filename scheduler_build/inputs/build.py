@@ -9,6 +9,7 @@ from typing import Any
 
 
 from scheduler_build import platforms
+from scheduler_build.build import pgo
 from scheduler_build.build.debuggable import Debuggable
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.errors import UserError
@@ -22,15 +23,17 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
                   builder_image: str | None = None, no_pull: bool = False, dist: Any = None,
                   source_date_epoch: str | None = None, version_suffix: str | None = None,
                   gocache_volume: str | None = None, cache_from: str | None = None, cache_to: str | None = None,
-                  spec: Spec | None = None, debuggable: bool = False, go: str | None = None) -> BuildRequest:
+                  spec: Spec | None = None, debuggable: bool = False, go: str | None = None,
+                  pgo_profile: str | None = None) -> BuildRequest:
     """A BuildRequest by the one precedence rule (flag > spec > environment > settings file > default) over
     `k8s.*`, `build.*`, `builder.*`, `paths.dist_dir`, with the spec's plugins and patches when one is given."""
     def spec_value(field: str) -> Any:
         return getattr(spec, field) if spec is not None else None
 
+    component = option(c, "build.component", component)
     request = BuildRequest(
         k8s_version=option(c, "k8s.version", k8s_version, spec_value("kubernetes_version"), "kubernetes.version"),
-        component=option(c, "build.component", component),
+        component=component,
         name=option(c, "build.name", name, spec_value("name"), "name"),
         goos=option(c, "build.os", os),
         arch=option(c, "build.arch", arch),
@@ -52,6 +55,8 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
         debuggable=Debuggable(enabled=bool(option(c, "build.debuggable", debuggable,
                                                   True if spec is not None and spec.debuggable.enabled else None,
                                                   "debuggable.enabled"))),
+        # the spec's and the setting's profile are kube-scheduler's (not the cluster's API server's); --pgo any one's
+        pgo=pgo_decided(c, pgo_profile, spec) if pgo_profile or component == "kube-scheduler" else None,
     )
     return apply_spec(request, spec) if spec is not None else request
 
@@ -96,6 +101,16 @@ def build_inputs(c: Any, *, spec: str | None = None, no_spec: bool = False, all_
         arches = spec_arches(loaded, option(c, "build.all_platforms", all_platforms))
     requests = tuple(build_request(c, arch=target_arch, spec=loaded, **flags) for target_arch in arches)
     return BuildInputs(loaded, requests, cache_dir(c))
+
+
+def pgo_decided(c: Any, flag: str | None, spec: Spec | None) -> pgo.Profile | None:
+    """The profile of a profile-guided build (--pgo > the spec's pgo > build.pgo), read and checked now."""
+    from_spec = spec.pgo if spec is not None else None
+    chosen = option(c, "build.pgo", flag, str(from_spec) if from_spec else None, "pgo")
+    if not chosen:
+        return None
+    where = "--pgo" if flag else f"{spec.path}: pgo" if from_spec else "build.pgo"
+    return pgo.load(chosen, where)
 
 
 def default_request(**given: Any) -> BuildRequest:

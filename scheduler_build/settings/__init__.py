@@ -85,6 +85,8 @@ SETTINGS: tuple[Setting, ...] = (
             "(the engine pushes)"),
     Setting("build.debuggable", False, "compile the recorder in: each pod's per-plugin results as annotations, "
             "read by `explain` (docs/explain.md); the spec's debuggable.enabled turns it on too"),
+    Setting("build.pgo", "", "a CPU profile (pprof) to compile kube-scheduler with: Go's profile-guided "
+            "optimisation, `go build -pgo` (docs/build.md); the spec's pgo field wins; empty: none"),
     Setting("cluster.state_dir", "", "the local cluster's files (certificates, kubeconfigs, data, logs, "
             "pids); empty: <cache_dir>/cluster"),
     Setting("cluster.apiserver", "", "kube-apiserver binary; empty: build kube-apiserver of k8s.version with our "

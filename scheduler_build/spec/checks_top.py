@@ -22,7 +22,7 @@ TOP_KEYS = (
     "name", "version", "versionSuffix", "kubernetes", "plugins", "patches", "platforms", "image",
     "namespace", "profiles", "extenders", "leaderElection", "clientConnection", "parallelism",
     "percentageOfNodesToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds", "deployment",
-    "referenceExtender", "sbom", "debuggable",
+    "referenceExtender", "sbom", "debuggable", "pgo",
 )
 
 
@@ -47,6 +47,7 @@ def check_spec(f: Fields, data: Any, spec_path: Path, check_files: bool) -> Spec
     check_binding_extenders(f, extenders, ref)
     sbom = check_sbom(f, top.get("sbom"))
     debuggable = check_debuggable(f, top.get("debuggable"))
+    pgo = f.optional(top, "pgo", "pgo", lambda p, v: _profile(f, p, v, base_dir, check_files))
     if deployment.replicas > 1 and not leader.get("leaderElect", True):
         # Two active replicas of one scheduler would bind the same pods twice.
         f.err("deployment.replicas", f"{deployment.replicas} replicas need leaderElection.leaderElect: true")
@@ -56,8 +57,19 @@ def check_spec(f: Fields, data: Any, spec_path: Path, check_files: bool) -> Spec
         namespace=namespace, profiles=profiles, extenders=extenders, leader_election=leader,
         client_connection=client, parallelism=parallelism, percentage_of_nodes_to_score=pct,
         pod_initial_backoff_seconds=initial, pod_max_backoff_seconds=maximum, deployment=deployment,
-        reference_extender=ref, sbom=sbom, debuggable=debuggable,
+        reference_extender=ref, sbom=sbom, debuggable=debuggable, pgo=pgo,
     )
+
+
+def _profile(f: Fields, path: str, value: Any, base_dir: Path, check_files: bool) -> Path | None:
+    """The PGO profile, resolved against the spec's directory (its content is checked when a build is decided)."""
+    raw = f.string(path, value)
+    if raw is None:
+        return None
+    resolved = (base_dir / raw).resolve()
+    if check_files and not resolved.is_file():
+        f.err(path, f"no such profile {raw!r} (resolved to {resolved})")
+    return resolved
 
 
 def _identity(f: Fields, top: dict) -> tuple[str, str, str, str, str]:

@@ -192,6 +192,7 @@ class Spec:
     reference_extender: ReferenceExtender = field(default_factory=ReferenceExtender)
     sbom: SbomInfo = field(default_factory=SbomInfo)
     debuggable: Debuggable = field(default_factory=Debuggable)  # the recorder (docs/explain.md)
+    pgo: Path | None = None  # a CPU profile for a profile-guided build (docs/build.md), absolute
 
     @property
     def plugin_names(self) -> tuple[str, ...]:

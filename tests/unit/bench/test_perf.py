@@ -331,7 +331,7 @@ def test_record_sizes_are_counted_per_recorded_pod(tmp_path):
 
 def test_debuggable_is_chosen_only_by_name_and_its_pods_opt_in_to_recording():
     assert variants.parse_variants("debuggable,spec") == ["spec", "debuggable"]
-    assert "debuggable" in variants.VARIANTS
+    assert "debuggable" in variants.BY_NAME and not variants.BY_NAME["debuggable"].default
     spec = spec_mod.load(EXAMPLE)
     assert variants.pod_labels(spec, recorded=True) == {**variants.pod_labels(spec), spec.debuggable.pod_label: "true"}
     assert spec.debuggable.pod_label not in variants.pod_labels(spec)  # negative control: not without the variant
@@ -349,3 +349,56 @@ def test_debuggable_is_judged_against_spec_and_its_bytes_are_reported():
     row["annotation_bytes"] = {"median": 4120, "max": 4151, "recorded_pods": [10000, 10000, 10000], "pods": [11000] * 3}
     assert ("- SchedulingBasicLabelled/5000Nodes debuggable / spec: 0.85 (pods/s medians); 4120 bytes of annotations "
             "per recorded pod (median, max 4151), 10000, 10000, 10000 pods recorded per run") in report.markdown(res)
+
+
+def variants_missing_from_docs(text: str, rows) -> list[str]:
+    """The rows that docs/bench-perf.md's variants table has no line for."""
+    return [v.name for v in rows if f"| `{v.name}` |" not in text]
+
+
+def test_every_variant_row_is_in_the_docs_table_and_the_help():
+    text = (Path(__file__).parents[3] / "docs" / "bench-perf.md").read_text()
+    assert variants_missing_from_docs(text, variants.VARIANTS) == []
+    planted = variants.Variant("planted", variants.SPEC, variants.PLAIN, True, (), "spec", "#000000", "a planted row")
+    assert variants_missing_from_docs(text, (*variants.VARIANTS, planted)) == ["planted"]  # negative control
+    assert f"(default `{variants.DEFAULT_VARIANTS}`" in text
+    assert all(v.name in variants.help_text() for v in variants.VARIANTS)
+    assert len({v.name for v in variants.VARIANTS}) == len(variants.VARIANTS)
+    assert len({v.colour for v in variants.VARIANTS}) == len(variants.VARIANTS)
+
+
+def test_the_variants_are_what_their_rows_say():
+    rows = variants.BY_NAME
+    assert [r.name for r in variants.VARIANTS if r.default] == ["vanilla", "vanilla-nobatch", "spec", "extender"]
+    assert rows["spec"].config == rows["debuggable"].config == rows["spec-pgo"].config == variants.SPEC
+    assert {rows[v].harness_key for v in ("vanilla", "spec", "extender", "vanilla-nobatch")} == {(variants.PLAIN, False)}
+    assert rows["spec-pgo"].harness_key == rows["vanilla-pgo"].harness_key != rows["spec"].harness_key
+    assert not rows["vanilla"].plugins and not rows["vanilla-pgo"].plugins and rows["spec-pgo"].plugins
+    assert dict(rows["vanilla-nobatch"].gates) == {variants.GATE: False}
+    assert {r.baseline for r in variants.VARIANTS if r.pgo} == {"spec", "vanilla"}
+    # bench.e2e's letters: rows of the same kind
+    e2e = variants.E2E_BY_NAME
+    assert variants.E2E_DEFAULT == "abcd"
+    assert e2e["f"].harness == variants.DEBUGGABLE and e2e["b"].plugins and not e2e["a"].plugins
+    assert e2e["d"].extender == variants.NODE_LIST and e2e["e"].extender == variants.TWO_WRITES
+
+
+def test_pgo_variants_need_a_profile_and_a_profile_needs_them():
+    variants.check_pgo(["vanilla", "spec"], None)
+    variants.check_pgo(["spec", "spec-pgo"], object())
+    with pytest.raises(UserError, match="spec-pgo.*no --pgo-profile"):
+        variants.check_pgo(["spec", "spec-pgo"], None)
+    with pytest.raises(UserError, match="no \\*-pgo variant"):
+        variants.check_pgo(["spec"], object())
+
+
+def test_a_pgo_variant_is_measured_against_its_own_baseline():
+    def run(pods: float) -> results.RunFigures:
+        return results.RunFigures(throughput={"Average": pods}, duration_s=10.0)
+
+    summary = results.summarize({"w": {"vanilla": [run(100.0)], "spec": [run(50.0)], "spec-pgo": [run(55.0)],
+                                       "vanilla-pgo": [run(104.0)]}})["w"]
+    assert summary["spec-pgo"]["ratio_to_base"] == 1.1 and summary["spec-pgo"]["base"] == "spec"
+    assert summary["spec-pgo"]["ratio_to_vanilla"] == 0.55
+    assert "ratio_to_base" not in summary["vanilla-pgo"]  # vanilla is its baseline: ratio_to_vanilla says it
+    assert summary["vanilla-pgo"]["ratio_to_vanilla"] == 1.04
