@@ -173,10 +173,12 @@ def startup_bench(c, repeats=15, json=False):
     "chart": "also write a PNG bar chart (median, min-max) here",
     "compare": "a previous --json (or raw) file: fail when a variant's ratio to vanilla fell by more than --threshold",
     "threshold": "with --compare: the fraction a ratio may fall before it is a regression (default 0.1)",
+    "profile": "keep each run's CPU profile (pprof) and its SVG beside the raw file (<raw>.profiles/), merged "
+               "per variant, and report each plugin's share of scheduling CPU (docs/bench-perf.md)",
 })
 @user_errors
 def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nobatch,spec,extender", repeats=3, json=None,
-               chart=None, compare=None, threshold="0.1"):
+               chart=None, compare=None, threshold="0.1", profile=False):
     """Upstream's scheduler_perf against the spec's build: vanilla vs the spec's plugins vs its extender."""
     from bench.perf import results as perf_results
     from bench.perf import report as perf_report
@@ -203,9 +205,11 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nob
     loaded = from_spec.load_spec(Path(spec or option(c, "spec.path")))
 
     def measured() -> dict:
+        raw_path = record.raw_path()
         results = perf_run.run(loaded, perf_variants.parse_workloads(workloads), perf_variants.parse_variants(variants),
                                int(repeats), settings.cache_dir(c.config), option(c, "build.gocache_volume"),
-                               option(c, "builder.image"), option(c, "builder.pull"))
+                               option(c, "builder.image"), option(c, "builder.pull"),
+                               profiles=raw_path.with_suffix(".profiles") if profile and raw_path else None)
         if chart:
             results["chart"] = str(perf_report.chart(results, Path(chart)))
         return results

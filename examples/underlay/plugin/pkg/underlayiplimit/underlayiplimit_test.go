@@ -15,7 +15,7 @@ import (
 
 // newPlugin builds the plugin through New, as the scheduler does, from raw
 // pluginConfig args (empty: no pluginConfig entry).
-func newPlugin(t *testing.T, raw string) *UnderlayIPLimit {
+func newPlugin(t testing.TB, raw string) *UnderlayIPLimit {
 	t.Helper()
 	var obj runtime.Object
 	if raw != "" {
