@@ -177,10 +177,12 @@ def startup_bench(c, repeats=15, json=False):
                    "run than the one measured; its sha256 goes in the raw file",
     "compare": "a previous --json (or raw) file: fail when a variant's ratio to vanilla fell by more than --threshold",
     "threshold": "with --compare: the fraction a ratio may fall before it is a regression (default 0.1)",
+    "profile": "keep each run's CPU profile (pprof) and its SVG beside the raw file (<raw>.profiles/), merged "
+               "per variant, and report each plugin's share of scheduling CPU (docs/bench-perf.md)",
 })
 @user_errors
 def perf_bench(c, spec=None, workloads="500Nodes", variants=perf_variants.DEFAULT_VARIANTS, repeats=3, json=None,
-               chart=None, compare=None, threshold="0.1", pgo_profile=None):
+               chart=None, compare=None, threshold="0.1", pgo_profile=None, profile=False):
     """Upstream's scheduler_perf against the spec's build: vanilla vs the spec's plugins vs its extender."""
     from bench.perf import results as perf_results
     from bench.perf import report as perf_report
@@ -206,13 +208,15 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants=perf_variants.DEFAUL
         reference = reference.get("results", reference) if isinstance(reference, dict) else {}  # a raw file or figures
     loaded = spec_at(Path(spec or option(c, "spec.path")))
     chosen = perf_variants.parse_variants(variants)
-    profile = pgo.load(pgo_profile, "--pgo-profile") if pgo_profile else None
-    perf_variants.check_pgo(chosen, profile)
+    pgo_loaded = pgo.load(pgo_profile, "--pgo-profile") if pgo_profile else None
+    perf_variants.check_pgo(chosen, pgo_loaded)
 
     def measured() -> dict:
+        raw_path = record.raw_path()
         results = perf_run.run(loaded, perf_variants.parse_workloads(workloads), chosen,
                                int(repeats), settings.cache_dir(c.config), option(c, "build.gocache_volume"),
-                               option(c, "builder.image"), option(c, "builder.pull"), profile)
+                               option(c, "builder.image"), option(c, "builder.pull"), pgo_loaded,
+                               profiles=raw_path.with_suffix(".profiles") if profile and raw_path else None)
         if chart:
             results["chart"] = str(perf_report.chart(results, Path(chart)))
         return results

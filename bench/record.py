@@ -101,6 +101,11 @@ def measure(task: str, fn: Callable[[], Any], argv: list[str] | None = None,
     return results, dict(head, load_after=_load(), runs=list(_runs), results=results)
 
 
+def raw_path() -> Path | None:
+    """While a checkpointed bench runs: the raw file it will write (files kept beside it go next to it)."""
+    return _partial.get("path")
+
+
 def default_path(task: str, when: str) -> Path:
     stamp = when.replace("-", "").replace(":", "")
     return RESULTS / f"{task.replace('.', '-')}-{stamp}.json"

@@ -65,6 +65,7 @@ FIELDS = {
     "p50_s": ("lower", _fmt_latency),
     "p99_s": ("lower", _fmt_latency),
     "rps": ("higher", lambda v: f"{v:.1f} rps"),
+    "ns_per_op": ("lower", lambda v: f"{v:.0f} ns/op"),  # Go benchmarks (bench/plugin_go_bench.py)
 }
 
 

@@ -37,6 +37,7 @@ containernetworking-plugins|test -x /usr/lib/cni/bridge
 iptables|have iptables
 conntrack|have conntrack
 iproute2|have ip
+graphviz|have dot
 '
 
 export PATH="/usr/local/go/bin:$PATH"

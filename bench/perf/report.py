@@ -57,10 +57,20 @@ def markdown(res: dict) -> str:
 
 
 def _plugin_lines(res: dict) -> list[str]:
+    """Where scheduling CPU went, per cell, from the median run's profile (--profile); upstream's per-call
+    plugin histogram is not shown: its lowest bucket holds nearly every call, so it says nothing."""
+    from bench.perf import profile as cpu
+
     out = []
     for label, rows in res["summary"].items():
-        for key, perc in rows.get("spec", {}).get("plugins_ms", {}).items():
-            out.append(f"- {label} spec: {key} p50 {perc['Perc50']:.3f} ms, p99 {perc['Perc99']:.3f} ms per call (sampled)")
+        for variant, row in rows.items():
+            if row.get("profile"):
+                out.append(cpu.line(label, variant, row["profile"]))
+    merged = (res.get("profiles") or {}).get("merged") or {}
+    if merged:
+        out.append("- merged profiles (`build --pgo` input): " + ", ".join(f"{v} {p}" for v, p in merged.items()))
+    if not out and res.get("plugin_names"):
+        out.append("- where the spec's plugins spend scheduling CPU: run with --profile (docs/bench-perf.md)")
     return out
 
 

@@ -28,6 +28,7 @@ from bench import record
 from bench.perf import harness, report, results, variants
 from testkit import etcd
 from scheduler_build.build import pgo as pgo_mod
+from bench.perf import profile as cpu
 from scheduler_build.cluster.processes import free_port
 from scheduler_build.config import batching
 from scheduler_build.config.render import dump
@@ -49,7 +50,8 @@ def _extender_args(port: int) -> list[str]:
 
 
 def harness_argv(h: harness.Harness, w: variants.Workload, work: Path, config: Path, scheduler_config: Path | None,
-                 plugin_names: tuple[str, ...], prepare: list[str] | None, ready_url: str) -> list[str]:
+                 plugin_names: tuple[str, ...], prepare: list[str] | None, ready_url: str,
+                 cpuprofile: Path | None = None) -> list[str]:
     """One run's command line (pure). An empty label filter: upstream's 500Nodes carries no label.
     The debuggable harness also writes the recorded pods' annotation sizes (record_sizes)."""
     argv = [str(h.binary), "-test.run=^$", f"-test.bench={w.bench_pattern()}", "-test.benchtime=1ns",
@@ -62,6 +64,8 @@ def harness_argv(h: harness.Harness, w: variants.Workload, work: Path, config: P
         argv += [f"-sb-prepare={json.dumps(prepare)}", f"-sb-ready-url={ready_url}"]
     if h.debuggable:
         argv.append(f"-sb-record-sizes={work / RECORD_SIZES}")
+    if cpuprofile is not None:  # the test binary's own profiler: the whole run, API server included
+        argv.append(f"-test.cpuprofile={cpuprofile}")
     return argv
 
 
@@ -108,7 +112,7 @@ def batching_state(log_text: str, gate: bool | None, why_none: str = "no such ga
 
 
 def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, variant: str, work: Path,
-         config: Path, has_gate: bool) -> tuple[results.RunFigures, str, dict]:
+         config: Path, has_gate: bool, cpuprofile: Path | None = None) -> tuple[results.RunFigures, str, dict]:
     """Run the harness once for one workload and variant; its figures from the JSON it wrote, its batching
     state, and what the debuggable harness recorded (record_sizes).
 
@@ -121,7 +125,7 @@ def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
         work.mkdir(parents=True)
         gated.write_text(dump(variants.gated_cases(config.read_text(), w, gate)))
         try:
-            return _run(h, etcd_bin, spec, w, variant, work, gated, gate)
+            return _run(h, etcd_bin, spec, w, variant, work, gated, gate, cpuprofile=cpuprofile)
         except UserError:
             log_file = work / "harness.log"
             if not log_file.is_file() or UNSETTABLE not in log_file.read_text(errors="replace"):
@@ -129,11 +133,13 @@ def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
         log(f"    {w.label}: its workload emulates a release without {variants.GATE}; run as upstream wrote it")
         work = work.with_name(work.name + "-ungated")
     return _run(h, etcd_bin, spec, w, variant, work, config, None,
-                "the workload emulates a release without the gate" if has_gate else "no such gate in this release")
+                "the workload emulates a release without the gate" if has_gate else "no such gate in this release",
+                cpuprofile)
 
 
 def _run(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, variant: str, work: Path,
-         config: Path, gate: bool | None, why_none: str = "") -> tuple[results.RunFigures, str, dict]:
+         config: Path, gate: bool | None, why_none: str = "",
+         cpuprofile: Path | None = None) -> tuple[results.RunFigures, str, dict]:
     work.mkdir(parents=True, exist_ok=True)
     scheduler_config, prepare, ready = None, None, ""
     row = variants.BY_NAME[variant]
@@ -146,7 +152,7 @@ def _run(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
         scheduler_config.write_text(dump(variants.extender_config(spec, f"http://127.0.0.1:{port}")))
         prepare, ready = _extender_args(port), f"http://127.0.0.1:{port}/readyz"
     names = h.plugin_names if row.plugins else ()
-    argv = harness_argv(h, w, work, config, scheduler_config, names, prepare, ready)
+    argv = harness_argv(h, w, work, config, scheduler_config, names, prepare, ready, cpuprofile)
     env = dict(os.environ, PATH=f"{etcd_bin.parent}{os.pathsep}{os.environ.get('PATH', '')}",
                PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
                **source_root(h, work.parent / "src"))
@@ -255,29 +261,69 @@ def _with_labelled(h: harness.Harness, workloads: list[variants.Workload], label
     return workloads, configs
 
 
+def plugin_packages(spec: Spec) -> dict[str, str]:
+    """Each of the spec's plugins -> the Go package its functions are in (the profile's attribution)."""
+    out: dict[str, str] = {}
+    for source in spec.plugins:
+        for r in source.register:
+            out.setdefault(r.name, r.package)
+        for name in source.names:
+            out.setdefault(name, source.package)
+    return out
+
+
+def _profiled(path: Path, spec: Spec) -> dict:
+    """One run's profile: its attribution to the spec's plugins (vanilla's too, where they are compiled in but
+    not enabled: its 0% is the control) and its SVG call graph."""
+    shares = cpu.summary(cpu.attribute(cpu.traces(path), plugin_packages(spec)))
+    picture = cpu.svg(path, path.with_suffix(".svg"), cpu.focus_regexp())
+    return dict(shares, file=_shown(path), svg=_shown(picture) if picture else "")
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
+
+
 def _cells(harnesses: dict[str, harness.Harness], etcd_bin: Path, spec: Spec, workloads: list[variants.Workload],
-           chosen: list[str], repeats: int, root: Path, configs: dict[str, Path], has_gate: bool) -> dict:
-    """Every (repeat, workload, variant) run interleaved; per workload and variant: figures, states, sizes."""
+           chosen: list[str], repeats: int, root: Path, configs: dict[str, Path], has_gate: bool,
+           profiles: Path | None = None) -> dict:
+    """Every (repeat, workload, variant) run interleaved; per workload and variant: figures, states, sizes
+    and, with profiles (a directory), each run's CPU profile there and its attribution."""
     cells: dict[str, dict[str, dict[str, list]]] = {
-        w.label: {v: {"figures": [], "states": [], "sizes": []} for v in chosen} for w in workloads}
+        w.label: {v: {"figures": [], "states": [], "sizes": [], "profiles": []} for v in chosen} for w in workloads}
     for rep in range(repeats):
         for w in workloads:
             for variant in chosen:
+                name = f"{w.label.replace('/', '_')}-{variant}-{rep + 1}"
+                cpuprofile = profiles / f"{name}.pprof" if profiles else None
                 with phase("run", f"{w.label} {variant} ({rep + 1}/{repeats})"):
-                    figures, state, sizes = _one(harnesses[variant], etcd_bin, spec, w, variant,
-                                                 root / f"{w.label.replace('/', '_')}-{variant}-{rep + 1}",
-                                                 configs[w.label], has_gate)
+                    figures, state, sizes = _one(harnesses[variant], etcd_bin, spec, w, variant, root / name,
+                                                 configs[w.label], has_gate, cpuprofile)
                     cell = cells[w.label][variant]
                     cell["figures"].append(figures)
                     cell["states"].append(state)
                     cell["sizes"].append(sizes)
+                    shares = _profiled(cpuprofile, spec) if cpuprofile and cpuprofile.is_file() else {}
+                    cell["profiles"].append(shares)
                     pods = figures.throughput.get("Average", 0.0)
                     record.run(w.label, variant, figures.duration_s, pods_per_second=round(pods, 3), batching=state,
-                               repeat=rep + 1, **sizes)
+                               repeat=rep + 1, **sizes, **({"profile": shares} if shares else {}))
                     recorded = (f", {sizes['recorded_pods']} pods recorded, {sizes['annotation_bytes_median']:.0f} "
                                 "bytes of annotations per pod (median)") if sizes else ""
                     log(f"    {pods:.1f} pods/s, scheduling {figures.duration_s:.1f}s, batching {state}{recorded}")
+                    if shares:
+                        log("  " + cpu.line(w.label, variant, shares))
     return cells
+
+
+def _merged(cells: dict, profiles: Path) -> dict[str, str]:
+    """Per variant, its runs' profiles merged into one (`build --pgo` input)."""
+    out = {}
+    for variant in next(iter(cells.values()), {}):
+        files = sorted(profiles.glob(f"*-{variant}-[0-9]*.pprof"))
+        if files:
+            out[variant] = _shown(cpu.merge(files, profiles / f"merged-{variant}.pprof"))
+    return out
 
 
 def _annotation_bytes(sizes: list[dict]) -> dict:
@@ -291,9 +337,11 @@ def _annotation_bytes(sizes: list[dict]) -> dict:
 
 
 def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repeats: int, cache_dir: Path,
-        gocache_volume: str, builder_image: str = "", pull: bool = True, pgo: pgo_mod.Profile | None = None) -> dict:
+        gocache_volume: str, builder_image: str = "", pull: bool = True, pgo: pgo_mod.Profile | None = None,
+        profiles: Path | None = None) -> dict:
     """Compile (cached), build etcd (cached), run every cell `repeats` times interleaved; the result dict.
-    pgo: the profile the *-pgo variants' harness is compiled with (variants.check_pgo)."""
+    pgo: the profile the *-pgo variants' harness is compiled with (variants.check_pgo).
+    profiles: a directory for each run's CPU profile (`--profile`), their SVGs and the merged ones."""
     def known(module_dir: Path) -> dict:
         config_file = variants.misc_config(module_dir)
         return variants.check_known(workloads, config_file.read_text(), str(config_file))
@@ -314,7 +362,10 @@ def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repea
     workloads, configs = _with_labelled(h, workloads, labels, root, thresholds)
     has_gate = variants.GATE in vocabulary.feature_gates(h.kubernetes, cache_dir)
     before = machine()
-    cells = _cells(harnesses, etcd_bin, spec, workloads, chosen, repeats, root, configs, has_gate)
+    if profiles:
+        cpu.go_binary()  # said before minutes of runs, not after
+        profiles.mkdir(parents=True, exist_ok=True)
+    cells = _cells(harnesses, etcd_bin, spec, workloads, chosen, repeats, root, configs, has_gate, profiles)
     summary = results.summarize({lb: {v: c["figures"] for v, c in row.items()} for lb, row in cells.items()},
                                 h.plugin_names)
     for label, row in cells.items():
@@ -322,6 +373,8 @@ def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repea
             summary[label][variant]["batching"] = "; ".join(dict.fromkeys(cell["states"]))
             if any(cell["sizes"]):
                 summary[label][variant]["annotation_bytes"] = _annotation_bytes(cell["sizes"])
+            if any(cell["profiles"]):
+                summary[label][variant]["profile"] = cpu.median_summary(cell["profiles"])
     return {
         "spec": str(spec.path), "kubernetes": h.kubernetes, "variants": chosen, "repeats": repeats,
         "workloads": [w.label for w in workloads], "thresholds": thresholds, "plugin_names": list(h.plugin_names),
@@ -330,6 +383,7 @@ def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repea
                           **({"pgo_sha256": x.pgo_sha256} if x.pgo_sha256 else {})} for v, x in harnesses.items()},
         **({"pgo_profile": pgo.to_dict()} if pgo and any(r.pgo for r in rows) else {}),
         "runs_dir": str(root), "machine_before": before, "machine_after": machine(),
+        "profiles": ({"dir": _shown(profiles), "merged": _merged(cells, profiles)} if profiles else {}),
         "notes": report.notes(spec, labels, chosen),
         "summary": summary,
         "runs": {lb: {v: [results.figures_dict(f) for f in c["figures"]] for v, c in row.items()} for lb, row in cells.items()},

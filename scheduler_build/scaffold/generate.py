@@ -221,6 +221,8 @@ def _plugin_imports(points: tuple[str, ...], has: dict[str, bool], api: Framewor
 
 def _test_imports(has: dict[str, bool], sign: bool) -> list[list[str]]:
     test_std = ['\t"context"', '\t"fmt"', '\t"testing"'] + (['\t"encoding/json"'] if sign else [])
+    if has["filter"] or has["score"]:  # the parallel benchmark of Filter and Score
+        test_std += ['\tgoruntime "runtime"', '\t"sync/atomic"']
     test_third = [
         '\tv1 "k8s.io/api/core/v1"',
         '\t"k8s.io/apimachinery/pkg/runtime"',

@@ -23,7 +23,7 @@ def test_bench_perf_runs_four_variants_and_its_compare_gate_fails_on_a_planted_r
     proc = subprocess.run(
         [sys.executable, "-m", "invoke", "bench.perf", "--spec", "examples/underlay/scheduler.yaml",
          "--workloads", "5Nodes", "--repeats", "1", "--json", str(out), "--chart", str(chart),
-         "--compare", str(reference)],
+         "--compare", str(reference), "--profile"],
         cwd=repo, capture_output=True, text=True, timeout=3 * 3600)
     assert proc.returncode != 0, proc.stdout + proc.stderr[-3000:]
     assert "error: 2 regression(s) against" in proc.stderr, proc.stderr[-3000:]
@@ -47,6 +47,27 @@ def test_bench_perf_runs_four_variants_and_its_compare_gate_fails_on_a_planted_r
     assert res["kubernetes"].startswith("v1.36.")
     assert "| SchedulingBasic/5Nodes | extender |" in proc.stdout
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    _check_profiles(raw, tmp_path / "perf.profiles", proc.stdout)
+
+
+def _check_profiles(raw: dict, profiles, stdout: str) -> None:
+    """--profile: one pprof per cell beside the raw file, merged per variant, the spec's plugin named in the
+    attribution; vanilla and the extender, which compile the plugin in but do not enable it, give it 0%."""
+    res = raw["results"]
+    cells = [(w, v) for w in res["workloads"] for v in res["variants"]]
+    files = sorted(p.name for p in profiles.glob("*-1.pprof"))
+    assert len(files) == len(cells) == 8, files
+    assert res["profiles"]["merged"].keys() == set(res["variants"])
+    for variant in res["variants"]:
+        assert (profiles / f"merged-{variant}.pprof").stat().st_size > 0
+    for workload, variant in cells:
+        shares = res["summary"][workload][variant]["profile"]
+        assert shares["file"].endswith(f"-{variant}-1.pprof") and "UnderlayIPLimit" in shares["plugins"], shares
+        assert shares["total_s"] > 0, shares  # a real profile (5Nodes: too short for scheduling samples to count on)
+        if variant != "spec":  # negative control: the plugin is not enabled there
+            assert shares["plugins"]["UnderlayIPLimit"]["percent"] == 0.0, (workload, variant, shares)
+        assert not shares["svg"] or (profiles / shares["svg"].rsplit("/", 1)[-1]).read_bytes().lstrip()[:5] in (b"<?xml", b"<svg ")
+    assert "UnderlayIPLimit" in stdout and "of scheduling CPU" in stdout and "(sampled)" not in stdout
 
 
 def test_bench_perf_debuggable_variant_records_the_opted_in_pods_only(repo, tmp_path):

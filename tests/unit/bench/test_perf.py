@@ -201,7 +201,21 @@ def test_table_names_variants_ratios_threshold_and_plugin_cost():
     assert ("| SchedulingBasic/500Nodes | spec | off (plugins without SignPod: UnderlayIPLimit) | 330.0 | 280.0 | 340.0 "
             "| 0.94 | 2.50 | 9.00 | 12.00 |") in text
     assert "upstream's threshold at v1.36.3 is 270 pods/s" in text
-    assert "UnderlayIPLimit/Filter p50 0.020 ms" in text
+    # upstream's sampled per-call histogram says nothing (its lowest bucket): not shown; --profile is named
+    assert "p50 0.020 ms" not in text and "(sampled)" not in text
+    assert "where the spec's plugins spend scheduling CPU: run with --profile" in report.markdown(
+        dict(res, plugin_names=["UnderlayIPLimit"]))
+    shares = {"file": "p/x-spec-2.pprof", "total_s": 90.0, "scheduling_s": 30.0, "scheduling_percent_of_process": 33.3,
+              "framework_percent": 69.0, "plugins": {"UnderlayIPLimit": {"percent": 31.0, "points": {
+                  "Filter": {"percent": 18.0, "leaves": {"sync.(*RWMutex).RLock": 9.0, "map lookups": 4.0}},
+                  "Score": {"percent": 13.0, "leaves": {}}}}}}
+    res["summary"]["SchedulingBasic/500Nodes"]["spec"]["profile"] = shares
+    res["profiles"] = {"merged": {"spec": "p/merged-spec.pprof"}}
+    text = report.markdown(res)
+    assert ("- SchedulingBasic/500Nodes spec profile (p/x-spec-2.pprof): scheduling 30.0 s CPU, 33% of the process; "
+            "UnderlayIPLimit 31.0% of scheduling CPU: Filter 18% (sync.(*RWMutex).RLock 9%, map lookups 4%), Score 13% (); "
+            "framework and in-tree plugins 69.0%") in text
+    assert "merged profiles (`build --pgo` input): spec p/merged-spec.pprof" in text
 
 
 def test_labelled_workload_is_upstreams_case_with_pods_that_opt_in(tmp_path):
@@ -268,7 +282,7 @@ def test_a_workload_that_cannot_have_the_gate_runs_again_as_written(tmp_path, mo
 
     calls = []
 
-    def fake_run(h, etcd_bin, spec, w, variant, work, config, gate, why_none=""):
+    def fake_run(h, etcd_bin, spec, w, variant, work, config, gate, why_none="", cpuprofile=None):
         calls.append((work.name, config.name, gate, why_none))
         if gate is not None:
             (work / "harness.log").write_text(f"Failed to set feature gates: {run.UNSETTABLE} to true, feature is PreAlpha")

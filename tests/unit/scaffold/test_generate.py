@@ -296,3 +296,26 @@ def test_unknown_points_are_judged_by_the_target(tmp_path, monkeypatch):
     assert "valid points of Kubernetes v1.37.2:" in raised.value.hint and "placementscore" in raised.value.hint
     assert generate.scaffold(generate.ScaffoldRequest(points="PlacementScore", **request)).plan is not None
     assert not (tmp_path / "out").exists()
+
+
+def _body(source: str, signature: str) -> str:
+    start = source.index(signature)
+    return source[start:source.index("\n}\n", start)]
+
+
+@pytest.mark.parametrize("points", ["prefilter,filter,prescore,score,reserve,postbind", "filter,score,reserve"])
+def test_filter_and_score_start_fast(points):
+    """Issue 39: the per-node path reads the cycle's state and the NodeInfo only (no lock, no map built);
+    the lock is taken once per cycle, where the state is made; and the parallel benchmark comes with it."""
+    files, _ = generate.render_files("Fast", generate.parse_points(points), "example.com/f", resolution("v1.36.3"),
+                                     surface("v1.36.3"))
+    plugin, test = files["pkg/fast/fast.go"], files["pkg/fast/fast_test.go"]
+    for signature in ("func (pl *Fast) Filter(", "func (pl *Fast) Score(", "func (pl *Fast) podsOn("):
+        body = _body(plugin, signature)
+        assert "Lock()" not in body and "make(" not in body, body
+    assert "pl.mu.Lock()" in _body(plugin, "func (pl *Fast) newCycleState(")
+    assert "s := pl.cycle(state)" in _body(plugin, "func (pl *Fast) Filter(")
+    if "prefilter" in points:
+        assert "state.Write(stateKey, pl.newCycleState())" in _body(plugin, "func (pl *Fast) PreFilter(")
+    assert "func BenchmarkFilterParallel(b *testing.B)" in test and "func BenchmarkScoreParallel(b *testing.B)" in test
+    assert '\tgoruntime "runtime"' in test and '"sync/atomic"' in test

@@ -36,14 +36,29 @@ const Name = "UnderlayIPLimit"
 // stateKey is where PreFilter leaves this cycle's data for Filter and Score.
 const stateKey fwk.StateKey = Name + "/prefilter"
 
-// preFilterState records whether the pod being scheduled needs an underlay IP.
+// preFilterState is this cycle's data, computed once at PreFilter so that
+// Filter and Score, called for hundreds of nodes per pod on 16 goroutines,
+// take no lock and walk no pods: whether the pod needs an underlay IP, and a
+// copy of the reservations (a handful: pods reserved but not yet bound) by node.
 type preFilterState struct {
-	wants bool
+	wants    bool
+	reserved map[string][]types.UID
 }
 
 // Clone is required by fwk.StateData; the state is read-only after PreFilter.
 func (s *preFilterState) Clone() fwk.StateData {
 	return s
+}
+
+// nodeUsage is what Filter and Score need of one NodeInfo, computed once per
+// NodeInfo generation (the scheduler gives every change of a node's pods or
+// labels a new, never reused generation, preemption's simulated copies
+// included), so a node's pods are counted again only after they changed.
+type nodeUsage struct {
+	generation int64
+	optedIn    int64 // opted-in pods in the NodeInfo, finished ones left out
+	capacity   int64
+	capacityOK bool
 }
 
 // UnderlayIPLimit is the plugin; New creates one per profile that enables it.
@@ -59,6 +74,12 @@ type UnderlayIPLimit struct {
 	mu       sync.RWMutex
 	reserved map[types.UID]string
 	byNode   map[string]map[types.UID]struct{}
+
+	// usage caches nodeUsage by node name (*nodeUsage values, replaced whole,
+	// never changed in place). A sync.Map because its reads of existing keys
+	// take no lock: the per-node path costs one lookup instead of a walk over
+	// the node's pods with a label lookup each, as the CPU profile showed.
+	usage sync.Map
 }
 
 var _ fwk.PreFilterPlugin = &UnderlayIPLimit{}
@@ -130,24 +151,62 @@ func (pl *UnderlayIPLimit) capacity(node *v1.Node) (capacity int64, ok bool) {
 	return value, true
 }
 
-// used counts the opted-in pods on the node, plus those reserved there but not yet in the snapshot.
-func (pl *UnderlayIPLimit) used(nodeInfo fwk.NodeInfo) int64 {
-	var count int64
-	pods := nodeInfo.GetPods()
-	for _, info := range pods {
-		pod := info.GetPod()
-		if pl.wants(pod) && pod.Status.Phase != v1.PodSucceeded && pod.Status.Phase != v1.PodFailed {
-			count++
+// nodeUsage returns the node's cached counts, counting its pods only when the
+// NodeInfo's generation is not the one cached.
+func (pl *UnderlayIPLimit) nodeUsage(nodeInfo fwk.NodeInfo) *nodeUsage {
+	node := nodeInfo.Node()
+	generation := nodeInfo.GetGeneration()
+	if cached, ok := pl.usage.Load(node.Name); ok {
+		if u := cached.(*nodeUsage); u.generation == generation {
+			return u
 		}
 	}
-	pl.mu.RLock()
-	defer pl.mu.RUnlock()
-	for uid := range pl.byNode[nodeInfo.Node().Name] {
+	u := &nodeUsage{generation: generation}
+	for _, info := range nodeInfo.GetPods() {
+		pod := info.GetPod()
+		if pl.wants(pod) && pod.Status.Phase != v1.PodSucceeded && pod.Status.Phase != v1.PodFailed {
+			u.optedIn++
+		}
+	}
+	u.capacity, u.capacityOK = pl.capacity(node)
+	pl.usage.Store(node.Name, u)
+	return u
+}
+
+// used counts the opted-in pods on the node, plus those reserved there but not
+// yet in the snapshot (reserved: PreFilter's copy of the reservations).
+func (pl *UnderlayIPLimit) used(nodeInfo fwk.NodeInfo, u *nodeUsage, reserved map[string][]types.UID) int64 {
+	count := u.optedIn
+	if len(reserved) == 0 {
+		return count
+	}
+	uids := reserved[nodeInfo.Node().Name]
+	if len(uids) == 0 {
+		return count
+	}
+	pods := nodeInfo.GetPods()
+	for _, uid := range uids {
 		if !hasPod(pods, uid) {
 			count++
 		}
 	}
 	return count
+}
+
+// reservations copies the reservations by node, under the lock, once per cycle.
+func (pl *UnderlayIPLimit) reservations() map[string][]types.UID {
+	pl.mu.RLock()
+	defer pl.mu.RUnlock()
+	if len(pl.byNode) == 0 {
+		return nil
+	}
+	out := make(map[string][]types.UID, len(pl.byNode))
+	for nodeName, uids := range pl.byNode {
+		for uid := range uids {
+			out[nodeName] = append(out[nodeName], uid)
+		}
+	}
+	return out
 }
 
 // hasPod reports whether the snapshot already shows the pod on the node (it was counted there).
@@ -182,20 +241,26 @@ func (pl *UnderlayIPLimit) release(uid types.UID) {
 	}
 }
 
-// podWants reads PreFilter's verdict, falling back to the pod's labels.
-func (pl *UnderlayIPLimit) podWants(state fwk.CycleState, pod *v1.Pod) bool {
+// cycle reads PreFilter's state; without one (a caller that skipped
+// PreFilter) it computes the same from the pod and the reservations.
+func (pl *UnderlayIPLimit) cycle(state fwk.CycleState, pod *v1.Pod) *preFilterState {
 	if data, err := state.Read(stateKey); err == nil {
 		if s, ok := data.(*preFilterState); ok {
-			return s.wants
+			return s
 		}
 	}
-	return pl.wants(pod)
+	return &preFilterState{wants: pl.wants(pod), reserved: pl.reservations()}
 }
 
-// PreFilter records whether the pod opts in; pods that do not skip Filter.
+// PreFilter records whether the pod opts in, and copies the reservations for
+// Filter and Score; pods that do not opt in skip Filter.
 func (pl *UnderlayIPLimit) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	wants := pl.wants(pod)
-	state.Write(stateKey, &preFilterState{wants: wants})
+	s := &preFilterState{wants: wants}
+	if wants {
+		s.reserved = pl.reservations()
+	}
+	state.Write(stateKey, s)
 	if !wants {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}
@@ -219,18 +284,21 @@ func (pl *UnderlayIPLimit) RemovePod(_ context.Context, _ fwk.CycleState, _ *v1.
 }
 
 // Filter rejects nodes without a free underlay IP for a pod that needs one.
+// It runs for every node the scheduler examines, in parallel: no lock, no
+// allocation and no walk over the node's pods unless a rejection is reported.
 func (pl *UnderlayIPLimit) Filter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {
-	if !pl.podWants(state, pod) {
+	s := pl.cycle(state, pod)
+	if !s.wants {
 		return nil
 	}
-	node := nodeInfo.Node()
-	capacity, ok := pl.capacity(node)
-	if !ok {
+	u := pl.nodeUsage(nodeInfo)
+	if !u.capacityOK {
+		node := nodeInfo.Node()
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable,
 			fmt.Sprintf("node %s has an invalid %s label %q", node.Name, pl.args.CapacityLabel, node.Labels[pl.args.CapacityLabel]))
 	}
-	if used := pl.used(nodeInfo); used >= capacity {
-		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("node %s has no free underlay IP (%d/%d used)", node.Name, used, capacity))
+	if used := pl.used(nodeInfo, u, s.reserved); used >= u.capacity {
+		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("node %s has no free underlay IP (%d/%d used)", nodeInfo.Node().Name, used, u.capacity))
 	}
 	return nil
 }
@@ -238,26 +306,28 @@ func (pl *UnderlayIPLimit) Filter(_ context.Context, state fwk.CycleState, pod *
 // PreScore skips Score for pods that do not opt in: they score 0 everywhere,
 // so the framework need not call Score on every feasible node for them.
 func (pl *UnderlayIPLimit) PreScore(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) *fwk.Status {
-	if !pl.podWants(state, pod) {
+	if !pl.cycle(state, pod).wants {
 		return fwk.NewStatus(fwk.Skip)
 	}
 	return nil
 }
 
-// Score prefers nodes with a larger share of free underlay IPs.
+// Score prefers nodes with a larger share of free underlay IPs; like Filter,
+// it reads the cycle's state and the node's cached counts only.
 func (pl *UnderlayIPLimit) Score(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) (int64, *fwk.Status) {
-	if !pl.podWants(state, pod) {
+	s := pl.cycle(state, pod)
+	if !s.wants {
 		return 0, nil
 	}
-	capacity, ok := pl.capacity(nodeInfo.Node())
-	if !ok || capacity == 0 {
+	u := pl.nodeUsage(nodeInfo)
+	if !u.capacityOK || u.capacity == 0 {
 		return 0, nil
 	}
-	free := capacity - pl.used(nodeInfo)
+	free := u.capacity - pl.used(nodeInfo, u, s.reserved)
 	if free <= 0 {
 		return 0, nil
 	}
-	return fwk.MaxScore * free / capacity, nil
+	return fwk.MaxScore * free / u.capacity, nil
 }
 
 // ScoreExtensions returns the plugin itself: it normalises its scores.
@@ -276,7 +346,7 @@ func (pl *UnderlayIPLimit) NormalizeScore(_ context.Context, _ fwk.CycleState, _
 
 // Reserve counts an opted-in pod against its node until it is bound or unreserved.
 func (pl *UnderlayIPLimit) Reserve(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
-	if !pl.podWants(state, pod) {
+	if !pl.cycle(state, pod).wants {
 		return nil
 	}
 	pl.mu.Lock()

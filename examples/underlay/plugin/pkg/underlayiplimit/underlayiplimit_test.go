@@ -15,7 +15,7 @@ import (
 
 // newPlugin builds the plugin through New, as the scheduler does, from raw
 // pluginConfig args (empty: no pluginConfig entry).
-func newPlugin(t *testing.T, raw string) *UnderlayIPLimit {
+func newPlugin(t testing.TB, raw string) *UnderlayIPLimit {
 	t.Helper()
 	var obj runtime.Object
 	if raw != "" {
@@ -246,5 +246,30 @@ func TestSignPod(t *testing.T) {
 	}
 	if verdict(a) == verdict(plain) {
 		t.Errorf("the opt-in label changed no verdict (%s): SignPod signs what the plugin does not read", verdict(a))
+	}
+}
+
+// TestNodeCountFollowsTheNodeInfo: the per-node count is cached by NodeInfo
+// generation, so a pod added to the node, a relabelled node and another
+// NodeInfo of the same name (preemption's copies) are each counted afresh.
+func TestNodeCountFollowsTheNodeInfo(t *testing.T) {
+	pl := newPlugin(t, "")
+	pod := optedIn("incoming")
+	ni := node("n", "2", 1, 0)
+	if s := filter(t, pl, pod, ni); !s.IsSuccess() {
+		t.Fatalf("1/2 used: %v", s)
+	}
+	if err := addPod(ni, optedIn("second"), "n"); err != nil {
+		t.Fatal(err)
+	}
+	if s := filter(t, pl, pod, ni); s.Code() != fwk.Unschedulable {
+		t.Errorf("after a pod was added to the same NodeInfo: %v, want Unschedulable (a stale count)", s)
+	}
+	ni.(*framework.NodeInfo).SetNode(st.MakeNode().Name("n").Label(DefaultCapacityLabel, "3").Obj())
+	if s := filter(t, pl, pod, ni); !s.IsSuccess() {
+		t.Errorf("after the capacity label went to 3: %v (a stale capacity)", s)
+	}
+	if s := filter(t, pl, pod, node("n", "2", 0, 0)); !s.IsSuccess() {
+		t.Errorf("another, empty NodeInfo of the same name: %v", s)
 	}
 }
