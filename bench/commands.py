@@ -1,6 +1,7 @@
 """bench: side-by-side benchmarks; figures go into BENCHMARKS.md."""
 
 import importlib
+import sys
 from pathlib import Path
 
 from invoke import Collection, task
@@ -91,6 +92,10 @@ def extender_bench(c, nodes="100,1000,5000", seconds=3.0, concurrency=1, repeats
     """Python extender vs a Go stdlib extender: filter/prioritize, NodeList/NodeNames, rps and p50/p99."""
     if int(repeats) < 1:
         raise UserError(f"--repeats {repeats}: must be at least 1", "e.g. --repeats 3")
+    share = perf_shards.parse(shard) if shard else None
+    if share is not None and compare:
+        raise UserError("--compare with --shard: a shard holds part of the cells", "merge the shards (bench.merge), "
+                        "then compare the merged file with `inv bench.perf --compare` on a whole run")
     module = _bench_module("extender.run")
     sizes = [int(n) for n in str(nodes).split(",") if n.strip()]
     _report("bench.extender", module, lambda: module.run(sizes, float(seconds), int(concurrency), int(repeats)), json)
@@ -173,14 +178,17 @@ def startup_bench(c, repeats=15, json=False):
     "chart": "also write a PNG bar chart (median, min-max) here",
     "compare": "a previous --json (or raw) file: fail when a variant's ratio to vanilla fell by more than --threshold",
     "threshold": "with --compare: the fraction a ratio may fall before it is a regression (default 0.1)",
+    "shard": "I/N: run only the I-th of N shares of the cells (whole repeats of a workload, its variants "
+             "interleaved) and write a partial raw file naming its shard; join the N with bench.merge",
 })
 @user_errors
 def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nobatch,spec,extender", repeats=3, json=None,
-               chart=None, compare=None, threshold="0.1"):
+               chart=None, compare=None, threshold="0.1", shard=None):
     """Upstream's scheduler_perf against the spec's build: vanilla vs the spec's plugins vs its extender."""
     from bench.perf import results as perf_results
     from bench.perf import report as perf_report
     from bench.perf import run as perf_run
+    from bench.perf import shards as perf_shards
     from bench.perf import variants as perf_variants
     from scheduler_build import settings
     from scheduler_build.build import from_spec
@@ -188,6 +196,10 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nob
 
     if int(repeats) < 1:
         raise UserError(f"--repeats {repeats}: must be at least 1", "e.g. --repeats 3")
+    share = perf_shards.parse(shard) if shard else None
+    if share is not None and compare:
+        raise UserError("--compare with --shard: a shard holds part of the cells", "merge the shards (bench.merge), "
+                        "then compare the merged file with `inv bench.perf --compare` on a whole run")
     try:
         threshold = float(threshold)
     except ValueError:
@@ -205,14 +217,17 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nob
     def measured() -> dict:
         results = perf_run.run(loaded, perf_variants.parse_workloads(workloads), perf_variants.parse_variants(variants),
                                int(repeats), settings.cache_dir(c.config), option(c, "build.gocache_volume"),
-                               option(c, "builder.image"), option(c, "builder.pull"))
+                               option(c, "builder.image"), option(c, "builder.pull"), share)
         if chart:
             results["chart"] = str(perf_report.chart(results, Path(chart)))
         return results
 
     target = Path(json).resolve() if json else None
-    results, raw = record.measure("bench.perf", measured, checkpoint=target or True)  # minutes per run: keep each
+    head = {"shard": share.as_dict(), "partial": True} if share else None  # a shard is never the whole run
+    results, raw = record.measure("bench.perf", measured, checkpoint=target or True, head=head)  # minutes per run
     log(f"raw file: {record.write(raw, target)}")
+    if share:
+        emit(f"shard {share} of the cells only (partial): join the {share.count} shards with `inv bench.merge`")
     emit(perf_report.markdown(results))
     if reference is not None:
         found = perf_results.regressions(results, reference, threshold)
@@ -220,6 +235,22 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants="vanilla,vanilla-nob
             emit("\n".join(f"REGRESSION {line}" for line in found))
             raise UserError(f"{len(found)} regression(s) against {compare}", "see the REGRESSION lines above")
         emit(f"no regression beyond {threshold * 100:.0f}% against {compare}")
+
+
+@task(name="merge", help={
+    "files": "the shards' raw files (bench.perf --shard I/N --json FILE): comma-separated, or a quoted glob",
+    "out": "write the merged raw file here (default bench/results/bench-perf-<earliest shard's start>.json)",
+})
+@user_errors
+def merge_bench(c, files, out=None):
+    """Join the raw files of a sharded bench.perf run into the whole run's; refuse shards that do not fit."""
+    from bench.perf import merge as perf_merge
+    from bench.perf import report as perf_report
+
+    names = perf_merge.expand(files)
+    raw = perf_merge.merge([(name, perf_merge.load(Path(name))) for name in names], record.command_line(sys.argv))
+    log(f"raw file: {record.write(raw, Path(out).resolve() if out else None)} ({len(names)} shards)")
+    emit(perf_report.markdown(raw["results"]))
 
 
 @task(name="report", help={
@@ -238,4 +269,5 @@ def report_bench(c, check=False):
     log("wrote BENCHMARKS.md")
 
 
-ns = Collection("bench", build_bench, extender_bench, image_bench, e2e_bench, perf_bench, startup_bench, report_bench)
+ns = Collection("bench", build_bench, extender_bench, image_bench, e2e_bench, perf_bench, merge_bench, startup_bench,
+                report_bench)

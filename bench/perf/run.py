@@ -12,6 +12,7 @@ raw file (bench/record.py: measure = workload, side = variant, seconds = its sch
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -25,7 +26,7 @@ import time
 from pathlib import Path
 
 from bench import record
-from bench.perf import etcd, harness, report, results, variants
+from bench.perf import cells, etcd, harness, report, results, shards, variants
 from scheduler_build.cluster.processes import free_port
 from scheduler_build.config import batching
 from scheduler_build.config.render import dump
@@ -252,48 +253,40 @@ def _with_labelled(h: harness.Harness, workloads: list[variants.Workload], label
     return workloads, configs
 
 
-def _cells(harnesses: dict[str, harness.Harness], etcd_bin: Path, spec: Spec, workloads: list[variants.Workload],
-           chosen: list[str], repeats: int, root: Path, configs: dict[str, Path], has_gate: bool) -> dict:
-    """Every (repeat, workload, variant) run interleaved; per workload and variant: figures, states, sizes."""
-    cells: dict[str, dict[str, dict[str, list]]] = {
-        w.label: {v: {"figures": [], "states": [], "sizes": []} for v in chosen} for w in workloads}
-    for rep in range(repeats):
-        for w in workloads:
-            for variant in chosen:
-                with phase("run", f"{w.label} {variant} ({rep + 1}/{repeats})"):
-                    figures, state, sizes = _one(harnesses[variant], etcd_bin, spec, w, variant,
-                                                 root / f"{w.label.replace('/', '_')}-{variant}-{rep + 1}",
-                                                 configs[w.label], has_gate)
-                    cell = cells[w.label][variant]
-                    cell["figures"].append(figures)
-                    cell["states"].append(state)
-                    cell["sizes"].append(sizes)
-                    pods = figures.throughput.get("Average", 0.0)
-                    record.run(w.label, variant, figures.duration_s, pods_per_second=round(pods, 3), batching=state,
-                               repeat=rep + 1, **sizes)
-                    recorded = (f", {sizes['recorded_pods']} pods recorded, {sizes['annotation_bytes_median']:.0f} "
-                                "bytes of annotations per pod (median)") if sizes else ""
-                    log(f"    {pods:.1f} pods/s, scheduling {figures.duration_s:.1f}s, batching {state}{recorded}")
-    return cells
-
-
-def _annotation_bytes(sizes: list[dict]) -> dict:
-    """Over a cell's runs: recorded pods per run, and the median (of the runs' medians) and max bytes per pod."""
-    sizes = [s for s in sizes if s]
-    if not sizes:
-        return {}
-    return {"recorded_pods": [s["recorded_pods"] for s in sizes], "pods": [s["pods"] for s in sizes],
-            "median": statistics.median(s["annotation_bytes_median"] for s in sizes),
-            "max": max(s["annotation_bytes_max"] for s in sizes)}
+def _cells(harnesses: dict[str, harness.Harness], etcd_bin: Path, spec: Spec, groups: list[tuple[int, str]],
+           workloads: list[variants.Workload], chosen: list[str], repeats: int, root: Path, configs: dict[str, Path],
+           has_gate: bool) -> dict:
+    """Every (repeat, workload) group's runs, its variants interleaved (cells.py); `groups` are the ones this run
+    (or its shard, shards.py) makes."""
+    by_label = {w.label: w for w in workloads}
+    found = cells.empty([w.label for w in workloads], chosen)
+    for rep, label in groups:
+        w = by_label[label]
+        for variant in chosen:
+            with phase("run", f"{w.label} {variant} ({rep}/{repeats})"):
+                figures, state, sizes = _one(harnesses[variant], etcd_bin, spec, w, variant,
+                                             root / f"{w.label.replace('/', '_')}-{variant}-{rep}",
+                                             configs[w.label], has_gate)
+                cells.add(found, w.label, variant, rep, figures, state, sizes)
+                pods = figures.throughput.get("Average", 0.0)
+                record.run(w.label, variant, figures.duration_s, pods_per_second=round(pods, 3), batching=state,
+                           repeat=rep, **sizes)
+                recorded = (f", {sizes['recorded_pods']} pods recorded, {sizes['annotation_bytes_median']:.0f} "
+                            "bytes of annotations per pod (median)") if sizes else ""
+                log(f"    {pods:.1f} pods/s, scheduling {figures.duration_s:.1f}s, batching {state}{recorded}")
+    return found
 
 
 def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repeats: int, cache_dir: Path,
-        gocache_volume: str, builder_image: str = "", pull: bool = True) -> dict:
-    """Compile (cached), build etcd (cached), run every cell `repeats` times interleaved; the result dict."""
+        gocache_volume: str, builder_image: str = "", pull: bool = True, shard: shards.Shard | None = None) -> dict:
+    """Compile (cached), build etcd (cached), run every cell `repeats` times interleaved (or the share of
+    the cells `shard` names, shards.py); the result dict."""
     def known(module_dir: Path) -> dict:
         config_file = variants.misc_config(module_dir)
         return variants.check_known(workloads, config_file.read_text(), str(config_file))
 
+    labels = variants.pod_labels(spec, recorded=variants.DEBUGGABLE in chosen)
+    shards.share(shard, repeats, [w.label for w in workloads] + ([""] if labels else []))  # refuse before compiling
     h = harness.prepare(spec, cache_dir, gocache_volume, builder_image, pull, check=known)
     harnesses = {v: h for v in chosen}
     if variants.DEBUGGABLE in chosen:
@@ -303,26 +296,29 @@ def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repea
     with phase("etcd", "at the version hack/lib/etcd.sh pins"):
         etcd_bin = etcd.binary(h.module_dir, cache_dir)
     root = Path(cache_dir) / "perf-runs" / time.strftime("%Y%m%dT%H%M%S")
-    labels = variants.pod_labels(spec, recorded=variants.DEBUGGABLE in chosen)
     workloads, configs = _with_labelled(h, workloads, labels, root, thresholds)
     has_gate = variants.GATE in vocabulary.feature_gates(h.kubernetes, cache_dir)
     before = machine()
-    cells = _cells(harnesses, etcd_bin, spec, workloads, chosen, repeats, root, configs, has_gate)
-    summary = results.summarize({lb: {v: c["figures"] for v, c in row.items()} for lb, row in cells.items()},
-                                h.plugin_names)
-    for label, row in cells.items():
-        for variant, cell in row.items():
-            summary[label][variant]["batching"] = "; ".join(dict.fromkeys(cell["states"]))
-            if any(cell["sizes"]):
-                summary[label][variant]["annotation_bytes"] = _annotation_bytes(cell["sizes"])
-    return {
-        "spec": str(spec.path), "kubernetes": h.kubernetes, "variants": chosen, "repeats": repeats,
-        "workloads": [w.label for w in workloads], "thresholds": thresholds, "plugin_names": list(h.plugin_names),
-        "harness": {"binary": str(h.binary), "compiled": h.compiled, "compile_seconds": h.compile_seconds},
-        "harnesses": {v: {"binary": str(x.binary), "compiled": x.compiled, "compile_seconds": x.compile_seconds}
-                      for v, x in harnesses.items()},
+    groups = shards.share(shard, repeats, [w.label for w in workloads])
+    if shard is not None:
+        log(f"shard {shard}: {len(groups)} of {repeats * len(workloads)} (repeat, workload) groups, "
+            f"{len(groups) * len(chosen)} runs")
+    found = _cells(harnesses, etcd_bin, spec, groups, workloads, chosen, repeats, root, configs, has_gate)
+    meta = {
+        "spec": str(spec.path), "spec_sha256": _sha256(spec.path), "kubernetes": h.kubernetes, "variants": chosen,
+        "repeats": repeats, "workloads": [w.label for w in workloads], "thresholds": thresholds,
+        "plugin_names": list(h.plugin_names),
+        "harness": {"binary": str(h.binary), "key": h.binary.parent.name, "compiled": h.compiled,
+                    "compile_seconds": h.compile_seconds},
+        "harnesses": {v: {"binary": str(x.binary), "key": x.binary.parent.name, "compiled": x.compiled,
+                          "compile_seconds": x.compile_seconds} for v, x in harnesses.items()},
         "runs_dir": str(root), "machine_before": before, "machine_after": machine(),
         "notes": report.notes(spec, labels, chosen),
-        "summary": summary,
-        "runs": {lb: {v: [results.figures_dict(f) for f in c["figures"]] for v, c in row.items()} for lb, row in cells.items()},
     }
+    if shard is not None:
+        meta["shard"] = shard.as_dict()
+    return cells.assemble(meta, found, h.plugin_names)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
