@@ -179,3 +179,21 @@ def test_bench_merge_task_writes_the_merged_raw_file_and_refuses_a_missing_shard
                            "--out", str(tmp_path / "never.json")], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and not (tmp_path / "never.json").exists()
     assert "shard 2/2 missing (have 1/2)" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_ci_matrix_numbers_shards_as_bench_perf_does_and_merges_every_one():
+    import yaml
+
+    workflow = yaml.safe_load((REPO / "ci/github/perf.yml").read_text())
+    shard_job, merge_job = workflow["jobs"]["shard"], workflow["jobs"]["merge"]
+    matrix = shard_job["strategy"]["matrix"]
+    (count,) = matrix["count"]
+    assert matrix["index"] == list(range(1, count + 1))  # 1..N, as `--shard I/N` and the Job's index + 1
+    assert [shards.parse(f"{i}/{count}") for i in matrix["index"]]
+    runs = [s["run"] for s in shard_job["steps"] if "bench.perf" in s.get("run", "")]
+    assert len(runs) == 1 and "--shard ${{ matrix.index }}/${{ matrix.count }} --json perf-shard.json" in runs[0]
+    uploaded = next(s for s in shard_job["steps"] if s.get("uses", "").startswith("actions/upload-artifact"))
+    assert uploaded["with"]["path"] == "perf-shard.json"
+    assert merge_job["needs"] == "shard" and shard_job["strategy"]["fail-fast"] is False
+    merged = [s["run"] for s in merge_job["steps"] if "bench.merge" in s.get("run", "")]
+    assert merged == ["inv bench.merge 'shards/*/perf-shard.json' --out bench-perf.json"]
