@@ -286,7 +286,8 @@ def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repea
         return variants.check_known(workloads, config_file.read_text(), str(config_file))
 
     labels = variants.pod_labels(spec, recorded=variants.DEBUGGABLE in chosen)
-    shards.share(shard, repeats, [w.label for w in workloads] + ([""] if labels else []))  # refuse before compiling
+    adds_labelled = bool(labels) and not any(w.case.endswith(variants.LABELLED) for w in workloads)  # _with_labelled
+    shards.share(shard, repeats, [w.label for w in workloads] + ["labelled"] * adds_labelled)  # refuse before compiling
     h = harness.prepare(spec, cache_dir, gocache_volume, builder_image, pull, check=known)
     harnesses = {v: h for v in chosen}
     if variants.DEBUGGABLE in chosen:

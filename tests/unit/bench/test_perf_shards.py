@@ -197,3 +197,16 @@ def test_the_ci_matrix_numbers_shards_as_bench_perf_does_and_merges_every_one():
     assert merge_job["needs"] == "shard" and shard_job["strategy"]["fail-fast"] is False
     merged = [s["run"] for s in merge_job["steps"] if "bench.merge" in s.get("run", "")]
     assert merged == ["inv bench.merge 'shards/*/perf-shard.json' --out bench-perf.json"]
+
+
+def test_bench_perf_refuses_more_shards_than_groups_before_compiling_anything(tmp_path):
+    """The example spec's plugin labels pods, so 5Nodes gets its labelled copy: two groups at one repeat.
+    The refusal comes before the harness is prepared (the cache dir stays empty)."""
+    from bench.perf import run, variants
+    from scheduler_build import spec as spec_mod
+
+    example = spec_mod.load(REPO / "examples" / "underlay" / "scheduler.yaml")
+    with pytest.raises(UserError, match=r"--shard 3/3: only 2 group\(s\)"):
+        run.run(example, variants.parse_workloads("5Nodes"), ["vanilla", "spec"], 1, tmp_path / "cache", "unused",
+                shard=shards.Shard(3, 3))
+    assert not (tmp_path / "cache").exists()
