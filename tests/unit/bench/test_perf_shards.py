@@ -219,3 +219,13 @@ def test_bench_perf_refuses_more_shards_than_groups_before_compiling_anything(tm
         run.run(example, variants.parse_workloads("5Nodes"), ["vanilla", "spec"], 1, tmp_path / "cache", "unused",
                 shard=shards.Shard(3, 3))
     assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--shard", "3/2"], "error: --shard 3/2: the index must be between 1 and the count"),
+    (["--shard", "1/2", "--compare", "x.json"], "error: --compare with --shard: a shard holds part of the cells"),
+])
+def test_bench_perf_decides_its_shard_flag_before_any_work(args, words):
+    proc = subprocess.run([sys.executable, "-m", "invoke", "bench.perf", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode != 0 and words in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
