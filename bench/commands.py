@@ -1,6 +1,7 @@
 """bench: side-by-side benchmarks; figures go into BENCHMARKS.md."""
 
 import importlib
+import sys
 from pathlib import Path
 
 from invoke import Collection, task
@@ -92,6 +93,10 @@ def extender_bench(c, nodes="100,1000,5000", seconds=3.0, concurrency=1, repeats
     """Python extender vs a Go stdlib extender: filter/prioritize, NodeList/NodeNames, rps and p50/p99."""
     if int(repeats) < 1:
         raise UserError(f"--repeats {repeats}: must be at least 1", "e.g. --repeats 3")
+    share = perf_shards.parse(shard) if shard else None
+    if share is not None and compare:
+        raise UserError("--compare with --shard: a shard holds part of the cells", "merge the shards (bench.merge), "
+                        "then compare the merged file with `inv bench.perf --compare` on a whole run")
     module = _bench_module("extender.run")
     sizes = [int(n) for n in str(nodes).split(",") if n.strip()]
     _report("bench.extender", module, lambda: module.run(sizes, float(seconds), int(concurrency), int(repeats)), json)
@@ -179,14 +184,17 @@ def startup_bench(c, repeats=15, json=False):
     "threshold": "with --compare: the fraction a ratio may fall before it is a regression (default 0.1)",
     "profile": "keep each run's CPU profile (pprof) and its SVG beside the raw file (<raw>.profiles/), merged "
                "per variant, and report each plugin's share of scheduling CPU (docs/bench-perf.md)",
+    "shard": "I/N: run only the I-th of N shares of the cells (whole repeats of a workload, its variants "
+             "interleaved) and write a partial raw file naming its shard; join the N with bench.merge",
 })
 @user_errors
 def perf_bench(c, spec=None, workloads="500Nodes", variants=perf_variants.DEFAULT_VARIANTS, repeats=3, json=None,
-               chart=None, compare=None, threshold="0.1", pgo_profile=None, profile=False):
+               chart=None, compare=None, threshold="0.1", pgo_profile=None, profile=False, shard=None):
     """Upstream's scheduler_perf against the spec's build: vanilla vs the spec's plugins vs its extender."""
     from bench.perf import results as perf_results
     from bench.perf import report as perf_report
     from bench.perf import run as perf_run
+    from bench.perf import shards as perf_shards
     from scheduler_build import settings
     from scheduler_build.inputs.common import spec_at
     from scheduler_build.build import pgo
@@ -194,6 +202,10 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants=perf_variants.DEFAUL
 
     if int(repeats) < 1:
         raise UserError(f"--repeats {repeats}: must be at least 1", "e.g. --repeats 3")
+    share = perf_shards.parse(shard) if shard else None
+    if share is not None and compare:
+        raise UserError("--compare with --shard: a shard holds part of the cells", "merge the shards (bench.merge), "
+                        "then compare the merged file with `inv bench.perf --compare` on a whole run")
     try:
         threshold = float(threshold)
     except ValueError:
@@ -216,14 +228,18 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants=perf_variants.DEFAUL
         results = perf_run.run(loaded, perf_variants.parse_workloads(workloads), chosen,
                                int(repeats), settings.cache_dir(c.config), option(c, "build.gocache_volume"),
                                option(c, "builder.image"), option(c, "builder.pull"), pgo_loaded,
-                               profiles=raw_path.with_suffix(".profiles") if profile and raw_path else None)
+                               profiles=raw_path.with_suffix(".profiles") if profile and raw_path else None,
+                               shard=share)
         if chart:
             results["chart"] = str(perf_report.chart(results, Path(chart)))
         return results
 
     target = Path(json).resolve() if json else None
-    results, raw = record.measure("bench.perf", measured, checkpoint=target or True)  # minutes per run: keep each
+    head = {"shard": share.as_dict(), "partial": True} if share else None  # a shard is never the whole run
+    results, raw = record.measure("bench.perf", measured, checkpoint=target or True, head=head)  # minutes per run
     log(f"raw file: {record.write(raw, target)}")
+    if share:
+        emit(f"shard {share} of the cells only (partial): join the {share.count} shards with `inv bench.merge`")
     emit(perf_report.markdown(results))
     if reference is not None:
         found = perf_results.regressions(results, reference, threshold)
@@ -231,6 +247,22 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants=perf_variants.DEFAUL
             emit("\n".join(f"REGRESSION {line}" for line in found))
             raise UserError(f"{len(found)} regression(s) against {compare}", "see the REGRESSION lines above")
         emit(f"no regression beyond {threshold * 100:.0f}% against {compare}")
+
+
+@task(name="merge", help={
+    "files": "the shards' raw files (bench.perf --shard I/N --json FILE): comma-separated, or a quoted glob",
+    "out": "write the merged raw file here (default bench/results/bench-perf-<earliest shard's start>.json)",
+})
+@user_errors
+def merge_bench(c, files, out=None):
+    """Join the raw files of a sharded bench.perf run into the whole run's; refuse shards that do not fit."""
+    from bench.perf import merge as perf_merge
+    from bench.perf import report as perf_report
+
+    names = perf_merge.expand(files)
+    raw = perf_merge.merge([(name, perf_merge.load(Path(name))) for name in names], record.command_line(sys.argv))
+    log(f"raw file: {record.write(raw, Path(out).resolve() if out else None)} ({len(names)} shards)")
+    emit(perf_report.markdown(raw["results"]))
 
 
 @task(name="report", help={
@@ -249,4 +281,5 @@ def report_bench(c, check=False):
     log("wrote BENCHMARKS.md")
 
 
-ns = Collection("bench", build_bench, extender_bench, image_bench, e2e_bench, perf_bench, startup_bench, report_bench)
+ns = Collection("bench", build_bench, extender_bench, image_bench, e2e_bench, perf_bench, merge_bench, startup_bench,
+                report_bench)

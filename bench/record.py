@@ -79,16 +79,18 @@ def _load() -> list[float]:
 
 
 def measure(task: str, fn: Callable[[], Any], argv: list[str] | None = None,
-            checkpoint: Path | bool | None = None) -> tuple[Any, dict]:
+            checkpoint: Path | bool | None = None, head: dict | None = None) -> tuple[Any, dict]:
     """Call `fn` and return (its results, the raw record around it).
 
     checkpoint: rewrite the raw file after every run (True: at its default path), `"partial": true` and
-    no results until `fn` returns, so a bench stopped half way (a deadline, Ctrl-C) keeps its runs."""
+    no results until `fn` returns, so a bench stopped half way (a deadline, Ctrl-C) keeps its runs.
+    head: more fields of the record, in every write (a shard's `"shard"` and `"partial": true`)."""
     _runs.clear()
     started = datetime.now(timezone.utc)
     head = {"schema": SCHEMA, "task": task, "command": command_line(argv if argv is not None else sys.argv),
             "commit": commit(),  # before the run: the tree may move while a long bench runs
-            "started": started.strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": machine(), "load_before": _load()}
+            "started": started.strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": machine(), "load_before": _load(),
+            **(head or {})}
     _partial.clear()
     if checkpoint:
         _partial.update(path=default_path(task, head["started"]) if checkpoint is True else Path(checkpoint), head=head)

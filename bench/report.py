@@ -95,8 +95,13 @@ def _machine(raw: dict) -> str:
 
 
 def _alternated(runs: list[dict], sides: tuple[str, str]) -> bool:
-    order = [r["side"] for r in sorted(runs, key=lambda r: r["ended_s"]) if r["side"] in sides]
-    return all(a != b for a, b in zip(order, order[1:]))
+    """On each machine's own timeline: a merged run's shards (bench.merge) each keep their own clock."""
+    for shard in dict.fromkeys(r.get("shard") for r in runs):
+        mine = [r for r in runs if r.get("shard") == shard]
+        order = [r["side"] for r in sorted(mine, key=lambda r: r["ended_s"]) if r["side"] in sides]
+        if any(a == b for a, b in zip(order, order[1:])):
+            return False
+    return True
 
 
 def load_raw(root: Path, name: str) -> dict:
@@ -109,6 +114,11 @@ def load_raw(root: Path, name: str) -> dict:
         if key not in raw:
             raise ReportError(f"bench/results/{name}: no {key!r} (not written by bench/record.py)",
                               "re-measure with the bench.* task, or move the row to bench/historical.md")
+    if raw.get("partial"):
+        part = f"shard {raw['shard']['index']}/{raw['shard']['count']}" if isinstance(raw.get("shard"), dict) else \
+            "stopped half way"
+        raise ReportError(f"bench/results/{name}: a partial run ({part}), not the whole",
+                          "merge the shards with `inv bench.merge`, or re-measure, and name that file")
     return raw
 
 

@@ -12,6 +12,7 @@ raw file (bench/record.py: measure = workload, side = variant, seconds = its sch
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
@@ -25,10 +26,10 @@ import time
 from pathlib import Path
 
 from bench import record
-from bench.perf import harness, report, results, variants
+from bench.perf import cells, harness, report, results, shards, variants
+from bench.perf import profile as cpu
 from testkit import etcd
 from scheduler_build.build import pgo as pgo_mod
-from bench.perf import profile as cpu
 from scheduler_build.cluster.processes import free_port
 from scheduler_build.config import batching
 from scheduler_build.config.render import dump
@@ -284,68 +285,58 @@ def _shown(path: Path) -> str:
     return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
 
 
-def _cells(harnesses: dict[str, harness.Harness], etcd_bin: Path, spec: Spec, workloads: list[variants.Workload],
-           chosen: list[str], repeats: int, root: Path, configs: dict[str, Path], has_gate: bool,
-           profiles: Path | None = None) -> dict:
-    """Every (repeat, workload, variant) run interleaved; per workload and variant: figures, states, sizes
-    and, with profiles (a directory), each run's CPU profile there and its attribution."""
-    cells: dict[str, dict[str, dict[str, list]]] = {
-        w.label: {v: {"figures": [], "states": [], "sizes": [], "profiles": []} for v in chosen} for w in workloads}
-    for rep in range(repeats):
-        for w in workloads:
-            for variant in chosen:
-                name = f"{w.label.replace('/', '_')}-{variant}-{rep + 1}"
-                cpuprofile = profiles / f"{name}.pprof" if profiles else None
-                with phase("run", f"{w.label} {variant} ({rep + 1}/{repeats})"):
-                    figures, state, sizes = _one(harnesses[variant], etcd_bin, spec, w, variant, root / name,
-                                                 configs[w.label], has_gate, cpuprofile)
-                    cell = cells[w.label][variant]
-                    cell["figures"].append(figures)
-                    cell["states"].append(state)
-                    cell["sizes"].append(sizes)
-                    shares = _profiled(cpuprofile, spec) if cpuprofile and cpuprofile.is_file() else {}
-                    cell["profiles"].append(shares)
-                    pods = figures.throughput.get("Average", 0.0)
-                    record.run(w.label, variant, figures.duration_s, pods_per_second=round(pods, 3), batching=state,
-                               repeat=rep + 1, **sizes, **({"profile": shares} if shares else {}))
-                    recorded = (f", {sizes['recorded_pods']} pods recorded, {sizes['annotation_bytes_median']:.0f} "
-                                "bytes of annotations per pod (median)") if sizes else ""
-                    log(f"    {pods:.1f} pods/s, scheduling {figures.duration_s:.1f}s, batching {state}{recorded}")
-                    if shares:
-                        log("  " + cpu.line(w.label, variant, shares))
-    return cells
-
-
-def _merged(cells: dict, profiles: Path) -> dict[str, str]:
+def _merged(found: dict, profiles: Path) -> dict[str, str]:
     """Per variant, its runs' profiles merged into one (`build --pgo` input)."""
     out = {}
-    for variant in next(iter(cells.values()), {}):
+    for variant in next(iter(found.values()), {}):
         files = sorted(profiles.glob(f"*-{variant}-[0-9]*.pprof"))
         if files:
             out[variant] = _shown(cpu.merge(files, profiles / f"merged-{variant}.pprof"))
     return out
 
 
-def _annotation_bytes(sizes: list[dict]) -> dict:
-    """Over a cell's runs: recorded pods per run, and the median (of the runs' medians) and max bytes per pod."""
-    sizes = [s for s in sizes if s]
-    if not sizes:
-        return {}
-    return {"recorded_pods": [s["recorded_pods"] for s in sizes], "pods": [s["pods"] for s in sizes],
-            "median": statistics.median(s["annotation_bytes_median"] for s in sizes),
-            "max": max(s["annotation_bytes_max"] for s in sizes)}
+def _cells(harnesses: dict[str, harness.Harness], etcd_bin: Path, spec: Spec, groups: list[tuple[int, str]],
+           workloads: list[variants.Workload], chosen: list[str], repeats: int, root: Path, configs: dict[str, Path],
+           has_gate: bool, profiles: Path | None = None) -> dict:
+    """Every (repeat, workload) group's runs, its variants interleaved (cells.py); `groups` are the ones this run
+    (or its shard, shards.py) makes. With profiles (a directory): each run's CPU profile there, attributed."""
+    by_label = {w.label: w for w in workloads}
+    found = cells.empty([w.label for w in workloads], chosen)
+    for rep, label in groups:
+        w = by_label[label]
+        for variant in chosen:
+            name = f"{w.label.replace('/', '_')}-{variant}-{rep}"
+            cpuprofile = profiles / f"{name}.pprof" if profiles else None
+            with phase("run", f"{w.label} {variant} ({rep}/{repeats})"):
+                figures, state, sizes = _one(harnesses[variant], etcd_bin, spec, w, variant, root / name,
+                                             configs[w.label], has_gate, cpuprofile)
+                shares = _profiled(cpuprofile, spec) if cpuprofile and cpuprofile.is_file() else {}
+                cells.add(found, w.label, variant, rep, figures, state, sizes, shares)
+                pods = figures.throughput.get("Average", 0.0)
+                record.run(w.label, variant, figures.duration_s, pods_per_second=round(pods, 3), batching=state,
+                           repeat=rep, **sizes, **({"profile": shares} if shares else {}))
+                recorded = (f", {sizes['recorded_pods']} pods recorded, {sizes['annotation_bytes_median']:.0f} "
+                            "bytes of annotations per pod (median)") if sizes else ""
+                log(f"    {pods:.1f} pods/s, scheduling {figures.duration_s:.1f}s, batching {state}{recorded}")
+                if shares:
+                    log("  " + cpu.line(w.label, variant, shares))
+    return found
 
 
 def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repeats: int, cache_dir: Path,
         gocache_volume: str, builder_image: str = "", pull: bool = True, pgo: pgo_mod.Profile | None = None,
-        profiles: Path | None = None) -> dict:
-    """Compile (cached), build etcd (cached), run every cell `repeats` times interleaved; the result dict.
-    pgo: the profile the *-pgo variants' harness is compiled with (variants.check_pgo).
-    profiles: a directory for each run's CPU profile (`--profile`), their SVGs and the merged ones."""
+        profiles: Path | None = None, shard: shards.Shard | None = None) -> dict:
+    """Compile (cached), build etcd (cached), run every cell `repeats` times interleaved (or the share of
+    the cells `shard` names, shards.py); the result dict. pgo: the profile the *-pgo variants' harness is
+    compiled with (variants.check_pgo). profiles: a directory for each run's CPU profile (`--profile`),
+    their SVGs and the merged ones."""
     def known(module_dir: Path) -> dict:
         config_file = variants.misc_config(module_dir)
         return variants.check_known(workloads, config_file.read_text(), str(config_file))
 
+    labels = variants.pod_labels(spec, recorded=any(variants.BY_NAME[v].harness == variants.DEBUGGABLE for v in chosen))
+    adds_labelled = bool(labels) and not any(w.case.endswith(variants.LABELLED) for w in workloads)  # _with_labelled
+    shards.share(shard, repeats, [w.label for w in workloads] + ["labelled"] * adds_labelled)  # refuse before compiling
     h = harness.prepare(spec, cache_dir, gocache_volume, builder_image, pull, check=known)
     rows = [variants.BY_NAME[v] for v in chosen]
     compiled = {(variants.PLAIN, False): h}
@@ -358,33 +349,35 @@ def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repea
     with phase("etcd", "at the version hack/lib/etcd.sh pins"):
         etcd_bin = etcd.binary(h.module_dir, cache_dir)
     root = Path(cache_dir) / "perf-runs" / time.strftime("%Y%m%dT%H%M%S")
-    labels = variants.pod_labels(spec, recorded=any(r.harness == variants.DEBUGGABLE for r in rows))
     workloads, configs = _with_labelled(h, workloads, labels, root, thresholds)
     has_gate = variants.GATE in vocabulary.feature_gates(h.kubernetes, cache_dir)
     before = machine()
+    groups = shards.share(shard, repeats, [w.label for w in workloads])
+    if shard is not None:
+        log(f"shard {shard}: {len(groups)} of {repeats * len(workloads)} (repeat, workload) groups, "
+            f"{len(groups) * len(chosen)} runs")
     if profiles:
         cpu.go_binary()  # said before minutes of runs, not after
         profiles.mkdir(parents=True, exist_ok=True)
-    cells = _cells(harnesses, etcd_bin, spec, workloads, chosen, repeats, root, configs, has_gate, profiles)
-    summary = results.summarize({lb: {v: c["figures"] for v, c in row.items()} for lb, row in cells.items()},
-                                h.plugin_names)
-    for label, row in cells.items():
-        for variant, cell in row.items():
-            summary[label][variant]["batching"] = "; ".join(dict.fromkeys(cell["states"]))
-            if any(cell["sizes"]):
-                summary[label][variant]["annotation_bytes"] = _annotation_bytes(cell["sizes"])
-            if any(cell["profiles"]):
-                summary[label][variant]["profile"] = cpu.median_summary(cell["profiles"])
-    return {
-        "spec": str(spec.path), "kubernetes": h.kubernetes, "variants": chosen, "repeats": repeats,
-        "workloads": [w.label for w in workloads], "thresholds": thresholds, "plugin_names": list(h.plugin_names),
-        "harness": {"binary": str(h.binary), "compiled": h.compiled, "compile_seconds": h.compile_seconds},
-        "harnesses": {v: {"binary": str(x.binary), "compiled": x.compiled, "compile_seconds": x.compile_seconds,
-                          **({"pgo_sha256": x.pgo_sha256} if x.pgo_sha256 else {})} for v, x in harnesses.items()},
+    found = _cells(harnesses, etcd_bin, spec, groups, workloads, chosen, repeats, root, configs, has_gate, profiles)
+    meta = {
+        "spec": str(spec.path), "spec_sha256": _sha256(spec.path), "kubernetes": h.kubernetes, "variants": chosen,
+        "repeats": repeats, "workloads": [w.label for w in workloads], "thresholds": thresholds,
+        "plugin_names": list(h.plugin_names),
+        "harness": {"binary": str(h.binary), "key": h.binary.parent.name, "compiled": h.compiled,
+                    "compile_seconds": h.compile_seconds},
+        "harnesses": {v: {"binary": str(x.binary), "key": x.binary.parent.name, "compiled": x.compiled,
+                          "compile_seconds": x.compile_seconds, **({"pgo_sha256": x.pgo_sha256} if x.pgo_sha256 else {})}
+                      for v, x in harnesses.items()},
         **({"pgo_profile": pgo.to_dict()} if pgo and any(r.pgo for r in rows) else {}),
         "runs_dir": str(root), "machine_before": before, "machine_after": machine(),
-        "profiles": ({"dir": _shown(profiles), "merged": _merged(cells, profiles)} if profiles else {}),
+        "profiles": ({"dir": _shown(profiles), "merged": _merged(found, profiles)} if profiles else {}),
         "notes": report.notes(spec, labels, chosen),
-        "summary": summary,
-        "runs": {lb: {v: [results.figures_dict(f) for f in c["figures"]] for v, c in row.items()} for lb, row in cells.items()},
     }
+    if shard is not None:
+        meta["shard"] = shard.as_dict()
+    return cells.assemble(meta, found, h.plugin_names)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

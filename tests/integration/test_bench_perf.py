@@ -93,3 +93,29 @@ def test_bench_perf_debuggable_variant_records_the_opted_in_pods_only(repo, tmp_
     assert "debuggable / spec:" in proc.stdout
     runs = [r for r in raw["runs"] if r["side"] == "debuggable" and r["measure"] == "SchedulingBasicLabelled/5Nodes"]
     assert runs[0]["recorded_pods"] == runs[0]["pods"] and runs[0]["annotation_bytes_median"] == sizes["median"]
+
+
+def test_two_shards_merged_hold_every_cell_of_the_unsharded_run(repo, tmp_path):
+    """`--shard 1/2` and `--shard 2/2` (5Nodes and its labelled copy: two groups, one each), then bench.merge:
+    the merged file holds every (workload, variant, repeat) cell a local run makes, and renders its table."""
+    parts = []
+    for index in (1, 2):
+        out = tmp_path / f"shard-{index}.json"
+        proc = subprocess.run(
+            [sys.executable, "-m", "invoke", "bench.perf", "--spec", "examples/underlay/scheduler.yaml",
+             "--workloads", "5Nodes", "--variants", "vanilla,spec", "--repeats", "1", "--shard", f"{index}/2",
+             "--json", str(out)], cwd=repo, capture_output=True, text=True, timeout=3 * 3600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        raw = json.loads(out.read_text())
+        assert raw["partial"] is True and raw["shard"] == {"index": index, "count": 2} and len(raw["runs"]) == 2
+        parts.append(out)
+    merged = tmp_path / "merged.json"
+    proc = subprocess.run([sys.executable, "-m", "invoke", "bench.merge", ",".join(map(str, parts)), "--out", str(merged)],
+                          cwd=repo, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    raw = json.loads(merged.read_text())
+    cells = {(r["measure"], r["side"], r["repeat"]) for r in raw["runs"]}
+    assert cells == {(w, v, 1) for w in ("SchedulingBasic/5Nodes", "SchedulingBasicLabelled/5Nodes")
+                     for v in ("vanilla", "spec")}
+    assert set(raw["results"]["summary"]) == {"SchedulingBasic/5Nodes", "SchedulingBasicLabelled/5Nodes"}
+    assert "partial" not in raw and "| SchedulingBasicLabelled/5Nodes | spec |" in proc.stdout

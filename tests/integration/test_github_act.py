@@ -17,6 +17,7 @@ Negative control: the same pull-request workflow with a broken step fails the ru
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import zipfile
@@ -110,3 +111,22 @@ def test_release_workflow_fans_out_from_the_spec_and_pushes_signed(act, release_
         pushed = z.read("pushed.txt").decode()
     assert pushed.startswith(f"{host}/acme/act-release@sha256:")
     assert "ok provenance" in proc.stdout and PASSWORD not in proc.stdout  # act masks the secret
+
+
+@pytest.mark.timeout(3600)  # two shard jobs of 5Nodes (harness compiled once, cached in the warm cache)
+def test_perf_workflow_runs_two_shards_as_a_matrix_and_merges(act):
+    """ci/github/perf.yml: a two-shard matrix of `inv bench.perf --shard I/2` (the smallest workload, two
+    variants, one repeat: two (repeat, workload) groups, one per shard), artifacts handed to the merge job."""
+    inputs = {"workloads": "5Nodes", "variants": "vanilla,spec", "repeats": "1"}
+    proc = act.run("workflow_dispatch", REPO / "ci/github/perf.yml", {"inputs": inputs})
+    assert proc.returncode == 0, proc.stdout[-8000:] + proc.stderr[-2000:]
+    assert succeeded_jobs(proc.stdout) == ["perf/merge", "perf/shard-1", "perf/shard-2"], proc.stdout[-3000:]
+    artifacts = act.work / "artifacts" / "1"
+    names = sorted(p.name for p in artifacts.iterdir() if p.name.startswith(("bench-perf", "perf-shard")))
+    assert names == ["bench-perf", "perf-shard-1-of-2", "perf-shard-2-of-2"]
+    with zipfile.ZipFile(io.BytesIO((artifacts / "bench-perf" / "bench-perf.zip").read_bytes())) as z:
+        raw = json.loads(z.read("bench-perf.json"))
+    assert [s["shard"] for s in raw["shards"]] == ["1/2", "2/2"] and "partial" not in raw
+    assert {(r["measure"], r["side"], r["shard"]) for r in raw["runs"]} == {
+        ("SchedulingBasic/5Nodes", "vanilla", 1), ("SchedulingBasic/5Nodes", "spec", 1),
+        ("SchedulingBasicLabelled/5Nodes", "vanilla", 2), ("SchedulingBasicLabelled/5Nodes", "spec", 2)}

@@ -39,7 +39,7 @@ PRODUCT = {"doctor", "clean", "init", "explain", "build.build", "build.check-pat
            "deploy.deploy", "extender.serve", "image.build", "image.push", "image.extender", "image.keygen",
            "image.verify", "image.policy", "k8s.resolve", "release.matrix", "release.step-image",
            "k8s.versions", "scaffold.plugin", "plugin.retarget"}
-DEVELOPER = {"test", "bump-test-versions", "e2e.e2e", "bench.build", "bench.e2e", "bench.extender", "bench.image", "bench.perf",
+DEVELOPER = {"test", "bump-test-versions", "e2e.e2e", "bench.build", "bench.e2e", "bench.extender", "bench.image", "bench.merge", "bench.perf",
              "bench.report", "bench.startup"}
 
 

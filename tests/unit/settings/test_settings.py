@@ -169,6 +169,7 @@ FLAG_ONLY = {
     ("dev.run", "kubeconfig"): "a cluster instead of the local control plane, only when given",
     ("release.step-image", "tag"): "the CI step image's tag",
     ("release.step-image", "force"): "rebuilds the CI step image",
+    ("bench.merge", "out"): "the merged raw file",
 }
 # Where two settings share a flag name and the task's collection does not pick one.
 PREFERRED = {"k8s-version": "k8s.version", "kubeconfig": "deploy.kubeconfig", "key": "sign.key",
