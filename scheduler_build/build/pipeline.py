@@ -24,7 +24,7 @@ from scheduler_build.engine import Engine, connect
 from scheduler_build import epoch as epoch_mod
 from scheduler_build import owned, platforms
 from scheduler_build.golang import toolchain
-from scheduler_build.atomic import check_publishable, link_or_copy, publish_dir, umask_mode
+from scheduler_build.atomic import check_publishable, link_or_copy, publish_dir, staging_prefix, umask_mode
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.build import debuggable as debuggable_mod
@@ -321,7 +321,7 @@ def run(request: BuildRequest) -> BuildResult:
     final_dir, component = plan.final_dir, request.component
     final_dir.parent.mkdir(parents=True, exist_ok=True)
     # The pid in the name: `clean` removes a staging directory whose build is gone, never a running one's.
-    staging = Path(tempfile.mkdtemp(prefix=f".tmp-{final_dir.name}-p{os.getpid()}-", dir=final_dir.parent))
+    staging = Path(tempfile.mkdtemp(prefix=staging_prefix(final_dir.name), dir=final_dir.parent))
     try:
         if (final_dir / component).is_file():
             # Seed the output with the last good binary: when nothing changed, the compile finds its

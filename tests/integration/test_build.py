@@ -11,6 +11,7 @@ import pytest
 from conftest import build_request
 from testkit import docker_sdk
 from scheduler_build import platforms
+from scheduler_build.atomic import STAGING
 from scheduler_build.golang import gotool
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import builder_image as builder
@@ -48,7 +49,7 @@ def test_build_is_static_stamped_and_recorded(built_scheduler):
     names = {p.name for p in binary.parent.iterdir()}
     assert {"build-info.json", "kube-scheduler"} <= names
     assert names <= {"build-info.json", "kube-scheduler", "kube-scheduler.spdx.json", "kube-scheduler.cdx.json"}
-    assert not [p for p in binary.parent.parent.iterdir() if p.name.startswith(".tmp")]
+    assert not [p for p in binary.parent.parent.iterdir() if p.name.startswith((".tmp", STAGING))]
 
 
 def test_compile_container_has_no_network(built_scheduler):
