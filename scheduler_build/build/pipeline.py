@@ -76,6 +76,9 @@ class BuildRequest:
     cache_to: str
     # A debuggable build (build/debuggable.py): the recorder patched in, `.debug` stamped, dist/<name>-debuggable.
     debuggable: debuggable_mod.Debuggable = debuggable_mod.Debuggable()
+    # The long-lived builders (warm.py): how long one may stay unused, and how many of the user's are kept.
+    builder_idle_seconds: int = 1800
+    builder_cap: int = 4
 
 
 @dataclass
@@ -264,7 +267,8 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
         )
         image = plan.workspace_image
         if plan.engine.local if request.reuse_builder is None else request.reuse_builder:
-            code, argv = warm.run(plan.engine, image.tag, job, image_id=image.image_id, on_line=capture)
+            code, argv = warm.run(plan.engine, image.tag, job, image_id=image.image_id, on_line=capture,
+                                  idle_seconds=request.builder_idle_seconds, cap=request.builder_cap)
         else:
             code, argv = compile_stage.run(plan.engine, image.tag, job, on_line=capture, image_id=image.image_id)
         plan.phases.update({f"compile.{step}": seconds for step, seconds in job.timings.items()})

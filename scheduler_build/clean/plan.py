@@ -187,12 +187,15 @@ def plan_cache(cache_dir: Path) -> list[Item]:
             if (cache_dir / name).is_dir() and not (cache_dir / name).is_symlink()]
 
 
-def plan_volume(engine: Engine, name: str) -> list[Item]:
-    """The Go build-cache volume and its compile-output sibling (build/compile.py), after the long-lived
-    builders that use it (build/warm.py; a volume in use cannot be removed)."""
-    items = [Item("volume", builder, 0, "long-lived builder container", (name,))
+def plan_volume(engine: Engine, name: str, state_dir: Path | None = None) -> list[Item]:
+    """The Go build-cache volume and its compile-output sibling (build/compile.py), after the caller's
+    long-lived builders that use it (build/warm.py; a volume in use cannot be removed). Another user's
+    builders on the same engine are not listed; `state_dir` holds the builders' locks and /out directories."""
+    uid = str(os.getuid())
+    state = str(state_dir or "")
+    items = [Item("volume", builder, 0, "long-lived builder container", (state,))
              for builder, volume, labels in engine.containers_labelled(warm.VOLUME_LABEL)
-             if volume == name and labels.get(warm.LABEL) == "1"] if name else []
+             if volume == name and labels.get(warm.LABEL) == "1" and labels.get(warm.OWNER_LABEL) == uid] if name else []
     for volume, what in ((name, "Go build cache volume"), (out_volume(name), "compile output volume")):
         size = engine.volume_size(volume) if name else None
         if size is not None:
@@ -239,17 +242,18 @@ def plan_images(engine: Engine, cache_dir: Path | None = None) -> list[Item]:
     return sorted(items, key=lambda item: item.name)
 
 
-def remove(item: Item, engine: Engine | None = None, dist_dir: Path | None = None) -> None:
-    """Remove one planned item; dist parents left empty by it go too (up to dist_dir)."""
+def remove(item: Item, engine: Engine | None = None, dist_dir: Path | None = None) -> bool:
+    """Remove one planned item; dist parents left empty by it go too (up to dist_dir). False: it was left
+    (a builder a build is compiling in)."""
     try:
-        _remove(item, engine, dist_dir)
+        return _remove(item, engine, dist_dir) is not False
     except OSError as exc:
         raise UserError(f"cannot remove {item.name}: {exc.strerror or exc}",
                         "fix its permissions (was it written by another user, e.g. root in a container?) "
                         "and run clean again; what was removed before stays removed") from None
 
 
-def _remove(item: Item, engine: Engine | None, dist_dir: Path | None) -> None:
+def _remove(item: Item, engine: Engine | None, dist_dir: Path | None) -> bool | None:
     if item.kind == "dist":
         for path in map(Path, item.paths):
             if path.is_symlink() or (path.exists() and not path.is_dir()):
@@ -264,7 +268,7 @@ def _remove(item: Item, engine: Engine | None, dist_dir: Path | None) -> None:
         shutil.rmtree(item.name)
     elif item.kind == "volume" and item.what == "long-lived builder container":
         assert engine is not None
-        warm.stop(engine, item.paths[0])  # every builder of the volume (the first item removes them all)
+        return warm.stop_one(engine, item.name, Path(item.paths[0]))  # never under a build's compile
     elif item.kind == "volume" and item.what.startswith("container"):
         assert engine is not None
         engine.remove_containers({RUN_LABEL: item.paths[0]})

@@ -26,7 +26,7 @@ def retarget(c, path="", k8s_version=None, write=False, json=False):
     request = retarget_mod.RetargetRequest(
         path=Path(path), k8s_version=option(c, "k8s.version", k8s_version), cache_dir=settings.cache_dir(c.config),
         write=write, builder_image=option(c, "builder.image") or "",
-        gocache_volume=option(c, "build.gocache_volume"))
+        gocache_volume=settings.gocache_volume(option(c, "build.gocache_volume")))
     result = retarget_mod.retarget(request)
     if json:
         emit_json(result.to_dict(), sort_keys=False)

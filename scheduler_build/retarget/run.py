@@ -36,9 +36,9 @@ class RetargetRequest:
     path: Path
     k8s_version: str
     cache_dir: Path
+    gocache_volume: str  # settings.gocache_volume: the caller's own by default
     write: bool = False
     builder_image: str = ""
-    gocache_volume: str = "scheduler-build-gocache"
 
 
 @dataclass

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, build_request
+from scheduler_build import settings
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -84,7 +85,7 @@ def test_long_lived_builder_has_no_network_and_no_host_path_but_its_out(tmp_path
 
     pipeline.run(build_request(tmp_path / "dist", reuse_builder=True))  # starts (or reuses) the builder
     client = docker.from_env(version="auto")
-    labelled = client.containers.list(filters={"label": [f"{warm.LABEL}=1", f"{warm.VOLUME_LABEL}=scheduler-build-gocache"]})
+    labelled = client.containers.list(filters={"label": [f"{warm.LABEL}=1", f"{warm.VOLUME_LABEL}={settings.gocache_volume('')}"]})
     # Ours run the workspace image (a builder of an older toolkit on a shared engine may be there too).
     builders = [b for b in labelled if any(t.startswith("scheduler-build/workspace:") for t in b.image.tags)]
     assert builders
