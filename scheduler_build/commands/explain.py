@@ -8,6 +8,7 @@ from invoke import task
 
 from scheduler_build.commands._common import emit, emit_json, flag_help, option, user_errors
 from scheduler_build.errors import UserError
+from scheduler_build import spec as spec_mod
 from scheduler_build.explain import fetch, record, text
 
 
@@ -18,9 +19,11 @@ from scheduler_build.explain import fetch, record, text
     "context": flag_help("deploy.context"),
     "json": "print the stable JSON document (docs/explain.schema.json) instead of text",
     "top": "how many of the best-scored nodes to show (default: 3)",
+    "spec": "the build spec of the debuggable scheduler: a pod without a record is then told apart as not opted in "
+            "(no debuggable.podLabel label) or scheduled without the recorder",
 })
 @user_errors
-def explain(c, pod, namespace="default", kubeconfig=None, context=None, json=False, top=3):
+def explain(c, pod, namespace="default", kubeconfig=None, context=None, json=False, top=3, spec=None):
     """Why a pod went to its node, or stayed Pending: per plugin, per node, from its annotations alone."""
     kubeconfig = option(c, "deploy.kubeconfig", kubeconfig) or os.environ.get("KUBECONFIG", "")
     if not kubeconfig:
@@ -31,7 +34,8 @@ def explain(c, pod, namespace="default", kubeconfig=None, context=None, json=Fal
         raise UserError(f"--top {top!r} is not a number", "e.g. --top 5") from None
     if top < 0:
         raise UserError(f"--top {top} is negative", "e.g. --top 5")
-    doc = record.explain(fetch.read_pod(kubeconfig, option(c, "deploy.context", context), namespace, pod), top)
+    pod_label = spec_mod.load(spec).debuggable.pod_label if spec else None
+    doc = record.explain(fetch.read_pod(kubeconfig, option(c, "deploy.context", context), namespace, pod), top, pod_label)
     if json:
         emit_json(doc)
     else:
