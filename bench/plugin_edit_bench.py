@@ -110,8 +110,10 @@ def run(k8s_version: str = settings.default("k8s.version"), repeats: int = 5, wh
     shutil.copytree(EXAMPLE_PLUGIN, ours_dir)
     shutil.copytree(EXAMPLE_PLUGIN, native_dir)
     source = PluginSource(package=PACKAGE, names=("UnderlayIPLimit",), path=ours_dir)
+    # The Go cache volume the whole-process command (which reads the environment) uses too.
+    volume = settings.gocache_volume(os.environ.get(settings.env_vars("build.gocache_volume")[1], ""))
     request = default_request(k8s_version=k8s_version, pull=False, cache_dir=settings.cache_dir(), name="bench-plugin-edit",
-                                 dist_dir=work / "dist", plugin_sources=(source,))
+                              dist_dir=work / "dist", plugin_sources=(source,), gocache_volume=volume)
     base = 1000 + (os.getpid() % 1000) * 100
     try:
         _, info = _ours(request)  # warms tidy, vendor and the build cache for this plugin's shape
