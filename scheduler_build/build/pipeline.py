@@ -256,6 +256,7 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
         def capture(line: str) -> None:  # packages counted; the rest streamed and kept to map errors to spec fields
             if progress.take(line):
                 return
+            line = plugins_stage.host_paths(line, plan.custom.plugins_info)  # a local plugin's files: host paths
             output.append(line)
             stream_line(line)
 
