@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -73,6 +74,13 @@ def idle_command(idle_seconds: int) -> list[str]:
               f"if [ $# -gt 1 ]; then : > {USED}; continue; fi; "
               f"[ $(( $(date +%s) - $(stat -c %Y {USED}) )) -ge {idle_seconds} ] && exit 0; done")
     return ["sh", "-c", script]
+
+
+def is_idle_command(command: list[str]) -> bool:
+    """Whether `command` is a builder's main process as idle_command makes it, whatever its idle time (a
+    builder started before build.builder_idle_timeout changed is still ours)."""
+    return len(command) == 3 and command[:2] == ["sh", "-c"] and \
+        re.sub(r"\d+", "N", command[2]) == re.sub(r"\d+", "N", idle_command(60)[2])
 
 
 def _outs(state_dir: Path, name: str) -> list[Path]:
@@ -205,7 +213,7 @@ def _running_builder(engine: Engine, name: str, image: str, gocache_volume: str,
     try:
         box = engine.ensure_running(
             name, image, volumes=[Volume(GOCACHE, gocache_volume)], bind=(candidate, OUT), known_binds=known,
-            command=idle_command(idle_seconds),
+            command=idle_command(idle_seconds), same_command=is_idle_command,
             labels={LABEL: "1", VOLUME_LABEL: gocache_volume, OWNER_LABEL: str(os.getuid()), SHARED_LABEL: str(candidate)})
     except BaseException:
         candidate.rmdir()

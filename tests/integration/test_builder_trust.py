@@ -28,9 +28,8 @@ def names(tmp_path):
     made = {"name": f"scheduler-build-builder-test-{tag}", "volume": f"sb-t-gocache-{tag}",
             "image": builder_image.select(engine, "1.22", pull=False).image, "other": f"sb-t-lookalike:{tag}"}
     yield made
+    engine.remove_container(made["name"])  # (an idle one the engine is removing already: waited for)
     client = engine._client
-    for container in client.containers.list(all=True, filters={"name": made["name"]}):
-        container.remove(force=True)
     for ref in (made["other"],):
         try:
             client.images.remove(ref, force=True)
@@ -83,9 +82,16 @@ def test_a_lookalike_under_the_builders_name_is_refused(tmp_path, names):
     with pytest.raises(UserError, match="a mount scheduler-build did not make"):
         warm._idle_builder(engine, name, image, volume, tmp_path)
     client.containers.get(name).remove(force=True)
-    # The negative control: the builder we create is accepted, and accepted again when reused.
+    # Same image, network and volume, another main process: refused.
+    client.containers.create(image, command=["sleep", "infinity"], name=name, network_mode="none", detach=True,
+                             mounts=[docker.types.Mount("/gocache", volume, type="volume")])
+    with pytest.raises(UserError, match="another command"):
+        warm._idle_builder(engine, name, image, volume, tmp_path)
+    client.containers.get(name).remove(force=True)
+    # The negative control: the builder we create is accepted, and accepted again when reused (also once
+    # build.builder_idle_timeout changed: the running one keeps its own).
     box = warm._idle_builder(engine, name, image, volume, tmp_path)
-    assert warm._idle_builder(engine, name, image, volume, tmp_path).id == box.id
+    assert warm._idle_builder(engine, name, image, volume, tmp_path, idle_seconds=60).id == box.id
     assert warm.shared_out(box, tmp_path, name) is not None  # from our state
 
 
