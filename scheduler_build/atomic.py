@@ -124,8 +124,9 @@ def publish_dir(staging: Path, final: Path, version: str = "") -> Path:
     _carry_theirs(old_tree if legacy else staging, final, move=True, skip=carried)  # written during the swap
     if legacy:
         os.unlink(staging)
-        for sibling in final.parent.glob(f".{final.name}.*"):
-            if sibling.is_dir() and not sibling.is_symlink() and _LEGACY_KEY.match(sibling.name[len(final.name) + 2:]):
+        for sibling in final.parent.glob(f".{final.name}.*"):  # the tree it named, and older ones (`.X.<key>`)
+            if sibling.is_dir() and not sibling.is_symlink() and (
+                    sibling == old_tree or _LEGACY_KEY.match(sibling.name[len(final.name) + 2:])):
                 shutil.rmtree(sibling, ignore_errors=True)
     else:
         shutil.rmtree(staging, ignore_errors=True)
