@@ -13,9 +13,10 @@ re-measured) or they stay in bench/historical.md, printed below the table under 
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from scheduler_build.errors import UserError
 
@@ -151,16 +152,71 @@ def row(root: Path, spec: dict) -> str:
             f"{raw['commit'][:10]}, {_machine(raw)} | {raw['started'][:10]} |")
 
 
-def record_row(root: Path, item: dict) -> str:
-    """A row another kind of bench wrote by hand, shown only while its raw file holds what a row needs."""
-    path = root / "bench" / "results" / item["raw"]
+def _raw_record(root: Path, name: str) -> dict:
+    path = root / "bench" / "results" / name
     if not path.is_file():
-        raise ReportError(f"{ROWS}: raw file bench/results/{item['raw']} does not exist",
+        raise ReportError(f"{ROWS}: raw file bench/results/{name} does not exist",
                           "commit the raw file, or move the row to bench/historical.md")
-    raw = json.loads(path.read_text())
+    return json.loads(path.read_text())
+
+
+_AGGREGATES: dict[str, Callable[[list], float]] = {
+    "sum": sum, "len": len, "median": statistics.median, "min": min, "max": max}
+
+
+def figure_value(raw: Any, expr: str) -> float:
+    """The number `expr` names in a raw file: a dotted path (`results.runs.0.seconds`; a `[]` segment maps
+    over a list: `runs[].reads`), optionally in an aggregate (`sum(...)`, `len(...)`, `median(...)`,
+    `min(...)`, `max(...)`)."""
+    aggregate = None
+    if "(" in expr and expr.endswith(")"):
+        aggregate, expr = expr[:expr.index("(")], expr[expr.index("(") + 1:-1]
+    values = [raw]
+    for segment in expr.split("."):
+        mapped = segment.endswith("[]")
+        key = segment[:-2] if mapped else segment
+        values = [v[int(key)] if isinstance(v, list) else v[key] for v in values]
+        if mapped:
+            values = [item for v in values for item in v]
+    if aggregate:
+        return float(_AGGREGATES[aggregate](values))
+    if len(values) != 1:
+        raise ReportError(f"{ROWS}: figure {expr!r} names {len(values)} values", "aggregate them, e.g. median(...)")
+    return float(values[0])
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.]*\.json)")
+
+
+def _numbers(cell: str) -> list[str]:
+    """The numbers a cell shows (not the digits in a raw file's name)."""
+    return _NUMBER.findall(re.sub(r"\S+\.json", "", cell))
+
+
+def record_row(root: Path, item: dict) -> str:
+    """A row another kind of bench wrote by hand, shown only while its raw file holds what a row needs and
+    every number in its figure and ratio cells is recomputed from a raw file (`figures`: expression and
+    format; `given`: the numbers that are settings or goals, each with what it is)."""
+    raw = _raw_record(root, item["raw"])
     missing = [key for key in ("command", "commit", "machine", "load_before", "load_after", "runs") if key not in raw]
     if missing:
         raise ReportError(f"bench/results/{item['raw']}: no {', '.join(missing)}", "re-measure recording them")
+    computed = set()
+    for figure in item.get("figures", []):
+        source = _raw_record(root, figure["raw"]) if figure.get("raw") else raw
+        try:
+            value = figure_value(source, figure["expr"]) * figure.get("scale", 1)
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise ReportError(f"{ROWS}: figure {figure['expr']!r} is not in bench/results/{figure.get('raw') or item['raw']} "
+                              f"({exc})", "name a field the raw file has") from None
+        computed.add(figure.get("fmt", "{:g}").format(value))
+    cells = item["row"].strip("|").split(" | ")
+    shown = _numbers(cells[1]) + _numbers(cells[3])
+    unexplained = [n for n in shown if n not in computed and n not in item.get("given", {})]
+    if unexplained:
+        raise ReportError(f"{ROWS}: the row {cells[0][:60]!r} shows {', '.join(unexplained)}, which its raw files do not "
+                          f"give (they give {', '.join(sorted(computed)) or 'nothing'})",
+                          "write the figure its raw file gives, or re-measure; never type a figure in")
     return item["row"]
 
 
@@ -186,8 +242,9 @@ def render(root: Path = REPO) -> str:
                   " `compile.*` are the steps inside the compile phase):", ""] + phased
     records = manifest.get("records", [])
     if records:
-        lines += ["", "Other measurements, one raw file each (not side-by-side timings: the row is written from its raw "
-                  "file, which must exist and record the command, commit, machine and load):", "",
+        lines += ["", "Other measurements, one raw file each (not side-by-side timings: the row is written by hand, and "
+                  "`bench.report --check` recomputes every number in its figure and ratio cells from its raw file, "
+                  "which must exist and record the command, commit, machine and load):", "",
                   "| measure | figure | baseline | ratio | command | date |", "|---|---|---|---|---|---|"]
         lines += [record_row(root, item) for item in records]
     notes = manifest.get("notes", [])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -87,12 +88,25 @@ def staging_dir(out: Path, prefix: str, flag: str = "--out") -> Path:
 MARKERS = ("build-info.json", "kustomization.yaml", "image-info.json")
 
 
+# Every staging directory a publish makes starts so (`clean` removes one whose run is gone, and no other
+# hidden directory): `<STAGING><name>-p<pid>-<mkdtemp's 8>`.
+STAGING = ".scheduler-build-staging-"
+
+
+def staging_prefix(name: str) -> str:
+    """The mkdtemp prefix of a staging directory for output `name`, carrying this run's pid."""
+    return f"{STAGING}{name}-p{os.getpid()}-"
+
+
 def publish_dir(staging: Path, final: Path, version: str = "") -> Path:
     """Make the complete directory `staging` visible at `final` in one step.
 
     `final` is a real directory, so `tar`, `cp -r` and `rsync` of the documented path get the files.
-    Over an earlier output the two are swapped with renameat2(RENAME_EXCHANGE): a reader sees the old
-    tree or the new one, never a mix and never nothing; the old tree is then removed. An output of the
+    Over an earlier output the two are swapped with renameat2(RENAME_EXCHANGE): a reader of one path sees
+    the old file or the new one, never a mix and never a half-written file (a copy of the whole tree
+    that runs across the swap may still read some files from each tree, or miss a file the new tree
+    no longer has). Files in the earlier output that our record does not name (a user's notes beside a
+    build) are carried into the new tree, never removed; then the old tree is removed. An output of the
     earlier layout (a symlink to a hidden `.X.<key>` sibling) is swapped the same way and its hidden
     directories removed. `version` is no longer part of any name (kept for callers).
     """
@@ -104,15 +118,50 @@ def publish_dir(staging: Path, final: Path, version: str = "") -> Path:
     if not os.path.lexists(final):
         os.rename(staging, final)
         return final
+    old_tree = final.resolve() if legacy else final
+    carried = _carry_theirs(old_tree, staging)
     exchange(staging, final)  # `staging` now names the previous output (or the earlier layout's link)
+    _carry_theirs(old_tree if legacy else staging, final, move=True, skip=carried)  # written during the swap
     if legacy:
         os.unlink(staging)
-        for sibling in final.parent.glob(f".{final.name}.*"):
-            if sibling.is_dir() and not sibling.is_symlink():
+        for sibling in final.parent.glob(f".{final.name}.*"):  # the tree it named, and older ones (`.X.<key>`)
+            if sibling.is_dir() and not sibling.is_symlink() and (
+                    sibling == old_tree or _LEGACY_KEY.match(sibling.name[len(final.name) + 2:])):
                 shutil.rmtree(sibling, ignore_errors=True)
     else:
         shutil.rmtree(staging, ignore_errors=True)
     return final
+
+
+_LEGACY_KEY = re.compile(r"^[0-9a-f]{16}$")  # the earlier layout's `.X.<key>`: a digest's first 16
+
+
+def _carry_theirs(old: Path, new: Path, move: bool = False, skip: list[str] = ()) -> list[str]:
+    """Put the files of `old` our record does not name (owned.published_files) into `new`: hard links
+    before the swap (the new tree shows them at once), moved after it (any written meanwhile). A name
+    the new output also writes is refused before anything changed."""
+    from scheduler_build import owned  # owned writes through this module
+
+    found = owned.published_files(old)
+    theirs = [name for name in (found[2] if found else []) if name not in skip]
+    clash = [name for name in theirs if os.path.lexists(new / name) and not (new / name).is_dir()]
+    if clash and not move:
+        raise UserError(f"{old}: {', '.join(clash[:3])} {'is' if len(clash) == 1 else 'are'} not scheduler-build's, "
+                        "and the new output writes that name", "move it away and run again; nothing was changed")
+    for name in theirs:
+        source, target = old / name, new / name
+        if os.path.lexists(target):
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if move:
+            os.rename(source, target)
+        elif source.is_symlink():
+            os.symlink(os.readlink(source), target)
+        elif source.is_dir():
+            target.mkdir()
+        else:
+            link_or_copy(source, target)
+    return theirs
 
 
 def check_publishable(final: Path) -> None:

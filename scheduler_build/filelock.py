@@ -42,3 +42,23 @@ def turn(path: Path, doing: str, on_wait: Callable[[str], None] | None = None) -
         yield
     finally:
         os.close(fd)  # releases the lock
+
+
+@contextmanager
+def try_turn(path: Path) -> Iterator[bool]:
+    """The lock `path` if nobody holds it (True for the block), else False at once: for work that may
+    skip what another process is using (`clean --volume` and a busy builder)."""
+    path = Path(path)
+    if not path.is_file():
+        yield True
+        return
+    fd = os.open(path, os.O_RDWR)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)

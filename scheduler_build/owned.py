@@ -17,7 +17,9 @@ Two records:
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -130,3 +132,57 @@ def check_file(path: Path, cache_dir: Path, force: bool, flag: str) -> bool:
 def remember_file(path: Path, cache_dir: Path) -> None:
     """Record the digest of the file just written at `path` (its next write finds it ours)."""
     write_atomic(_single_record(cache_dir, path), file_digest(path) + "\n")
+
+
+# --- which files of a published directory are ours (clean/plan.py; atomic.publish_dir keeps the rest) ---
+
+# The names a published output's own record makes ours. A build's directory: its build-info.json names the
+# component, whose binary and SBOMs (image/assemble.py writes those beside it) sit there. An image layout:
+# its image-info.json, the OCI layout's index and marker, and blobs named by their digest.
+_BLOB = re.compile(r"^blobs/sha256/[0-9a-f]{64}$")
+
+
+def _json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def files_under(directory: Path) -> list[str]:
+    """Every file, symlink and empty directory under `directory` (symlinks not followed), relative."""
+    found = []
+    for root, dirs, files in os.walk(directory):
+        base = Path(root).relative_to(directory)
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            found.append((base / name).as_posix())
+        if not dirs and not files and Path(root) != Path(directory):
+            found.append(base.as_posix())
+    return sorted(found)
+
+
+def published_files(directory: Path) -> tuple[str, list[str], list[str]] | None:
+    """(why it is ours, our files, the others) of a real directory one of our publishes wrote; None when
+    none of our records is in it. A file is ours only when our record names it (a rendering's record: with
+    the digest we wrote); everything else in it is someone else's, whatever its name."""
+    directory = Path(directory)
+    if not directory.is_dir() or directory.is_symlink():
+        return None
+    present = files_under(directory)
+    record = read_record(directory)
+    if record:
+        ours = {RECORD} | {name for name, sha in record.items() if (directory / name).is_file()
+                           and not (directory / name).is_symlink() and file_digest(directory / name) == sha}
+        why = f"written by scheduler-build (every file as {RECORD} records)"
+    elif (build := _json(directory / "build-info.json")).get("scheduler_build"):
+        component = str(build.get("component") or Path((build.get("binary") or {}).get("path") or "").name)
+        ours = {"build-info.json"} | ({component, f"{component}.spdx.json", f"{component}.cdx.json"} if component else set())
+        why = "published output (build-info.json)"
+    elif _json(directory / "image-info.json").get("inputs_key"):
+        ours = {"image-info.json", "index.json", "oci-layout"} | {name for name in present if _BLOB.match(name)}
+        why = "published output (image-info.json)"
+    else:
+        return None
+    mine = [name for name in present if name in ours and not (directory / name).is_symlink()]
+    return why, mine, [name for name in present if name not in mine]

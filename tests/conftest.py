@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
 from pathlib import Path
 
 import pytest
@@ -140,10 +141,12 @@ BUILDER_LABEL = "io.scheduler-build.builder=1"  # build/warm.py's LABEL (not imp
 
 
 @pytest.fixture(scope="session", autouse=True)
-def remove_the_builders_this_session_starts():
+def remove_the_builders_this_session_starts(tmp_path_factory):
     """On an engine on this machine the builds use long-lived builders (build/warm.py), one per cache
-    directory, and tests give builds their own cache directories: the builders the session started
-    are its to remove; those that were there before stay. No engine: nothing to do."""
+    directory, and tests give builds their own cache directories: the builders of this session's
+    cache directories (their /out under its base temporary directory) are its to remove. Those of the
+    shared cache directory, and every other session's on the same engine (started while this one ran),
+    stay: their idle timeout ends them. No engine: nothing to do."""
     try:
         import docker
 
@@ -153,9 +156,11 @@ def remove_the_builders_this_session_starts():
         yield
         return
     yield
+    mine = str(tmp_path_factory.getbasetemp().resolve()) + os.sep
     try:
         for container in client.containers.list(all=True, filters={"label": BUILDER_LABEL}):
-            if container.id not in before:
+            out = (container.labels or {}).get("io.scheduler-build.shared-out", "")
+            if container.id not in before and out.startswith(mine):
                 with _builder_lock(container):  # never under a compile: another session's may use it
                     container.remove(force=True)
     except Exception:  # noqa: BLE001 - the engine went away (the remote-engine tier stops its own)

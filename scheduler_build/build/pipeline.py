@@ -24,7 +24,7 @@ from scheduler_build.engine import Engine, connect
 from scheduler_build import epoch as epoch_mod
 from scheduler_build import owned, platforms
 from scheduler_build.golang import toolchain
-from scheduler_build.atomic import check_publishable, link_or_copy, publish_dir, umask_mode
+from scheduler_build.atomic import check_publishable, link_or_copy, publish_dir, staging_prefix, umask_mode
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.build import debuggable as debuggable_mod
@@ -78,6 +78,9 @@ class BuildRequest:
     # A debuggable build (build/debuggable.py): the recorder patched in, `.debug` stamped, dist/<name>-debuggable.
     debuggable: debuggable_mod.Debuggable = debuggable_mod.Debuggable()
     pgo: pgo_mod.Profile | None = None  # `go build -pgo` with this CPU profile (build/pgo.py), checked when decided
+    # The long-lived builders (warm.py): how long one may stay unused, and how many of the user's are kept.
+    builder_idle_seconds: int = 1800
+    builder_cap: int = 4
 
 
 @dataclass
@@ -255,6 +258,7 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
         def capture(line: str) -> None:  # packages counted; the rest streamed and kept to map errors to spec fields
             if progress.take(line):
                 return
+            line = plugins_stage.host_paths(line, plan.custom.plugins_info)  # a local plugin's files: host paths
             output.append(line)
             stream_line(line)
 
@@ -266,7 +270,8 @@ def _compile(plan: _Plan, out_dir: Path) -> list[str]:
         )
         image = plan.workspace_image
         if plan.engine.local if request.reuse_builder is None else request.reuse_builder:
-            code, argv = warm.run(plan.engine, image.tag, job, image_id=image.image_id, on_line=capture)
+            code, argv = warm.run(plan.engine, image.tag, job, image_id=image.image_id, on_line=capture,
+                                  idle_seconds=request.builder_idle_seconds, cap=request.builder_cap)
         else:
             code, argv = compile_stage.run(plan.engine, image.tag, job, on_line=capture, image_id=image.image_id)
         plan.phases.update({f"compile.{step}": seconds for step, seconds in job.timings.items()})
@@ -324,7 +329,7 @@ def run(request: BuildRequest) -> BuildResult:
     final_dir, component = plan.final_dir, request.component
     final_dir.parent.mkdir(parents=True, exist_ok=True)
     # The pid in the name: `clean` removes a staging directory whose build is gone, never a running one's.
-    staging = Path(tempfile.mkdtemp(prefix=f".tmp-{final_dir.name}-p{os.getpid()}-", dir=final_dir.parent))
+    staging = Path(tempfile.mkdtemp(prefix=staging_prefix(final_dir.name), dir=final_dir.parent))
     try:
         if (final_dir / component).is_file():
             # Seed the output with the last good binary: when nothing changed, the compile finds its

@@ -203,3 +203,13 @@ def prepare(
         custom.patches_info = [PatchInfo(file=r.file, sha256=r.sha256, targets=list(r.targets)) for r in done.report]
         log(f"    {len(patch_paths)} patch(es) applied to {', '.join(sorted(done.modules))}")
     return custom
+
+
+def host_paths(line: str, plugins_info: list[PluginInfo]) -> str:
+    """A compiler line that names a local plugin's file where the builder sees it (`vendor/<module>/x.go:89:19`,
+    a path that exists nowhere on this host) names it in the plugin's own directory, so an editor can jump there."""
+    for info in plugins_info:
+        if info.source == "path" and info.path and info.module:
+            place = re.compile(r"(?:(?<=^)|(?<=[\s(\"']))(?:/src/|\./)?vendor/" + re.escape(info.module) + "/")
+            line = place.sub(lambda _: info.path.rstrip("/") + "/", line)
+    return line

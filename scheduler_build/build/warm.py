@@ -1,8 +1,10 @@
 """The compile in a long-lived builder container: `docker exec` instead of a container per build.
 
 The default on an engine on this machine (pipeline: `build.reuse_builder` auto). One builder
-container per (workspace image, Go build-cache volume, cache directory) is started once
-(`sleep infinity`, `--network none`, named volumes only) and kept: no container to create,
+container per (user, workspace image, Go build-cache volume, cache directory) is started once
+(`--network none`, named volumes only; its main process exits, and the engine removes it, once no build
+used it for `build.builder_idle_timeout`; `build.builder_cap` keeps the newest of a user's) and kept
+while in use: no container to create,
 start and remove per build, and its file system's caches stay warm. Builds that share it take
 turns by one lock in the cache directory; an unchanged action starts nothing (uptodate.py, the
 same record as a one-shot compile's); a builder still running a compile of a build that is gone
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -44,44 +47,94 @@ from scheduler_build.build.compile import (
 )
 from scheduler_build.build.workspace_image import inputs_tar
 from scheduler_build.engine import Container, Engine, Volume
+from scheduler_build.filelock import try_turn
 from scheduler_build.progress import log, stream_line
 
 LABEL = "io.scheduler-build.builder"
 VOLUME_LABEL = "io.scheduler-build.gocache-volume"
-SHARED_LABEL = "io.scheduler-build.shared-out"  # the host directory tried as the builder's /out
+OWNER_LABEL = "io.scheduler-build.uid"  # whose builds use it: `clean --volume` stops only the caller's
+SHARED_LABEL = "io.scheduler-build.shared-out"  # the host directory tried as its /out (shown, never trusted)
 SHARED_PROOF = "shared"  # in that directory: the ID of the builder whose probe proved it is shared
+USED = "/tmp/.scheduler-build-used"  # touched by each build's first exec: the idle clock starts again
 
 
-def container_name(image_id: str, gocache_volume: str, state_dir: Path) -> str:
-    """One builder per workspace image, Go cache volume and cache directory: the builds that take turns
-    in it are those that share its lock file (in the cache directory), whoever else uses the engine."""
-    key = f"{image_id}\0{gocache_volume}\0{Path(state_dir).absolute()}".encode()
-    return f"scheduler-build-builder-{hashlib.sha256(key).hexdigest()[:12]}"
+def container_name(image_id: str, gocache_volume: str, state_dir: Path, uid: int | None = None) -> str:
+    """One builder per user, workspace image, Go cache volume and cache directory: the builds that take
+    turns in it are those that share its lock file (in the cache directory); on an engine several users
+    share, each user's builders are their own (the name carries the uid)."""
+    uid = os.getuid() if uid is None else uid
+    key = f"{uid}\0{image_id}\0{gocache_volume}\0{Path(state_dir).absolute()}".encode()
+    return f"scheduler-build-builder-u{uid}-{hashlib.sha256(key).hexdigest()[:12]}"
 
 
-def stop(engine: Engine, gocache_volume: str | None = None) -> int:
-    """Remove the long-lived builders (of one Go cache volume), e.g. before removing that volume, and
-    the shared /out directories they proved theirs (their outputs went with the container before)."""
-    labels = {LABEL: "1"} | ({VOLUME_LABEL: gocache_volume} if gocache_volume else {})
-    outs = [Path(host) for name, host, found in engine.containers_labelled(SHARED_LABEL)
-            if all(found.get(k) == v for k, v in labels.items())
-            and Path(host).name.startswith(f"{name}-") and (Path(host) / SHARED_PROOF).is_file()]
-    count = engine.remove_containers(labels)
-    for out in outs:
-        shutil.rmtree(out, ignore_errors=True)
-    return count
+def idle_command(idle_seconds: int) -> list[str]:
+    """The builder's main process: it exits (and the engine removes the builder) once no build used it
+    for `idle_seconds`; a running exec (a compile) counts as use."""
+    step = max(1, min(60, idle_seconds // 4))
+    script = (f": > {USED}; while sleep {step}; do set -- /proc/[0-9]*; "
+              f"if [ $# -gt 1 ]; then : > {USED}; continue; fi; "
+              f"[ $(( $(date +%s) - $(stat -c %Y {USED}) )) -ge {idle_seconds} ] && exit 0; done")
+    return ["sh", "-c", script]
+
+
+def is_idle_command(command: list[str]) -> bool:
+    """Whether `command` is a builder's main process as idle_command makes it, whatever its idle time (a
+    builder started before build.builder_idle_timeout changed is still ours)."""
+    return len(command) == 3 and command[:2] == ["sh", "-c"] and \
+        re.sub(r"\d+", "N", command[2]) == re.sub(r"\d+", "N", idle_command(60)[2])
+
+
+def _outs(state_dir: Path, name: str) -> list[Path]:
+    """The /out directories our state holds for builder `name` (one per container it had)."""
+    return sorted(Path(state_dir).absolute().glob(f"builders/{name}-*"))
+
+
+def stop_one(engine: Engine, name: str, state_dir: Path) -> bool:
+    """Remove the long-lived builder `name` and its /out directories in our state, unless a build holds
+    its lock (a compile may run in it): then nothing is done and False returned."""
+    with try_turn(Path(state_dir) / f"{name}.lock") as free:
+        if free:
+            engine.remove_container(name)
+            for out in _outs(state_dir, name):
+                shutil.rmtree(out, ignore_errors=True)
+        return free
+
+
+def stop(engine: Engine, gocache_volume: str, state_dir: Path) -> tuple[list[str], list[str]]:
+    """Remove the caller's long-lived builders of one Go cache volume (e.g. before removing that volume);
+    a builder a build holds the lock of is skipped. Returns (removed, busy) builder names."""
+    removed, busy = [], []
+    labels = {LABEL: "1", VOLUME_LABEL: gocache_volume, OWNER_LABEL: str(os.getuid())}
+    for name, _ in engine.containers_created(labels):
+        (removed if stop_one(engine, name, state_dir) else busy).append(name)
+    return removed, busy
+
+
+def _keep_newest(engine: Engine, state_dir: Path, cap: int, current: str) -> None:
+    """Of the caller's builders recorded in this cache directory, keep the newest `cap` (the current one
+    among them): older idle ones are removed, a busy one (its build holds the lock) stays."""
+    labels = {LABEL: "1", OWNER_LABEL: str(os.getuid())}
+    ours = [name for name, _ in engine.containers_created(labels) if name != current and _outs(state_dir, name)]
+    for name in ours[:max(0, len(ours) - (cap - 1))]:
+        with try_turn(Path(state_dir) / f"{name}.lock") as free:
+            if free:
+                log(f"    removing the long-lived builder {name}: more than build.builder_cap={cap} of yours")
+                engine.remove_container(name)
+                for out in _outs(state_dir, name):
+                    shutil.rmtree(out, ignore_errors=True)
 
 
 def clear_command(overlays: dict[str, Path]) -> list[str]:
-    """Remove the previous build's workspace files and local modules (the image's vendor tree stays)."""
-    script = f"find {SRC} -maxdepth 1 -type f -exec rm -f {{}} +"
+    """Remove the previous build's workspace files and local modules (the image's vendor tree stays); the
+    builder's idle clock starts again."""
+    script = f": > {USED}; find {SRC} -maxdepth 1 -type f -exec rm -f {{}} +"
     if overlays:
         script += " && rm -rf " + " ".join(shlex.quote(f"{VENDOR}/{module}") for module in sorted(overlays))
     return ["sh", "-c", script]
 
 
-def run(engine: Engine, image: str, job: Job, *, image_id: str,
-        on_line: Callable[[str], None] = stream_line) -> tuple[int, list[str]]:
+def run(engine: Engine, image: str, job: Job, *, image_id: str, on_line: Callable[[str], None] = stream_line,
+        idle_seconds: int = 1800, cap: int = 4) -> tuple[int, list[str]]:
     """Compile like compile.run, by exec in the long-lived builder of the workspace image `image`."""
     name = container_name(image_id, job.gocache_volume, job.state_dir)
     key = job.out_key(image)
@@ -101,8 +154,8 @@ def run(engine: Engine, image: str, job: Job, *, image_id: str,
             stream_line("    up to date: the last compile of these inputs made this binary (no container)")
             return 0, argv
         with timed(job, "create"):
-            box = _idle_builder(engine, name, image, job.gocache_volume, Path(job.state_dir))
-            shared = shared_out(box)
+            box = _idle_builder(engine, name, image, job.gocache_volume, Path(job.state_dir), idle_seconds, cap)
+            shared = shared_out(box, Path(job.state_dir), name)
             if shared:
                 (shared / key).mkdir(exist_ok=True)  # the caller's, so its owner can always remove it
         with timed(job, "put"):
@@ -134,31 +187,42 @@ def run(engine: Engine, image: str, job: Job, *, image_id: str,
     return code, argv
 
 
-def _idle_builder(engine: Engine, name: str, image: str, gocache_volume: str, state_dir: Path) -> Container:
+def _idle_builder(engine: Engine, name: str, image: str, gocache_volume: str, state_dir: Path,
+                  idle_seconds: int = 1800, cap: int = 4) -> Container:
     """The running builder `name`, with nothing but its `sleep` in it (called under its lock).
 
     A build killed outright (SIGKILL, a lost session) leaves its exec'd compile running: the engine
     does not stop an exec whose client is gone. Under the lock nothing else may run there, so a
     builder with more than its one process is replaced, never shared with that compile."""
-    box = _running_builder(engine, name, image, gocache_volume, state_dir)
+    box = _running_builder(engine, name, image, gocache_volume, state_dir, idle_seconds, cap)
     why = ("a compile of a build that is gone still runs in it" if box.processes() > 1 else
            "an older scheduler-build started it, without a /out to try sharing" if SHARED_LABEL not in box.labels else "")
     if why:
         log(f"    replacing the long-lived builder {name}: {why}")
         box.remove()
-        box = _running_builder(engine, name, image, gocache_volume, state_dir)
+        box = _running_builder(engine, name, image, gocache_volume, state_dir, idle_seconds, cap)
     return box
 
 
-def _running_builder(engine: Engine, name: str, image: str, gocache_volume: str, state_dir: Path) -> Container:
-    """The builder `name`; a new one is given a new /out directory to try, and probed."""
+def _running_builder(engine: Engine, name: str, image: str, gocache_volume: str, state_dir: Path,
+                     idle_seconds: int = 1800, cap: int = 4) -> Container:
+    """The builder `name`; a new one is given a new /out directory to try, and probed. A container of that
+    name is used only when it is what we would create, its /out one our state lists (Engine.ensure_running)."""
+    known = tuple(_outs(state_dir, name))
     candidate = state_dir.absolute() / "builders" / f"{name}-{secrets.token_hex(4)}"
     candidate.mkdir(parents=True)
-    box = engine.ensure_running(name, image, volumes=[Volume(GOCACHE, gocache_volume)], bind=(candidate, OUT),
-                                labels={LABEL: "1", VOLUME_LABEL: gocache_volume, SHARED_LABEL: str(candidate)})
+    try:
+        box = engine.ensure_running(
+            name, image, volumes=[Volume(GOCACHE, gocache_volume)], bind=(candidate, OUT), known_binds=known,
+            command=idle_command(idle_seconds), same_command=is_idle_command,
+            labels={LABEL: "1", VOLUME_LABEL: gocache_volume, OWNER_LABEL: str(os.getuid()), SHARED_LABEL: str(candidate)})
+    except BaseException:
+        candidate.rmdir()
+        raise
     if box.labels.get(SHARED_LABEL) != str(candidate):  # it was running already
         candidate.rmdir()
         return box
+    _keep_newest(engine, state_dir, cap, name)
     for stale in candidate.parent.glob(f"{name}-*"):  # the /out of builders this one replaces
         if stale != candidate:
             shutil.rmtree(stale, ignore_errors=True)
@@ -184,13 +248,16 @@ def _probe(box: Container, host: Path) -> bool:
     return True
 
 
-def shared_out(box: Container) -> Path | None:
-    """The caller's directory that is the builder's /out, when its probe proved it; else None."""
-    host = box.labels.get(SHARED_LABEL)
-    try:
-        return Path(host) if host and (Path(host) / SHARED_PROOF).read_text() == box.id else None
-    except OSError:
-        return None
+def shared_out(box: Container, state_dir: Path, name: str) -> Path | None:
+    """The caller's directory that is the builder's /out, from our own state (never the container's label):
+    the one of ours whose probe proved it for this container; else None."""
+    for out in _outs(state_dir, name):
+        try:
+            if (out / SHARED_PROOF).read_text() == box.id:
+                return out
+        except OSError:
+            continue
+    return None
 
 
 def shared_command(command: list[str], output: str) -> list[str]:

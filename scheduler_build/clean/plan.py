@@ -2,17 +2,16 @@
 
 What counts as ours, per kind:
 
-- dist: published outputs only. `atomic.publish_dir` publishes `X` as a symlink to a
-  sibling `.X.<key>` directory; an output is ours when its target holds one of our
-  records (build-info.json of a build, kustomization.yaml of a rendering,
-  image-info.json of an image layout). The link, its `.X.*` siblings (older
-  contents, interrupted staging) go; anything else under dist/ stays.
+- dist: the files our records name (owned.published_files): a build's directory (its build-info.json
+  names the binary and its SBOMs), an image layout (image-info.json, the layout's index and blobs),
+  a rendering or chart (its `.scheduler-build.sha256` lists each file with the digest we wrote). A
+  directory goes as a whole only when every file in it is ours; otherwise our files go, and the others
+  (a user's notes beside a build) stay and are named. Also the staging directories
+  (`.scheduler-build-staging-<name>-p<pid>-*`) of builds that are gone, and outputs of the earlier layout
+  (a symlink `X` to a hidden `.X.<key>` directory). Anything else under dist/ stays.
 - cache: the named sub-directories the stages keep under paths.cache_dir (the cache
   directory may be configured to a shared place, so nothing else in it is touched;
   `cluster/` holds a running control plane's state: `inv cluster.down` removes it).
-  Also ours under dist/: a directory holding our record of what we wrote (owned.py: a
-  chart, a plain rendering) while every file in it is as recorded, and the staging
-  directories (`.tmp-<os>-<arch>-p<pid>-*`) of builds that are gone.
 - volume: the Go build-cache volume named by build.gocache_volume and its `-out` sibling,
   the long-lived builders that use it (build/warm.py), and the containers our runs created (labelled with the run's host and pid) whose run is
   gone: a SIGKILL leaves one behind.
@@ -38,6 +37,7 @@ from scheduler_build.build.builder_image import BOOTSTRAP_REPO, GO_VERSION_LABEL
 from scheduler_build.build import warm
 from scheduler_build.build.compile import out_volume
 from scheduler_build import owned
+from scheduler_build.atomic import STAGING
 from scheduler_build.build.workspace_image import KEY_LABEL as WORKSPACE_KEY_LABEL, REPO as WORKSPACE_REPO
 from scheduler_build.build.workspace_image import VENDOR_DIR_LABEL
 from scheduler_build.engine import RUN_LABEL, Engine
@@ -74,10 +74,12 @@ class Item:
     size: int  # bytes
     what: str  # why it is ours / what it holds
     paths: tuple[str, ...] = ()  # dist: every path the item removes
+    left: tuple[str, ...] = ()  # dist: the files in it that are not ours, which stay
 
     def to_dict(self) -> dict:
         data = asdict(self)
         data.pop("paths")
+        data["left"] = list(self.left)
         return data
 
 
@@ -96,7 +98,7 @@ def tree_size(path: Path) -> int:
 
 
 def _published(link: Path) -> Path | None:
-    """The `.X.<key>` directory a publish_dir symlink `X` points at, when it holds one of our records."""
+    """The `.X.<key>` directory a publish_dir symlink `X` (the earlier layout) points at, when it holds one of our records."""
     target = os.readlink(link)
     if "/" in target or not target.startswith(f".{link.name}."):
         return None
@@ -107,8 +109,9 @@ def _published(link: Path) -> Path | None:
 
 
 def plan_dist(dist_dir: Path) -> list[Item]:
-    """Every output of ours under dist_dir (symlinks not followed): published outputs, directories
-    whose every file is as our record says, and staging directories of builds that are gone."""
+    """Every output of ours under dist_dir (symlinks not followed): published outputs and directories
+    holding our record, and staging directories of builds that are gone. Of a directory that also holds
+    files our record does not name, only our files are planned; the others are named in `left`."""
     dist_dir = Path(dist_dir)
     items: list[Item] = []
     if not dist_dir.is_dir():
@@ -121,63 +124,59 @@ def plan_dist(dist_dir: Path) -> list[Item]:
                 target = _published(entry)
                 if target is not None:
                     items.append(_dist_item(entry, target))
-            elif entry.is_dir() and _LEFTOVER.match(entry.name) and not _alive_pid(entry.name):
+            elif entry.is_dir() and _stopped_staging(entry):
                 items.append(Item("dist", str(entry), tree_size(entry), "staging of a stopped build", (str(entry),)))
-            elif entry.is_dir() and not entry.name.startswith(".") and (what := _ours(entry)):
-                staging = sorted(p for p in entry.parent.glob(f".tmp-{entry.name}-*") if p.is_dir())
-                items.append(Item("dist", str(entry), sum(tree_size(p) for p in (entry, *staging)), what,
-                                  tuple(str(p) for p in (entry, *staging))))
+            elif entry.is_dir() and not entry.name.startswith(".") and (found := owned.published_files(entry)):
+                items.append(_output_item(entry, *found))
             elif entry.is_dir() and not entry.name.startswith(".") and depth < MAX_DEPTH:
                 pending.append((entry, depth + 1))
-    unique = {item.name: item for item in items}  # a staging directory beside a link is also in its item
-    inside = {path for item in items if len(item.paths) > 1 for path in item.paths[1:]}
-    return sorted((item for name, item in unique.items() if name not in inside), key=lambda item: item.name)
+    return sorted(items, key=lambda item: item.name)
 
 
-# A build's or an image's staging directory: `.tmp-<name>-p<pid>-<mkdtemp's 8>` (older ones: no pid).
-_STAGING = re.compile(r"^\.tmp-[a-z0-9]+(?:-[a-z0-9]+)*-p(\d+)-[A-Za-z0-9_]{8}$")
-_LEFTOVER = re.compile(r"^\.tmp-[a-z0-9]+(?:-[a-z0-9]+)*-[A-Za-z0-9_]{8}$")
+def _output_item(directory: Path, what: str, ours: list[str], theirs: list[str], keep: tuple[str, ...] = ()) -> Item:
+    """The whole directory when every file in it is ours; else our files only, the others named as left."""
+    if not theirs:
+        paths = (directory, *map(Path, keep))
+        return Item("dist", str(directory), sum(tree_size(p) for p in paths), what, tuple(map(str, paths)))
+    return Item("dist", str(directory), sum(tree_size(directory / name) for name in ours),
+                f"{what}; only its files of ours", tuple(str(directory / name) for name in ours),
+                tuple(str(directory / name) for name in theirs))
 
 
-def _alive_pid(name: str) -> bool:
-    """Whether the run that made staging directory `name` still runs (a pid of this host)."""
-    match = _STAGING.match(name)
-    return bool(match) and _alive(int(match.group(1)))
+# A staging directory: atomic.STAGING, the output's name, the pid of its run and mkdtemp's 8 characters
+# (the pid tells a stopped build's from a running one's). Older builds named theirs `.tmp-<name>-p<pid>-`,
+# and before that `.tmp-<name>-<8>` without a pid: such a name is anyone's, so one is ours only
+# when every file in it is (owned.published_files).
+_STAGING = re.compile(r"^(?:" + re.escape(STAGING) + r".+|\.tmp-[a-z0-9]+(?:-[a-z0-9]+)*)-p(\d+)-[A-Za-z0-9_]{8}$")
+_PIDLESS = re.compile(r"^\.tmp-[a-z0-9]+(?:-[a-z0-9]+)*-[A-Za-z0-9_]{8}$")
 
 
-def _ours(directory: Path) -> str:
-    """Why a real directory is an output of ours ("" when it is not): its files are as our record says, or
-    it holds a build's or an image layout's record that we wrote (they name what they describe)."""
-    if _recorded(directory):
-        return f"written by scheduler-build (every file as {owned.RECORD} records)"
-    for marker, field in (("build-info.json", "scheduler_build"), ("image-info.json", "inputs_key")):
-        try:
-            data = json.loads((directory / marker).read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict) and data.get(field):
-            return f"published output ({marker})"
-    return ""
-
-
-def _recorded(directory: Path) -> bool:
-    """A directory whose files are exactly those our record lists, each unchanged."""
-    record = owned.read_record(directory)
-    if not record:
-        return False
-    files = {p.relative_to(directory).as_posix() for p in directory.rglob("*") if not p.is_dir()} - {owned.RECORD}
-    return files == set(record) and all(
-        (directory / name).is_file() and not (directory / name).is_symlink()
-        and owned.file_digest(directory / name) == sha for name, sha in record.items())
+def _stopped_staging(directory: Path) -> bool:
+    """Whether `directory` is the staging directory of a run that is gone (a pid of this host)."""
+    match = _STAGING.match(directory.name)
+    if match:
+        return not _alive(int(match.group(1)))
+    if _PIDLESS.match(directory.name):
+        found = owned.published_files(directory)
+        return bool(found) and not found[2]
+    return False
 
 
 def _dist_item(link: Path, target: Path) -> Item:
-    siblings = [p for p in link.parent.glob(f".{link.name}.*") if p.is_dir() and not p.is_symlink()]
-    staging = [p for p in link.parent.glob(f".tmp-{link.name}-*") if p.is_dir() and not p.is_symlink()]
-    paths = [link, *sorted(siblings), *sorted(staging)]
+    """An output of the earlier layout: the link, its hidden `.X.<key>` directories (only our files of
+    one that holds others', and then the link stays)."""
+    found = owned.published_files(target)
+    if found and found[2]:
+        return _output_item(target, *found)
+    siblings = [p for p in link.parent.glob(f".{link.name}.*") if p.is_dir() and not p.is_symlink()
+                and _LEGACY_KEY.match(p.name[len(link.name) + 2:])]
+    paths = [link, *sorted(set(siblings) | {target})]
     marker = next(m for m in MARKERS if (target / m).is_file())
     return Item("dist", str(link), sum(tree_size(p) for p in paths[1:]), f"published output ({marker})",
                 tuple(str(p) for p in paths))
+
+
+_LEGACY_KEY = re.compile(r"^[0-9a-f]{16}$")
 
 
 def plan_cache(cache_dir: Path) -> list[Item]:
@@ -188,12 +187,15 @@ def plan_cache(cache_dir: Path) -> list[Item]:
             if (cache_dir / name).is_dir() and not (cache_dir / name).is_symlink()]
 
 
-def plan_volume(engine: Engine, name: str) -> list[Item]:
-    """The Go build-cache volume and its compile-output sibling (build/compile.py), after the long-lived
-    builders that use it (build/warm.py; a volume in use cannot be removed)."""
-    items = [Item("volume", builder, 0, "long-lived builder container", (name,))
+def plan_volume(engine: Engine, name: str, state_dir: Path | None = None) -> list[Item]:
+    """The Go build-cache volume and its compile-output sibling (build/compile.py), after the caller's
+    long-lived builders that use it (build/warm.py; a volume in use cannot be removed). Another user's
+    builders on the same engine are not listed; `state_dir` holds the builders' locks and /out directories."""
+    uid = str(os.getuid())
+    state = str(state_dir or "")
+    items = [Item("volume", builder, 0, "long-lived builder container", (state,))
              for builder, volume, labels in engine.containers_labelled(warm.VOLUME_LABEL)
-             if volume == name and labels.get(warm.LABEL) == "1"] if name else []
+             if volume == name and labels.get(warm.LABEL) == "1" and labels.get(warm.OWNER_LABEL) == uid] if name else []
     for volume, what in ((name, "Go build cache volume"), (out_volume(name), "compile output volume")):
         size = engine.volume_size(volume) if name else None
         if size is not None:
@@ -240,30 +242,33 @@ def plan_images(engine: Engine, cache_dir: Path | None = None) -> list[Item]:
     return sorted(items, key=lambda item: item.name)
 
 
-def remove(item: Item, engine: Engine | None = None, dist_dir: Path | None = None) -> None:
-    """Remove one planned item; dist parents left empty by it go too (up to dist_dir)."""
+def remove(item: Item, engine: Engine | None = None, dist_dir: Path | None = None) -> bool:
+    """Remove one planned item; dist parents left empty by it go too (up to dist_dir). False: it was left
+    (a builder a build is compiling in)."""
     try:
-        _remove(item, engine, dist_dir)
+        return _remove(item, engine, dist_dir) is not False
     except OSError as exc:
         raise UserError(f"cannot remove {item.name}: {exc.strerror or exc}",
                         "fix its permissions (was it written by another user, e.g. root in a container?) "
                         "and run clean again; what was removed before stays removed") from None
 
 
-def _remove(item: Item, engine: Engine | None, dist_dir: Path | None) -> None:
+def _remove(item: Item, engine: Engine | None, dist_dir: Path | None) -> bool | None:
     if item.kind == "dist":
         for path in map(Path, item.paths):
-            if path.is_symlink():
+            if path.is_symlink() or (path.exists() and not path.is_dir()):
                 path.unlink()
             elif path.is_dir():
                 shutil.rmtree(path)
+            if item.left:  # sub-directories (an image layout's blobs/) emptied inside a directory that stays
+                _prune_empty(path.parent, Path(item.name))
         if dist_dir is not None:
             _prune_empty(Path(item.name).parent, Path(dist_dir))
     elif item.kind == "cache":
         shutil.rmtree(item.name)
     elif item.kind == "volume" and item.what == "long-lived builder container":
         assert engine is not None
-        warm.stop(engine, item.paths[0])  # every builder of the volume (the first item removes them all)
+        return warm.stop_one(engine, item.name, Path(item.paths[0]))  # never under a build's compile
     elif item.kind == "volume" and item.what.startswith("container"):
         assert engine is not None
         engine.remove_containers({RUN_LABEL: item.paths[0]})
@@ -299,7 +304,11 @@ def human(size: int) -> str:
 
 def table(items: list[Item], verb: str) -> str:
     """One line per item (`would remove` / `removed`), then the total."""
-    lines = [f"{verb} {human(item.size):>10}  {item.kind:<7} {item.name}  ({item.what})" for item in items]
+    lines = []
+    for item in items:
+        lines.append(f"{verb} {human(item.size):>10}  {item.kind:<7} {item.name}  ({item.what})")
+        lines += [f"{'left':>{len(verb) + 11}}  {item.kind:<7} {path}  (not written by scheduler-build)"
+                  for path in item.left]
     lines.append(f"{len(items)} item{'s' if len(items) != 1 else ''}, {human(sum(i.size for i in items))}"
                  if items else "nothing to remove")
     return "\n".join(lines)

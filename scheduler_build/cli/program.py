@@ -78,6 +78,10 @@ class SchedulerBuildProgram(Program):
 
     def parse_core(self, argv: list[str] | None) -> None:
         super().parse_core(argv)
+        self.core_flags_changed()
+
+    def core_flags_changed(self) -> None:
+        """-q / -v given (before the task name, or after it: cli/rewrite.py moves them)."""
         progress.set_verbosity(0 if self.args.quiet.value else 2 if self.args.verbose.value else 1)
 
     def update_config(self, merge: bool = True) -> None:

@@ -80,6 +80,9 @@ def _task_argv(program: Program) -> None:
         program.core[0].args["help"].value = own[0]
         program.core.unparsed = []
         return
+    own = _hoist_core_flags(program, own, names)
+    tokens = own + (tokens[tokens.index("--"):] if "--" in tokens else [])
+    program.core.unparsed = tokens
     params: dict = {}
     skip, given, current = False, False, ""
     for i, token in enumerate(own):
@@ -102,6 +105,47 @@ def _task_argv(program: Program) -> None:
             tokens[i:i + 1] = ["--spec", token]  # a spec file where one spec is expected
             program.core.unparsed = tokens
             return
+
+
+# Core flags that mean the same after a task name as before it (`build SPEC -q`, `doctor --config my.yaml`):
+# moved before the tasks, unless the task has a flag of its own they could name.
+HOISTED = {"-q": "quiet", "--quiet": "quiet", "-v": "verbose", "--verbose": "verbose", "-d": "debug",
+           "--debug": "debug", "--config": "config"}
+
+
+def _hoist_core_flags(program: Program, own: list[str], names: set[str]) -> list[str]:
+    """`own` without the core flags given after a task name; their values set on the core arguments."""
+    core = program.core[0].args if program.core else {}
+    kept, params, hoisted, skip = [], {}, False, False
+    for i, token in enumerate(own):
+        if skip:
+            skip = False
+            continue
+        flag, eq, value = token.partition("=")
+        arg = HOISTED.get(flag)
+        if token in names:
+            params = {} if program.collection[token].positional else dict(inspect.signature(program.collection[token].body).parameters)
+        elif arg in core and params and not _task_has(flag, params):
+            if core[arg].kind is bool:
+                core[arg].value = True
+            else:
+                if not eq and i + 1 >= len(own):
+                    raise Exit(f"error: {flag} needs a value, e.g. {flag} my.yaml", code=2)
+                core[arg].value = value if eq else own[i + 1]
+                skip = not eq
+            hoisted = True
+            continue
+        kept.append(token)
+    if hoisted and hasattr(program, "core_flags_changed"):
+        program.core_flags_changed()
+    return kept
+
+
+def _task_has(flag: str, params: dict) -> bool:
+    """Whether a task's own flags could be meant by `flag` (its name, or its first letter as a short flag)."""
+    if flag.startswith("--"):
+        return flag[2:].replace("-", "_") in params
+    return any(name.startswith(flag[1:2]) and name != "c" for name in params)
 
 
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")

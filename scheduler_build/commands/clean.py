@@ -33,15 +33,23 @@ def clean(c, dist=False, cache=False, volume=False, images=False, all=False, dry
         items += clean_stage.plan_cache(decided.cache_dir)
     if decided.volume:
         items += clean_stage.plan_containers(engine)  # first: a stopped run's container holds the volume
-        items += clean_stage.plan_volume(engine, decided.gocache_volume)
+        items += clean_stage.plan_volume(engine, decided.gocache_volume, decided.cache_dir / "builds")
     if decided.images:
         items += clean_stage.plan_images(engine, decided.cache_dir)
+    busy: list[clean_stage.Item] = []
     if not decided.dry_run:
         for item in items:
+            if busy and item.kind == "volume" and item.what.endswith("volume"):
+                busy.append(item)  # a busy builder uses it: the engine would refuse
+                continue
             log(f"    remove {item.kind} {item.name}")
-            clean_stage.remove(item, engine, decided.dist_dir)
+            if not clean_stage.remove(item, engine, decided.dist_dir):
+                busy.append(item)
+        items = [item for item in items if item not in busy]
     if json:
         emit_json({"dry_run": bool(dry_run), "items": [item.to_dict() for item in items],
                    "bytes": sum(item.size for item in items)})
     else:
         emit(clean_stage.table(items, "would remove" if dry_run else "removed"))
+    for item in busy:
+        log(f"left {item.kind} {item.name}: in use by a build (its builder's lock is held); run clean again after it")

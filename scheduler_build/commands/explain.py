@@ -16,13 +16,16 @@ from scheduler_build.inputs.explain import explain_inputs
     "context": flag_help("deploy.context"),
     "json": "print the stable JSON document (docs/explain.schema.json) instead of text",
     "top": "how many of the best-scored nodes to show (default: 3)",
+    "spec": "the build spec of the debuggable scheduler: a pod without a record is then told apart as not opted in "
+            "(no debuggable.podLabel label) or scheduled without the recorder",
 })
 @user_errors
-def explain(c, pod, namespace="default", kubeconfig=None, context=None, json=False, top=3):
+def explain(c, pod, namespace="default", kubeconfig=None, context=None, json=False, top=3, spec=None):
     """Why a pod went to its node, or stayed Pending: per plugin, per node, from its annotations alone."""
-    decided = explain_inputs(c, pod=pod, namespace=namespace, kubeconfig=kubeconfig, context=context, top=top)
+    decided = explain_inputs(c, pod=pod, namespace=namespace, kubeconfig=kubeconfig, context=context, top=top,
+                             spec=spec)
     doc = record.explain(fetch.read_pod(decided.kubeconfig, decided.context, decided.namespace, decided.pod),
-                         decided.top)
+                         decided.top, decided.pod_label)
     if json:
         emit_json(doc)
     else:

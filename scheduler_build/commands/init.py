@@ -1,8 +1,11 @@
 """init: a commented starter spec in DIR (and a plugin module beside it), then the next three commands."""
 
+import re
+from pathlib import Path
+
 from invoke import task
 
-from scheduler_build.errors import for_program
+from scheduler_build.errors import UserError, for_program
 from scheduler_build.inputs.scaffold import init_inputs
 from scheduler_build.progress import log, phase
 from scheduler_build.scaffold import generate, starter
@@ -25,6 +28,7 @@ def init(c, dir=".", name="my-scheduler", plugin="", module="", k8s_version=None
     directory, minor = decided.directory, decided.k8s_version
     target = starter.check_target(directory, decided.spec_file, force)
     replacing = target.exists()
+    _check_spec_name(name, minor, target, decided.spec_file)
     ref = None
     if plugin:
         kebab = generate.kebab(generate.validate_name(plugin))
@@ -43,3 +47,17 @@ def init(c, dir=".", name="my-scheduler", plugin="", module="", k8s_version=None
                  f"`inv build {written}`   compile the scheduler (Docker and Go)",
                  f"`inv image.build {written}`   package it as an image (then image.push, deploy)"):
         log("  " + for_program(step).replace("`", "", 2))
+
+
+def _check_spec_name(name: str, minor: str, target: Path, spec_file: str) -> None:
+    """Before anything is written: the starter spec passes the spec's own checks (its `name` above all),
+    so `init` never writes a spec `config.validate` refuses."""
+    from scheduler_build import spec as spec_mod
+
+    try:
+        spec_mod.loads(starter.spec_text(name, minor, None, spec_file), target, check_files=False)
+    except UserError as exc:
+        errors = getattr(exc, "errors", None)
+        reason = f"{errors[0][0]}: {errors[0][1]}" if errors else exc.message
+        raise UserError(f"--name {name!r}: the spec's {reason}", "choose a lower-case DNS name, e.g. "
+                        f"{re.sub(r'[^a-z0-9-]+', '-', name.lower()).strip('-') or 'my-scheduler'}; nothing was written") from None

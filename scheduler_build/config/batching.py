@@ -78,6 +78,17 @@ def parse_output(output: str) -> dict[str, _Said]:
     return said
 
 
+def judge_static(config: dict, gate_stage: str | None) -> list[ProfileBatching] | None:
+    """The verdicts the configuration alone decides, whatever the binary: a release without the gate (or
+    with it alpha), or extenders configured (they apply to every profile, and the framework turns
+    batching off for a profile with extenders before it looks at plugins). None: only the binary can tell."""
+    if gate_stage is None or gate_stage.startswith("Alpha") or not config.get("extenders"):
+        return judge("", config, gate_stage) if gate_stage is None or gate_stage.startswith("Alpha") else None
+    urls = tuple(str((e or {}).get("urlPrefix", "?")) for e in config.get("extenders") or [])
+    return [ProfileBatching(str((p or {}).get("schedulerName") or "default-scheduler"), extenders=urls)
+            for p in config.get("profiles") or [{}]]
+
+
 def judge(output: str, config: dict, gate_stage: str | None) -> list[ProfileBatching]:
     """One verdict per profile of the configuration, from the binary's output.
 

@@ -27,7 +27,7 @@ from typing import Iterable
 import yaml
 
 from scheduler_build import owned
-from scheduler_build.atomic import publish_dir, staging_dir, write_atomic
+from scheduler_build.atomic import publish_dir, staging_dir, staging_prefix, write_atomic
 from scheduler_build.errors import UserError
 
 
@@ -125,7 +125,7 @@ def _write_in_place(files: dict[str, str], out: Path, changes: Changes) -> None:
 
 def _publish(files: dict[str, str], out: Path) -> None:
     """The whole tree written beside `out` and swapped in (atomic.publish_dir)."""
-    staging = staging_dir(out, f".{out.name}.tmp-")
+    staging = staging_dir(out, staging_prefix(out.name))
     try:
         for name, text in files.items():
             write_atomic(staging / name, text)

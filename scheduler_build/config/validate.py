@@ -234,10 +234,13 @@ def batching_summary(binary: Path, binary_sha256: str, config: str, image: str, 
     try:
         if seen.is_file():
             return seen.read_text().splitlines()
+        gate = vocabulary.feature_gates(k8s_version, cache_root).get(batching.GATE)
+        decided = batching.judge_static(yaml.safe_load(config) or {}, gate)
+        if decided is not None:  # extenders, or no gate: the binary need not run (a plugin edit's loop)
+            return [v.line() for v in decided]
         verdict = validate_with_binary(binary, config, image)
         if not verdict.ok:
             return [f"batching: not checked ({refusal_reason(verdict.output)}; see `inv config.validate`)"]
-        gate = vocabulary.feature_gates(k8s_version, cache_root).get(batching.GATE)
         lines = [v.line() for v in batching.judge(verdict.output, yaml.safe_load(config) or {}, gate)]
         seen.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(seen, "\n".join(lines) + "\n")  # only a verdict the binary gave is kept

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -134,6 +135,26 @@ def check_go_proxy() -> Check:
     return Check("go module proxy", True, f"{urls[0]} answers")
 
 
+def check_module_verification(values: dict[str, str] | None = None) -> Check:
+    """Whether Go checks the modules it downloads against the checksum database (sum.golang.org): GOSUMDB=off,
+    or GONOSUMDB / GOPRIVATE / GONOSUMCHECK patterns, switch that off for every module or those named.
+    `values`: `go env` of those (read from the host's go when None)."""
+    names = ("GOSUMDB", "GONOSUMDB", "GOPRIVATE", "GONOSUMCHECK")
+    if values is None:
+        try:
+            done = gotool.run(["env", "-json", *names], timeout=30)
+            values = json.loads(done.stdout) if done.returncode == 0 else {}
+        except (UserError, OSError, ValueError):
+            values = {}
+    off = ["GOSUMDB=off"] if values.get("GOSUMDB", "").strip() == "off" else []
+    off += [f"{name}={values[name]}" for name in names[1:] if values.get(name, "").strip()]
+    if off:
+        return Check("module verification", False, "modules are not checked against the checksum database: "
+                     + ", ".join(off), "unset them unless those modules are private (go env -u NAME, or the "
+                     "environment); go.sum still pins what was downloaded before", required=False)
+    return Check("module verification", True, f"checksum database {values.get('GOSUMDB') or 'sum.golang.org'}")
+
+
 def check_cache(request: DoctorRequest) -> Check:
     """The cache directory (paths.cache_dir) must be writable: every stage keeps its inputs there."""
     path = request.cache_dir
@@ -232,7 +253,7 @@ def run_all(request: DoctorRequest) -> list[Check]:
         checks = node_checks(request.cache_dir)
     else:
         go = check_go(request)
-        checks = [check_docker(), go, check_go_proxy(), check_home(request), check_cache(request),
+        checks = [check_docker(), go, check_go_proxy(), check_module_verification(), check_home(request), check_cache(request),
                   check_disk(request), check_builder(request, go.ok), check_git(), check_tools(request)]
         if go.ok:
             checks.insert(2, check_minors_go(request))

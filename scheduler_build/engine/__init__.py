@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,37 +147,98 @@ class Engine:
         return self._client.api.base_url == "http+docker://localhost"
 
     def ensure_running(self, name: str, image: str, *, volumes: list[Volume], labels: dict[str, str],
-                       network: str = "none", bind: tuple[Path, str] | None = None) -> "Container":
-        """The running container `name` (`sleep infinity` in `image`), created or started if need be.
-        `bind` (host directory, target) is tried on creation only; an engine that cannot see that
-        directory creates the container without it (its caller probes before relying on it)."""
+                       network: str = "none", bind: tuple[Path, str] | None = None, command: list[str] = (),
+                       known_binds: tuple[Path, ...] = (),
+                       same_command: Callable[[list[str]], bool] | None = None) -> "Container":
+        """The running container `name` running `command` in `image`, created or started if need be, and
+        removed by the engine when its command exits. `bind` (host directory, target) is tried on creation
+        only; an engine that cannot see that directory creates the container without it (its caller probes
+        before relying on it). A container of that name is used only when it is what this call would create
+        (image, command, network, mounts: a bind only from `bind` or `known_binds`, the caller's own
+        record; `same_command` judges its command, else it must equal `command`); any other is refused in one
+        line, never run in."""
+        command = list(command) or ["sleep", "infinity"]
         with talking(f"start {name}"):
             try:
                 container = self._client.containers.get(name)
             except docker.errors.NotFound:
-                container = self._create_idle(name, image, _mounts(volumes), labels, network, bind)
+                container = self._create_idle(name, image, _mounts(volumes), labels, network, bind, command)
+            self._check_alike(container, image, same_command or (lambda found: found == command), network, volumes,
+                              {str(p) for p in (*known_binds, *([bind[0]] if bind else []))}, bind[1] if bind else "")
             if container.status != "running":
                 try:
                     container.start()
-                except docker.errors.APIError:  # e.g. its bound directory was removed while it was stopped
-                    container.remove(force=True)
-                    container = self._create_idle(name, image, _mounts(volumes), labels, network, bind)
+                except docker.errors.NotFound:  # it exited (idle) and the engine removed it meanwhile
+                    container = self._create_idle(name, image, _mounts(volumes), labels, network, bind, command)
+                    container.start()
+                except docker.errors.APIError:  # exited (idle) and being removed, or its bound directory is gone
+                    self._remove_and_wait(name)
+                    container = self._create_idle(name, image, _mounts(volumes), labels, network, bind, command)
                     container.start()
             return Container(self._client, container.id, dict(container.labels or {}))
 
+    def _remove_and_wait(self, name: str, seconds: float = 30.0) -> None:
+        """Remove container `name` (or let the engine finish removing it: an exited auto-remove one) and wait
+        until the name is free."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                self._client.containers.get(name).remove(force=True)
+            except docker.errors.NotFound:
+                return
+            except docker.errors.APIError as exc:
+                if exc.status_code != 409:  # 409: a removal is already in progress
+                    raise
+            time.sleep(0.2)
+        raise UserError(f"the engine did not remove {name} within {seconds:.0f} s", f"remove it: docker rm -f {name}")
+
+    def _check_alike(self, container: Any, image: str, same_command: Callable[[list[str]], bool], network: str,
+                     volumes: list[Volume],
+                     binds: set[str], bind_target: str) -> None:
+        """Refuse a container that is not what ensure_running would create (a look-alike under our name)."""
+        attrs, host = container.attrs or {}, (container.attrs or {}).get("HostConfig") or {}
+        wanted = {(v.target, v.name) for v in volumes}
+        mounts = attrs.get("Mounts") or []
+        found = {(m.get("Destination"), m.get("Name")) for m in mounts if m.get("Type") == "volume"}
+        foreign = [m for m in mounts if m.get("Type") != "volume" and not (
+            m.get("Type") == "bind" and m.get("Destination") == bind_target and m.get("Source") in binds)]
+        expected_id = self._client.images.get(image).id
+        why = ("another image" if attrs.get("Image") != expected_id else
+               f"network {host.get('NetworkMode')!r}, not {network!r}" if host.get("NetworkMode") != network else
+               "privileged" if host.get("Privileged") else
+               "another command" if not same_command(list((attrs.get("Config") or {}).get("Cmd") or [])) else
+               "other volumes" if found != wanted else
+               f"a mount scheduler-build did not make ({foreign[0].get('Source') or foreign[0].get('Name')})" if foreign else "")
+        if why:
+            raise UserError(f"the engine already has a container named {container.name}, and it is not a builder "
+                            f"scheduler-build would create ({why}); nothing was run in it",
+                            f"if it is yours, remove it (`docker rm -f {container.name}`); if not, ask whoever "
+                            "runs that engine, or use another cache directory or build.gocache_volume")
+
     def _create_idle(self, name: str, image: str, mounts: list[docker.types.Mount], labels: dict[str, str],
-                     network: str, bind: tuple[Path, str] | None) -> Any:
+                     network: str, bind: tuple[Path, str] | None, command: list[str]) -> Any:
         binds = [docker.types.Mount(bind[1], str(bind[0]), type="bind")] if bind else []
         try:
-            return self._client.containers.create(image, command=["sleep", "infinity"], name=name, mounts=mounts + binds,
-                                                  labels=labels, network_mode=network, detach=True)
+            return self._client.containers.create(image, command=command, name=name, mounts=mounts + binds,
+                                                  labels=labels, network_mode=network, detach=True, auto_remove=True)
         except docker.errors.APIError as exc:
-            if exc.status_code == 409:  # another build created it first
+            if exc.status_code == 409:  # another build created it first (checked by the caller as any other)
                 return self._client.containers.get(name)
             if binds and exc.status_code in (400, 500):  # e.g. "bind source path does not exist" on its side
-                return self._create_idle(name, image, mounts, labels, network, None)
+                return self._create_idle(name, image, mounts, labels, network, None, command)
             raise UserError(f"the Docker engine refused to create {name} from {image}: "
                             f"{exc.explanation or short(exc)}") from None
+
+    def containers_created(self, labels: dict[str, str]) -> list[tuple[str, str]]:
+        """(name, creation time) of the containers carrying all of `labels`, oldest first."""
+        with talking("list containers"):
+            found = self._client.containers.list(all=True, filters={"label": [f"{k}={v}" for k, v in labels.items()]})
+            return sorted(((c.name, c.attrs.get("Created", "")) for c in found), key=lambda item: item[1])
+
+    def remove_container(self, name: str) -> None:
+        """Force-remove one container by name (gone already: nothing to do)."""
+        with talking(f"remove {name}"):
+            self._remove_and_wait(name)
 
     def load(self, archive: IO[bytes], what: str) -> set[str]:
         """`docker load` a Docker archive; returns the loaded image IDs."""

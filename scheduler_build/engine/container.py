@@ -54,9 +54,15 @@ class Container:
             streams.lines(api.exec_start(created["Id"], stream=True), on_line)
             return int(api.exec_inspect(created["Id"]).get("ExitCode") or 0)
 
-    def processes(self) -> int:  # how many run in this container (the engine's `top`)
+    def processes(self) -> int:
+        """How many run in this container (the engine's `top`): its main process and what was exec'd in it,
+        not the main process's own children (a long-lived builder's idle timer)."""
         with talking(f"list the processes of container {self.id[:12]}"):
-            return len(self._client.api.top(self.id).get("Processes") or [])
+            main = str((self._client.api.inspect_container(self.id).get("State") or {}).get("Pid") or "")
+            top = self._client.api.top(self.id, ps_args="-o pid,ppid,args")
+            titles = top.get("Titles") or []
+            ppid = titles.index("PPID") if "PPID" in titles else None
+            return sum(1 for row in top.get("Processes") or [] if ppid is None or str(row[ppid]) != main)
 
     def commit(self, ref: str) -> str:
         """Commit the container's file system (not its volumes) as image `ref`; returns its ID."""

@@ -9,6 +9,7 @@ result is always a document that validates against docs/explain.schema.json.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 SIMULATOR = "kube-scheduler-simulator.sigs.k8s.io/"
@@ -19,13 +20,24 @@ MAX_TEXT = 1024  # characters kept of any reason or name
 HINT = ("no scheduling record on this pod: it was scheduled by a build without the recorder; "
         "build and deploy the debuggable one (`scheduler-build build --debuggable`, then `image.build` and `deploy`) "
         "and recreate the pod")
+# Told the spec's debuggable.podLabel (explain --spec), a pod without that label did not opt in: a
+# debuggable scheduler saw it and recorded nothing, by design.
+NOT_OPTED_IN = ("no scheduling record on this pod: it does not carry the label {label} (the spec's debuggable.podLabel), "
+                "so the recorder skips it; add the label to the pod's template and recreate the pod")
+# Neither told (no --spec) nor the label missing: both causes stay possible, and a recorder's failed write too.
+UNKNOWN = ("no scheduling record on this pod: it was scheduled by a build without the recorder (`scheduler-build build "
+           "--debuggable`, then `image.build` and `deploy`), or it did not carry "
+           "the label the spec's debuggable.podLabel names (pass --spec to tell which), or the recorder could not "
+           "write (the scheduler's log says so)")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 _STATUS_KEYS = {"prefilter-result-status": "preFilter", "prescore-result": "preScore", "reserve-result": "reserve",
                 "permit-result": "permit", "prebind-result": "preBind", "bind-result": "bind"}
 
 
 def _text(value: Any) -> str:
-    return str(value)[:MAX_TEXT]
+    """A string from the annotations, bounded, its control characters (a terminal's escapes) shown as `?`."""
+    return _CONTROL.sub("?", str(value)[:MAX_TEXT])
 
 
 def _int(value: Any) -> int | None:
@@ -144,15 +156,18 @@ def _extenders(record: dict) -> list[dict]:
     return sorted(out, key=lambda e: e["extender"])
 
 
-def explain(pod: Any, top: int = 3) -> dict:
-    """The explain document for one pod (docs/explain.schema.json)."""
+def explain(pod: Any, top: int = 3, pod_label: str | None = None) -> dict:
+    """The explain document for one pod (docs/explain.schema.json). `pod_label`: the spec's
+    debuggable.podLabel when the caller knows it ("" records every pod), None when not."""
     pod = pod if isinstance(pod, dict) else {}
     identity = _pod_identity(pod)
     meta = pod.get("metadata") if isinstance(pod.get("metadata"), dict) else {}
     reader = _Reader(meta.get("annotations") or {})
     doc: dict[str, Any] = {"format": FORMAT, "pod": identity, "recorded": False}
     if RECORD not in reader.annotations:
-        doc["hint"] = HINT
+        labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+        doc["hint"] = (UNKNOWN if pod_label is None else
+                       NOT_OPTED_IN.format(label=_text(pod_label)) if pod_label and pod_label not in labels else HINT)
         return doc
     record = reader.json(RECORD, dict)
     weights = {_text(k): v for k, v in (record.get("weights") or {}).items() if _int(v) is not None} \

@@ -38,7 +38,16 @@ def validate(inputs: ValidateInputs) -> Verdict:
     config_validate.check_fields(loaded, version, inputs.cache_dir)
     config = manifests.config_text(loaded)
     if inputs.fields_only:
-        return Verdict(version, "")
+        if not inputs.require_batching:
+            return Verdict(version, "")
+        # What the configuration alone decides (extenders, a release without the gate) is judged here;
+        # whether each plugin implements SignPod only the binary can tell.
+        gate = vocabulary.feature_gates(version, inputs.cache_dir).get(batching.GATE)
+        decided = batching.judge_static(yaml.safe_load(config) or {}, gate)
+        if decided is None:
+            log("note: --fields-only with --require-batching judged the extenders and the release only; whether each "
+                "plugin implements SignPod only the binary can tell (validate without --fields-only)")
+        return Verdict(version, "", tuple(decided or ()))
     binary_path = inputs.binary or config_validate.default_binary(loaded, version, inputs.dist_dir)
     if not binary_path.is_file():
         raise UserError(f"no kube-scheduler at {binary_path}",

@@ -62,8 +62,21 @@ def proxy_setting() -> str:
 
 
 def environment(**overrides: str) -> dict[str, str]:
-    """Module mode, the host's own toolchain only (no auto-download), no go.work from the cwd."""
-    return {**os.environ, "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local", "GO111MODULE": "on", "GOWORK": "off", **overrides}
+    """Module mode, the host's own toolchain only (no auto-download), no go.work from the cwd. The user's
+    GOFLAGS are kept (e.g. -tags, -p, -trimpath), with -mod=mod added; one that sets another -mod is refused."""
+    return {**os.environ, "GOFLAGS": goflags(os.environ.get("GOFLAGS", "")), "GOTOOLCHAIN": "local", "GO111MODULE": "on",
+            "GOWORK": "off", **overrides}
+
+
+def goflags(user: str) -> str:
+    """The user's GOFLAGS with -mod=mod (the host's go steps read and write go.mod); another -mod refused."""
+    flags = user.split()
+    mods = [flag for flag in flags if flag.startswith(("-mod=", "--mod="))]
+    if any(flag.split("=", 1)[1] != "mod" for flag in mods):
+        raise UserError(f"GOFLAGS={user!r} sets {mods[0]}: scheduler-build's go steps on this host need -mod=mod "
+                        "(they resolve and tidy modules)", "drop -mod from GOFLAGS for scheduler-build, e.g. "
+                        "`env GOFLAGS= scheduler-build ...`; the compile in the builder uses -mod=vendor itself")
+    return " ".join(flags if mods else [*flags, "-mod=mod"])
 
 
 def looks_like_network(detail: str) -> bool:

@@ -21,7 +21,6 @@ pushing it to a registry (publish/registry.py) are the publishers' business.
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from typing import Any, Callable
 
 from scheduler_build import __version__
 from scheduler_build import epoch as epoch_mod
-from scheduler_build.atomic import publish_dir, write_atomic
+from scheduler_build.atomic import publish_dir, staging_prefix, write_atomic
 from scheduler_build.errors import UserError
 from scheduler_build.image import cyclonedx, layer, oci, provenance, sbom
 from scheduler_build.image.info import ImageInfo, PlatformEntry
@@ -302,7 +301,7 @@ def build(req: ImageRequest, native_arch: str, early: Callable[[EarlyImage], Non
         return ImageResult(layout, previous, skipped=True)
 
     layout.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".tmp-image-p{os.getpid()}-", dir=layout.parent))  # pid: for clean
+    staging = Path(tempfile.mkdtemp(prefix=staging_prefix(layout.name), dir=layout.parent))  # pid: for clean
     try:
         lay = oci.Layout(staging)
         platforms_info = [_assemble_platform(lay, staging, req, item, tags, key, native_arch, early) for item in req.inputs]

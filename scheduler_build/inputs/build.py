@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 
-from scheduler_build import platforms
+from scheduler_build import platforms, settings
 from scheduler_build.build import pgo
 from scheduler_build.build.debuggable import Debuggable
 from scheduler_build.build.pipeline import BuildRequest
@@ -46,8 +46,10 @@ def build_request(c: Any, *, k8s_version: str | None = None, arch: str | None = 
         cache_dir=cache_dir(c),
         source_date_epoch=source_date_epoch_of(c, source_date_epoch),
         version_suffix=option(c, "build.version_suffix", version_suffix, spec_value("version_suffix"), "versionSuffix"),
-        gocache_volume=option(c, "build.gocache_volume", gocache_volume),
+        gocache_volume=settings.gocache_volume(option(c, "build.gocache_volume", gocache_volume)),
         reuse_builder={"auto": None, "true": True, "false": False}[str(option(c, "build.reuse_builder")).lower()],
+        builder_idle_seconds=int(option(c, "build.builder_idle_timeout")),
+        builder_cap=int(option(c, "build.builder_cap")),
         cache_from=option(c, "build.cache_from", cache_from),
         cache_to=option(c, "build.cache_to", cache_to),
         plugin_sources=(), patches=(),

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scheduler_build import settings
 from scheduler_build.inputs.common import cache_dir, option
 
 
@@ -28,4 +29,4 @@ def clean_inputs(c: Any, *, dist: bool = False, cache: bool = False, volume: boo
         chosen["dist"] = True
     return CleanInputs(**{k: bool(v) for k, v in chosen.items()}, dry_run=bool(dry_run),
                        dist_dir=Path(option(c, "paths.dist_dir")), cache_dir=cache_dir(c),
-                       gocache_volume=option(c, "build.gocache_volume"))
+                       gocache_volume=settings.gocache_volume(option(c, "build.gocache_volume")))

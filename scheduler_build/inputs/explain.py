@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from scheduler_build import kubeclient
 from scheduler_build.errors import UserError
-from scheduler_build.inputs.common import kubeconfig_path, option
+from scheduler_build.inputs.common import kubeconfig_path, option, spec_at
 
 
 @dataclass(frozen=True)
@@ -17,6 +18,7 @@ class ExplainInputs:
     kubeconfig: str  # checked to be a kubeconfig
     context: str  # empty: the kubeconfig's current-context
     top: int  # how many of the best-scored nodes to show
+    pod_label: str | None  # the spec's debuggable.podLabel (--spec): tells 'not opted in' from 'no recorder'
 
 
 def required_kubeconfig(c: Any, flag: str | None) -> str:
@@ -29,7 +31,7 @@ def required_kubeconfig(c: Any, flag: str | None) -> str:
 
 
 def explain_inputs(c: Any, *, pod: str, namespace: str = "default", kubeconfig: str | None = None,
-                   context: str | None = None, top: Any = 3) -> ExplainInputs:
+                   context: str | None = None, top: Any = 3, spec: str | None = None) -> ExplainInputs:
     try:
         shown = int(top)
     except ValueError:
@@ -37,4 +39,5 @@ def explain_inputs(c: Any, *, pod: str, namespace: str = "default", kubeconfig: 
     if shown < 0:
         raise UserError(f"--top {shown} is negative", "e.g. --top 5")
     return ExplainInputs(pod=pod, namespace=namespace, kubeconfig=required_kubeconfig(c, kubeconfig),
-                         context=option(c, "deploy.context", context) or "", top=shown)
+                         context=option(c, "deploy.context", context) or "", top=shown,
+                         pod_label=spec_at(Path(spec)).debuggable.pod_label if spec else None)

@@ -73,11 +73,15 @@ SETTINGS: tuple[Setting, ...] = (
             "release's commit time (a binary)"),
     Setting("build.version_suffix", "", "appended to the stamped version: v1.36.3-<suffix>; the spec's "
             "versionSuffix wins"),
-    Setting("build.gocache_volume", "scheduler-build-gocache", "Docker volume holding Go's build cache "
-            "(`inv clean --volume` removes it)"),
+    Setting("build.gocache_volume", "", "Docker volume holding Go's build cache (`inv clean --volume` removes it); "
+            "empty: scheduler-build-gocache-u<uid>, each user of an engine their own"),
     Setting("build.reuse_builder", "auto", "compile by `docker exec` in a long-lived builder (build/warm.py), "
-            "which keeps running; auto: on for an engine on this machine (a unix socket), off for a remote one",
+            "which keeps running until idle; auto: on for an engine on this machine (a unix socket), off for a remote one",
             Kind("enum", choices=("auto", "true", "false")), flag=None),
+    Setting("build.builder_idle_timeout", "30m", "a long-lived builder no build used for this long exits and is "
+            "removed (its Go cache stays in the volume)", Kind("duration", lo=1), flag=None),
+    Setting("build.builder_cap", 4, "the most long-lived builders of yours kept on an engine: starting one more "
+            "removes the oldest idle ones", Kind("int", lo=1), flag=None),
     Setting("build.all_platforms", False, "with a spec, build every platform it lists, not just the host's"),
     Setting("build.cache_from", "", "registry repository to pull the workspace image and Go build cache from "
             "(docs/remote-engine.md)"),
@@ -263,6 +267,15 @@ def describe(dotted: str, otherwise: str = "", spec: str = "") -> str:
     else:
         shown = str(value)
     return f"{head}{dotted} = {shown}"
+
+
+DEFAULT_GOCACHE_VOLUME = "scheduler-build-gocache"
+
+
+def gocache_volume(configured: str | None) -> str:
+    """The Go build-cache volume: the one configured, else the caller's own (by uid: on a shared engine
+    no two users share a cache, its builders or what they compiled)."""
+    return configured or f"{DEFAULT_GOCACHE_VOLUME}-u{os.getuid()}"
 
 
 def cache_dir(config: Any = None) -> Path:

@@ -440,7 +440,8 @@ func (f *frameworkImpl) patchAsync(pod *v1.Pod, annotations map[string]string) {
 		// Through pods/status, which the scheduler's own role may patch (it writes the PodScheduled
 		// condition there); the status strategy resets spec, not annotations.
 		if _, err := client.CoreV1().Pods(namespace).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
-			klog.FromContext(ctx).V(2).Info("Debuggable build could not record its result", "pod", klog.KRef(namespace, name), "err", err)
+			// At the default verbosity: a missing record sends `explain` users looking for the wrong cause.
+			klog.FromContext(ctx).Error(err, "Debuggable build could not record its result", "pod", klog.KRef(namespace, name))
 		}
 	}()
 }

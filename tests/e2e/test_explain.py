@@ -96,6 +96,8 @@ def test_explain_bound_and_pending_pods(control_plane, kube, namespace, nodes, s
         assert node["plugins"] and all(p["raw"] is not None and p["weighted"] is not None for p in node["plugins"]), node
     totals = [n["total"] for n in doc["topNodes"]]
     assert len(set(totals)) == len(totals), f"the test's nodes must score distinctly: {totals}"
+    # The record agrees with the scheduler's own choice: its best-scored node is the one the pod is bound to.
+    assert doc["topNodes"][0]["node"] == doc["chosenNode"] and totals == sorted(totals, reverse=True), doc
     text = _explain(admin, namespace, "p1").stdout
     assert f"bound to {names['room']}" in text and "UnderlayIPLimit" in text, text
     _keep(kube, namespace, "p1", "bound.json")

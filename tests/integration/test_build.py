@@ -11,6 +11,7 @@ import pytest
 from conftest import build_request
 from testkit import docker_sdk
 from scheduler_build import platforms
+from scheduler_build.atomic import STAGING
 from scheduler_build.golang import gotool
 from scheduler_build.build import pipeline as build
 from scheduler_build.build import builder_image as builder
@@ -48,7 +49,7 @@ def test_build_is_static_stamped_and_recorded(built_scheduler):
     names = {p.name for p in binary.parent.iterdir()}
     assert {"build-info.json", "kube-scheduler"} <= names
     assert names <= {"build-info.json", "kube-scheduler", "kube-scheduler.spdx.json", "kube-scheduler.cdx.json"}
-    assert not [p for p in binary.parent.parent.iterdir() if p.name.startswith(".tmp")]
+    assert not [p for p in binary.parent.parent.iterdir() if p.name.startswith((".tmp", STAGING))]
 
 
 def test_compile_container_has_no_network(built_scheduler):
@@ -114,3 +115,22 @@ def test_resolve_against_the_real_proxy(tmp_path):
     assert len(result.supported_minors) == 4
     # Cached .mod answers: a second resolve reads them from the cache directory.
     assert list((tmp_path / "goproxy").rglob("*.mod"))
+
+
+def test_a_users_file_beside_the_build_survives_the_next_build_and_clean(built_scheduler, tmp_path):
+    """The issue's reproduction, with the real build and the real `clean`: a NOTES.md beside build-info.json."""
+    import os
+    import shutil
+    import sys
+
+    dist = tmp_path / "dist"
+    final = dist / built_scheduler.binary.parent.relative_to(built_scheduler.binary.parent.parent.parent.parent)
+    shutil.copytree(built_scheduler.binary.parent, final)  # the build's output, as if built here (the next build: up to date)
+    (final / "NOTES.md").write_text("my notes\n")
+    build.run(build_request(dist))
+    assert (final / "NOTES.md").read_text() == "my notes\n" and (final / "build-info.json").is_file()
+    done = subprocess.run([sys.executable, "-m", "scheduler_build", "clean", "--dist"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "SCHEDULER_BUILD_PATHS_DIST_DIR": str(dist)})
+    assert done.returncode == 0, done.stderr
+    assert f"{final / 'NOTES.md'}  (not written by scheduler-build)" in done.stdout, done.stdout
+    assert sorted(p.name for p in final.iterdir()) == ["NOTES.md"]

@@ -73,18 +73,26 @@ def test_clean_volume_removes_the_long_lived_builders_using_it_first(tmp_path):
     (tmp_path / "Dockerfile").write_text("FROM scratch\nLABEL io.scheduler-build.test=1\n")
     ref = f"sb-t-scratch:{tag}"
     engine.build(tmp_path, ref)
+    uid = str(os.getuid())
     builders = {vol: client.containers.create(ref, ["x"], name=f"sb-t-builder-{vol}",
-                                              labels={warm.LABEL: "1", warm.VOLUME_LABEL: vol},
+                                              labels={warm.LABEL: "1", warm.VOLUME_LABEL: vol, warm.OWNER_LABEL: uid},
                                               mounts=[docker.types.Mount("/gocache", vol, type="volume")])
                 for vol in (volume, other)}
+    # Another user's builder of the same volume name (a volume configured by name for both): theirs.
+    builders["theirs"] = client.containers.create(ref, ["x"], name=f"sb-t-builder-theirs-{tag}",
+                                                  labels={warm.LABEL: "1", warm.VOLUME_LABEL: volume,
+                                                          warm.OWNER_LABEL: str(os.getuid() + 4242)})
     try:
-        planned = clean.plan_volume(engine, volume)
+        planned = clean.plan_volume(engine, volume, tmp_path)
         assert [(item.name, item.what) for item in planned] == [
             (f"sb-t-builder-{volume}", "long-lived builder container"), (volume, "Go build cache volume")]
-        for item in planned:
-            clean.remove(item, engine)
+        for item in planned[:1]:
+            assert clean.remove(item, engine)
         names = {c.name for c in client.containers.list(all=True) if tag in c.name}
-        assert names == {f"sb-t-builder-{other}"}  # another volume's builder stays
+        assert names == {f"sb-t-builder-{other}", f"sb-t-builder-theirs-{tag}"}  # another volume's, another user's
+        builders["theirs"].remove(force=True)  # (the engine refuses to remove a volume in use)
+        for item in planned[1:]:
+            clean.remove(item, engine)
         assert volume not in {v.name for v in client.volumes.list()}
     finally:
         _remove_left(lambda c=c: c.remove(force=True) for c in builders.values())

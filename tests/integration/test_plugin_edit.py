@@ -9,6 +9,7 @@ plugin package) and one tidy + vendor into an empty cache directory.
 
 from __future__ import annotations
 
+import os
 import shutil
 import uuid
 from pathlib import Path
@@ -16,20 +17,23 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, build_request
+from scheduler_build import settings
 
 
 @pytest.fixture(autouse=True, scope="module")
-def remove_the_builders_these_tests_start():
-    """The long-lived builders (reuse_builder) these tests start are theirs to remove; others stay."""
+def remove_the_builders_these_tests_start(tmp_path_factory):
+    """The long-lived builders (reuse_builder) these tests start in their own cache directories are theirs
+    to remove; others (another session's on the same engine, the shared cache's) stay: they exit when idle."""
     import docker
 
     from scheduler_build.build import warm
 
     client = docker.from_env(version="auto")
     theirs = {c.id for c in client.containers.list(all=True, filters={"label": f"{warm.LABEL}=1"})}
+    mine = str(tmp_path_factory.getbasetemp().resolve()) + os.sep
     yield
     for container in client.containers.list(all=True, filters={"label": f"{warm.LABEL}=1"}):
-        if container.id not in theirs:
+        if container.id not in theirs and (container.labels or {}).get(warm.SHARED_LABEL, "").startswith(mine):
             container.remove(force=True)
 
 EXAMPLE_PLUGIN = REPO / "examples/underlay/plugin"
@@ -84,7 +88,7 @@ def test_long_lived_builder_has_no_network_and_no_host_path_but_its_out(tmp_path
 
     pipeline.run(build_request(tmp_path / "dist", reuse_builder=True))  # starts (or reuses) the builder
     client = docker.from_env(version="auto")
-    labelled = client.containers.list(filters={"label": [f"{warm.LABEL}=1", f"{warm.VOLUME_LABEL}=scheduler-build-gocache"]})
+    labelled = client.containers.list(filters={"label": [f"{warm.LABEL}=1", f"{warm.VOLUME_LABEL}={settings.gocache_volume('')}"]})
     # Ours run the workspace image (a builder of an older toolkit on a shared engine may be there too).
     builders = [b for b in labelled if any(t.startswith("scheduler-build/workspace:") for t in b.image.tags)]
     assert builders

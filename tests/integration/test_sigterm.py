@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TEST_K8S_MINOR
+from scheduler_build.atomic import STAGING
 from scheduler_build.engine import RUN_LABEL, connect
 
 REPO = Path(__file__).resolve().parents[2]
@@ -105,7 +106,7 @@ def test_a_stopped_build_leaves_nothing_and_the_next_one_succeeds(tmp_path, buil
     assert "Traceback" not in stderr
     assert _containers_of(proc.pid) == [], "the run's container was left behind"
     assert _session_members(proc.pid) == [], "a process of the run was left behind"
-    assert [p for p in dist.rglob("*") if p.name.startswith(".tmp")] == []
+    assert [p for p in dist.rglob("*") if p.name.startswith((".tmp", STAGING))] == []
     assert good.read_bytes() == before
     print(f"stopped at {moment} by {signal.Signals(sig).name}: exited {seconds:.1f}s after the signal")
     again = subprocess.run([sys.executable, "-m", "scheduler_build", "-q", *BUILD, "--dist", str(dist)], cwd=tmp_path,
@@ -128,7 +129,7 @@ def test_image_build_stopped_while_assembling_leaves_no_staging_and_the_next_one
                             preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGTERM, signal.SIGINT)])
     deadline = time.monotonic() + 600
     try:
-        while not list(dist.rglob(".tmp-image-*")):
+        while not list(dist.rglob(f"{STAGING}image-*")):
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-3000:]
             time.sleep(0.05)
         proc.send_signal(signal.SIGTERM)
@@ -136,10 +137,10 @@ def test_image_build_stopped_while_assembling_leaves_no_staging_and_the_next_one
     finally:
         proc.kill() if proc.poll() is None else None
     assert proc.returncode == 143 and stderr.splitlines()[-1].startswith("terminated (SIGTERM)"), stderr[-3000:]
-    assert list(dist.rglob(".tmp-*")) == [] and _containers_of(proc.pid) == []
+    assert list(dist.rglob(f"{STAGING}*")) == [] and _containers_of(proc.pid) == []
     again = subprocess.run([*argv, "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=900, env=env)
     assert again.returncode == 0, again.stderr[-3000:]
-    assert list(dist.rglob(".tmp-*")) == []
+    assert list(dist.rglob(f"{STAGING}*")) == []
 
 
 def test_after_a_sigkill_the_next_build_removes_the_orphan_before_it_compiles(tmp_path, built_scheduler):

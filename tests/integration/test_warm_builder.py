@@ -22,7 +22,7 @@ def test_a_builder_running_a_dead_builds_compile_is_replaced_and_an_idle_one_reu
     try:
         box = warm._idle_builder(engine, name, image, volume, tmp_path)
         assert box.processes() == 1
-        shared = warm.shared_out(box)  # this engine sees this machine's files: the probe proved /out is ours
+        shared = warm.shared_out(box, tmp_path, name)  # this engine sees this machine's files: the probe proved /out is ours
         assert shared is not None and shared.parent == tmp_path / "builders" and shared.name.startswith(name)
         box.exec(["sh", "-c", "echo built > /out/probe-output"], environment={}, workdir="/")
         assert (shared / "probe-output").read_text() == "built\n"
@@ -35,8 +35,8 @@ def test_a_builder_running_a_dead_builds_compile_is_replaced_and_an_idle_one_reu
         replaced = warm._idle_builder(engine, name, image, volume, tmp_path)
         assert replaced.id != box.id and replaced.processes() == 1
         assert {c.id for c in client.containers.list(all=True, filters={"name": name})} == {replaced.id}
-        assert not shared.exists() and warm.shared_out(replaced) not in (None, shared)  # the old /out went with it
-        assert warm.stop(engine, volume) == 1 and not warm.shared_out(replaced)
+        assert not shared.exists() and warm.shared_out(replaced, tmp_path, name) not in (None, shared)  # the old /out went with it
+        assert warm.stop(engine, volume, tmp_path) == ([name], []) and not warm.shared_out(replaced, tmp_path, name)
         assert list((tmp_path / "builders").iterdir()) == []
     finally:
         for container in client.containers.list(all=True, filters={"name": name}):

@@ -28,7 +28,8 @@ def _copy(tmp_path: Path) -> Path:
     manifest = json.loads((REPO / report.ROWS).read_text())
     (tmp_path / "bench/results").mkdir(parents=True, exist_ok=True)
     for spec in manifest["rows"] + manifest.get("records", []):
-        shutil.copy2(REPO / "bench/results" / spec["raw"], tmp_path / "bench/results" / spec["raw"])
+        for name in [spec["raw"]] + [figure["raw"] for figure in spec.get("figures", []) if figure.get("raw")]:
+            shutil.copy2(REPO / "bench/results" / name, tmp_path / "bench/results" / name)
     return tmp_path
 
 
@@ -103,7 +104,8 @@ def test_phase_medians_come_from_the_rows_own_side(tmp_path):
 
 def test_a_hand_written_record_row_needs_its_raw_file_with_the_load(tmp_path):
     spec = _raw(tmp_path, ["ours", "native"])
-    item = {"raw": spec["raw"], "row": "| r | 1 | 2 | 0.5 | `cmd` | 2026-11-27 |"}
+    item = {"raw": spec["raw"], "row": "| r | 2 | 2 | 0.5 | `cmd` | 2026-11-27 |",
+            "figures": [{"expr": "len(runs[])", "fmt": "{:.0f}"}], "given": {"0.5": "a goal"}}
     assert report.record_row(tmp_path, item) == item["row"]
     with pytest.raises(report.ReportError, match="does not exist"):
         report.record_row(tmp_path, {"raw": "gone.json", "row": item["row"]})
@@ -167,3 +169,33 @@ def test_per_run_ratios_pair_the_alternated_runs_in_order(tmp_path):
     assert "| 0.75 (per run: 0.50, 0.75, 0.83) |" in report.row(tmp_path, spec)
     # Negative control: without per_run only the ratio of the medians is shown.
     assert "| 0.75 |" in report.row(tmp_path, dict(spec, per_run=False))
+
+
+def _edit_record(root: Path, index: int, old: str, new: str) -> None:
+    """Edit a figure where a hand would: the record's row in bench/rows.json, and BENCHMARKS.md to match."""
+    manifest = json.loads((root / report.ROWS).read_text())
+    row = manifest["records"][index]["row"]
+    assert old in row
+    manifest["records"][index]["row"] = row.replace(old, new, 1)
+    (root / report.ROWS).write_text(json.dumps(manifest))
+    (root / report.OUTPUT).write_text((root / report.OUTPUT).read_text().replace(row, manifest["records"][index]["row"]))
+
+
+@pytest.mark.parametrize("index, old, new", [(0, "1737 reads", "1800 reads"), (1, "9.03 s", "7.03 s"),
+                                             (2, "0.50 (goal", "0.95 (goal"), (3, "4.1 KB", "2.1 KB")])
+def test_check_fails_when_an_other_measurement_is_edited_in_rows_json_and_benchmarks_md(tmp_path, index, old, new):
+    """The "Other measurements" rows are written by hand: every number in their figure and ratio cells is
+    recomputed from the raw file, so an edited (or invented) figure fails `--check` even where BENCHMARKS.md
+    and rows.json agree. The negative control: the unedited copy passes."""
+    root = _copy(tmp_path)
+    report.check(root)
+    _edit_record(root, index, old, new)
+    with pytest.raises(report.ReportError, match="which its raw files do not give"):
+        report.check(root)
+
+
+def test_figure_expressions_read_the_raw_file():
+    raw = {"runs": [{"reads": 2}, {"reads": 5}], "results": {"runs": [{"gaps": []}], "max": 9.5}}
+    assert report.figure_value(raw, "sum(runs[].reads)") == 7 and report.figure_value(raw, "len(runs[])") == 2
+    assert report.figure_value(raw, "median(runs[].reads)") == 3.5 and report.figure_value(raw, "results.max") == 9.5
+    assert report.figure_value(raw, "len(results.runs.0.gaps[])") == 0

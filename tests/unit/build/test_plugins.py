@@ -159,3 +159,23 @@ def test_module_plugin_sources_are_checked_like_local_ones(tmp_path):
     (downloaded / "pkg/m/m.go").write_text("package m\n\nfunc NewM(a, b, c int) {}\n")  # the compile judges the signature
     custom = prepare([plugin], tmp_path, source_of=lambda p: downloaded)
     assert custom.requires == {"example.com/m": "v1.0.0"} and custom.registrations[0].name_expr == '"M"'
+
+
+def test_a_compile_error_in_a_local_plugin_names_its_file_on_this_host(tmp_path):
+    """Go in the builder names `vendor/<module>/x.go:89:19`, which exists nowhere on the host; the build shows
+    the plugin's own file, which does. A module from the proxy, and another module's path, stay as they are."""
+    plugin = tmp_path / "nodelimit"
+    (plugin / "pkg").mkdir(parents=True)
+    (plugin / "pkg" / "nodelimit.go").write_text("package pkg\n")
+    local = plugins.PluginInfo(package="example.com/acme/nodelimit/pkg", names=["NodeLimit"], source="path",
+                               path=str(plugin), module="example.com/acme/nodelimit")
+    remote = plugins.PluginInfo(package="example.com/other/pkg", names=["Other"], source="module",
+                                module="example.com/other", version="v1.0.0")
+    for prefix in ("", "./", "/src/"):
+        line = plugins.host_paths(f"{prefix}vendor/example.com/acme/nodelimit/pkg/nodelimit.go:89:19: undefined: x",
+                                  [remote, local])
+        assert line == f"{plugin}/pkg/nodelimit.go:89:19: undefined: x"
+        assert Path(line.split(":")[0]).is_file()
+    other = "vendor/example.com/other/pkg/a.go:1:1: boom"
+    assert plugins.host_paths(other, [remote, local]) == other  # the negative control: not a local plugin's
+    assert plugins.host_paths("vendor/example.com/acme/nodelimitx/a.go:1:1: x", [local]).startswith("vendor/")

@@ -71,7 +71,7 @@ def test_clear_command_removes_only_the_workspace_files_and_local_modules(tmp_pa
     argv = warm.clear_command({"example.com/acme/underlay": tmp_path})
     assert argv[:2] == ["sh", "-c"]
     assert "find /src -maxdepth 1 -type f -exec rm -f {} +" in argv[2] and "rm -rf /src/vendor/example.com/acme/underlay" in argv[2]
-    assert warm.clear_command({})[2] == "find /src -maxdepth 1 -type f -exec rm -f {} +"
+    assert warm.clear_command({})[2] == f": > {warm.USED}; find /src -maxdepth 1 -type f -exec rm -f {{}} +"  # use: idle clock
 
 
 def test_cache_repository_is_checked_before_anything_runs():

@@ -16,13 +16,20 @@ from scheduler_build import owned
 from scheduler_build.clean import plan as clean
 from scheduler_build import spec as spec_mod
 from scheduler_build.config import chart, output
-from scheduler_build.atomic import publish_dir, write_atomic
+from scheduler_build.atomic import STAGING, publish_dir, write_atomic
 
 REPO = Path(__file__).resolve().parents[3]
 
 
-RECORDS = {"build-info.json": '{"scheduler_build": "0.1.0"}', "image-info.json": '{"inputs_key": "k1"}',
-           "kustomization.yaml": "resources: [payload]\n"}
+BLOB = "blobs/sha256/" + owned.digest("x" * 1000)
+# Each kind of output with the files its record names (a build's: the binary its build-info.json names)
+OUTPUTS = {
+    "build-info.json": {"build-info.json": '{"scheduler_build": "0.1.0", "component": "kube-scheduler"}',
+                        "kube-scheduler": "x" * 1000},
+    "image-info.json": {"image-info.json": '{"inputs_key": "k1"}', "index.json": "{}", "oci-layout": "{}",
+                        BLOB: "x" * 1000},
+    "kustomization.yaml": {"kustomization.yaml": "resources: [payload]\n", "payload": "x" * 1000},
+}
 
 
 def publish(parent: Path, name: str, marker: str, key: str = "k1") -> Path:
@@ -30,7 +37,7 @@ def publish(parent: Path, name: str, marker: str, key: str = "k1") -> Path:
     digests of its files, owned.py)."""
     staging = parent / f".tmp-{name}-x"
     staging.mkdir(parents=True)
-    files = {marker: RECORDS[marker], "payload": "x" * 1000}
+    files = OUTPUTS[marker]
     for file, text in files.items():
         write_atomic(staging / file, text)
     if marker == "kustomization.yaml":
@@ -61,7 +68,7 @@ def test_plan_dist_finds_only_published_outputs_with_our_records(tmp_path):
     assert sorted(item.name for item in items) == sorted(str(p) for p in ours.values())
     build = next(item for item in items if item.name == str(ours["build"]))
     assert build.size >= 1000 and "build-info.json" in build.what
-    assert all(Path(p).name.startswith((".linux-amd64.", "linux-amd64")) for p in build.paths)
+    assert build.paths == (str(ours["build"]),) and build.left == ()
 
 
 def test_remove_dist_keeps_what_the_user_owns_and_prunes_emptied_parents(tmp_path):
@@ -145,21 +152,22 @@ def _dead_pid() -> int:
 
 def test_staging_of_a_stopped_build_is_ours_and_a_running_ones_is_not(tmp_path):
     platform_dir = tmp_path / "dist" / "kube-scheduler" / "v1.36.3"
-    stopped = platform_dir / f".tmp-linux-amd64-p{_dead_pid()}-abcd_123"
-    running = platform_dir / f".tmp-linux-amd64-p{os.getpid()}-efgh_456"
-    older = platform_dir / ".tmp-linux-amd64-ijkl_789"  # before staging names carried the pid
+    stopped = platform_dir / f"{STAGING}linux-amd64-p{_dead_pid()}-abcd_123"
+    running = platform_dir / f"{STAGING}linux-amd64-p{os.getpid()}-efgh_456"
+    earlier = platform_dir / f".tmp-linux-amd64-p{_dead_pid()}-abcd_123"  # the earlier name, with the pid
+    older = platform_dir / ".tmp-linux-amd64-ijkl_789"  # before staging names carried the pid: files not ours
     users = platform_dir / ".tmp-notes"
-    for directory in (stopped, running, older, users):
+    for directory in (stopped, running, earlier, older, users):
         directory.mkdir(parents=True)
         (directory / "kube-scheduler").write_bytes(b"x" * 10)
     planned = {item.name for item in clean.plan_dist(tmp_path / "dist")}
-    assert planned == {str(stopped), str(older)}
+    assert planned == {str(stopped), str(earlier)}
     for item in clean.plan_dist(tmp_path / "dist"):
         clean.remove(item, dist_dir=tmp_path / "dist")
-    assert running.is_dir() and users.is_dir() and not stopped.exists() and not older.exists()
+    assert running.is_dir() and users.is_dir() and older.is_dir() and not stopped.exists() and not earlier.exists()
 
 
-def test_a_chart_of_ours_is_cleaned_and_one_the_user_changed_is_kept(tmp_path):
+def test_a_chart_of_ours_is_cleaned_and_of_one_the_user_changed_only_the_changed_file_stays(tmp_path):
     dist = tmp_path / "dist"
     files = chart.chart_files(spec_mod.load(FULL), "r/x:1")
     output.write(files, dist / "chart" / "a", chart.CHART_NAMES, plain=True)
@@ -168,7 +176,10 @@ def test_a_chart_of_ours_is_cleaned_and_one_the_user_changed_is_kept(tmp_path):
     (dist / "chart" / "c").mkdir()
     (dist / "chart" / "c" / "values.yaml").write_text(files["values.yaml"])  # same bytes, no record: not ours
     planned = clean.plan_dist(dist)
-    assert [item.name for item in planned] == [str(dist / "chart" / "a")]
-    clean.remove(planned[0], dist_dir=dist)
-    assert not (dist / "chart" / "a").exists() and (dist / "chart" / "b" / "values.yaml").is_file()
+    assert [item.name for item in planned] == [str(dist / "chart" / "a"), str(dist / "chart" / "b")]
+    assert planned[0].left == () and planned[1].left == (str(dist / "chart" / "b" / "values.yaml"),)
+    for item in planned:
+        clean.remove(item, dist_dir=dist)
+    assert not (dist / "chart" / "a").exists() and (dist / "chart" / "b" / "values.yaml").read_text() == "mine: true\n"
+    assert sorted(p.name for p in (dist / "chart" / "b").iterdir()) == ["values.yaml"]  # the rest was ours
     assert (dist / "chart" / "c" / "values.yaml").is_file()

@@ -68,7 +68,8 @@ def test_settings_flag_then_config_then_default(tmp_path, monkeypatch):
     assert settings.get(config, "build.arch") == "s390x"  # env over project file
     assert settings.get(config, "build.arch", "amd64") == "amd64"  # flag over everything
     assert settings.get(config, "build.component") == "kube-scheduler"  # default
-    assert settings.get(Config(), "build.gocache_volume") == "scheduler-build-gocache"
+    assert settings.get(Config(), "build.gocache_volume") == ""  # decided: the caller's own volume
+    assert settings.gocache_volume("") == f"scheduler-build-gocache-u{os.getuid()}"
 
 
 

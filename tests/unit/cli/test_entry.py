@@ -236,3 +236,20 @@ def test_the_listing_describes_every_task_and_flag():
             "print(len(before), push.help == before)")  # push has inverse flags (add_inverse_flags)
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
     assert int(out[0]) > 10 and out[1] == "True", out
+
+
+def test_core_flags_mean_the_same_after_the_task_name(tmp_path):
+    """`-q` after the task silenced nothing, `--config F` after it failed ("needed value") while `--config=F`
+    worked: each now means what it means before the task name. The negative control: no -q, phase lines."""
+    settings_file = tmp_path / "my.yaml"
+    settings_file.write_text("build:\n  arch: amd64\n")
+    task = ["config.validate", str(SPEC), "--fields-only"]
+    loud = sb(task, tmp_path)
+    assert loud.returncode == 0 and "==> spec" in loud.stderr, loud.stderr[-2000:]
+    for argv in ([*task, "-q"], ["-q", *task], [*task, "--quiet"]):
+        quiet = sb(argv, tmp_path)
+        assert quiet.returncode == 0 and "==>" not in quiet.stderr, (argv, quiet.stderr[-2000:])
+    for argv in ([*task, "--config", str(settings_file), "-v"], [*task, f"--config={settings_file}", "-v"],
+                 ["--config", str(settings_file), "-v", *task]):
+        shown = sb(argv, tmp_path)
+        assert shown.returncode == 0 and f"settings: {settings_file} (runtime)" in shown.stderr, (argv, shown.stderr[-2000:])

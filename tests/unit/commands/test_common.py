@@ -83,7 +83,7 @@ def test_a_changed_setting_reaches_both_paths(tmp_path, recorded):
     for request in recorded:
         assert request.builder_image == settings.default("builder.image")
         assert request.go == settings.default("builder.go") == ""
-        assert request.gocache_volume == settings.default("build.gocache_volume") != "acme-gocache"
+        assert request.gocache_volume == settings.gocache_volume(settings.default("build.gocache_volume")) != "acme-gocache"
 
 
 def test_image_build_of_a_spec_builds_with_its_plugins_and_the_settings(tmp_path, recorded):

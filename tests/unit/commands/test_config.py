@@ -74,3 +74,19 @@ def _write(tmp_path: Path, data: dict) -> Path:
     path = tmp_path / "p.json"
     path.write_text(json.dumps(data))
     return path
+
+
+def test_require_batching_with_fields_only_refuses_an_extender():
+    """The example spec configures an extender, which turns batching off whatever the binary is: judged
+    without the binary. The negative control: without --require-batching the same check passes."""
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[3]
+    argv = [sys.executable, "-m", "scheduler_build", "config.validate", "--spec", "examples/underlay/scheduler.yaml",
+            "--fields-only"]
+    refused = subprocess.run([*argv, "--require-batching"], cwd=repo, capture_output=True, text=True, timeout=300)
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert "lose opportunistic batching (--require-batching)" in refused.stderr and "extenders configured" in refused.stderr
+    passed = subprocess.run(argv, cwd=repo, capture_output=True, text=True, timeout=300)
+    assert passed.returncode == 0, passed.stderr

@@ -108,3 +108,12 @@ def test_every_inv_in_the_code_is_rewritten_for_scheduler_build(monkeypatch):
         "render it first: scheduler-build config.render --spec S"
     for unchanged in ("invoke inv", "the inventory", "./inv x", "--inv x", "an inv"):
         assert errors.for_program(unchanged) == unchanged
+
+
+def test_init_refuses_a_name_its_own_validator_refuses_and_writes_nothing(tmp_path):
+    refused = run("scheduler-build", ["init", "proj", "--name", "My_Sched"], tmp_path)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "--name 'My_Sched'" in refused.stderr and "DNS-1123" in refused.stderr and "e.g. my-sched" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and not (tmp_path / "proj").exists()
+    accepted = run("scheduler-build", ["init", "proj", "--name", "my-sched"], tmp_path)  # the negative control
+    assert accepted.returncode == 0, accepted.stderr

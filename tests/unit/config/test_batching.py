@@ -60,3 +60,42 @@ def test_builds_summary_is_kept_per_binary_digest_and_config_and_a_failure_is_no
     # another configuration of the same binary is judged again (and here fails: no binary)
     assert validate.batching_summary(missing, "bb" * 32, "profiles: [x]\n", "scheduler-build/golang:none", "v1.36.3",
                                      tmp_path)[0].startswith("batching: not checked")
+
+
+# --- the batching line of `build` after a plugin edit: no second run of the binary when the configuration decides
+
+EXTENDER_CONFIG = """profiles:
+- schedulerName: a
+- schedulerName: b
+extenders:
+- urlPrefix: https://ext.example:8888
+"""
+
+
+def test_extenders_decide_every_profile_without_the_binary():
+    import yaml
+
+    verdicts = batching.judge_static(yaml.safe_load(EXTENDER_CONFIG), "Beta")
+    assert [v.line() for v in verdicts] == [
+        "batching: profile a: off (extenders configured: https://ext.example:8888)",
+        "batching: profile b: off (extenders configured: https://ext.example:8888)"]
+    assert batching.judge_static({"profiles": [{"schedulerName": "a"}]}, "Beta") is None  # only the binary can tell
+    assert not batching.judge_static({}, None)[0].on  # no gate in this release
+
+
+def test_the_build_summary_runs_the_binary_only_when_the_configuration_does_not_decide(tmp_path, monkeypatch):
+    """The binary's run is replaced by a spy that records it (running it needs the engine and a build), and the
+    release's gate by its stage (the vocabulary needs the release's sources): what is tested is whether the
+    summary asks for the run. The negative control: without extenders it does."""
+    from scheduler_build.config import validate
+    from scheduler_build.resolve import vocabulary
+
+    runs = []
+    monkeypatch.setattr(vocabulary, "feature_gates", lambda version, cache: {batching.GATE: "Beta"})
+    monkeypatch.setattr(validate, "validate_with_binary", lambda *args, **kwargs: runs.append(args) or
+                        validate.BinaryVerdict(ok=True, output="", written=""))
+    lines = validate.batching_summary(tmp_path / "kube-scheduler", "ab" * 32, EXTENDER_CONFIG, "img", "v1.36.3", tmp_path)
+    assert runs == [] and lines[0].endswith("off (extenders configured: https://ext.example:8888)")
+    validate.batching_summary(tmp_path / "kube-scheduler", "cd" * 32, "profiles: [{schedulerName: a}]\n", "img",
+                              "v1.36.3", tmp_path)
+    assert len(runs) == 1

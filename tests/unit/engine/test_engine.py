@@ -44,6 +44,8 @@ ENGINE_CALLS = {
     "in_registry": lambda e: e.in_registry("x:y"),
     "remove_containers": lambda e: e.remove_containers({"a": "b"}),
     "containers_labelled": lambda e: e.containers_labelled("a"),
+    "containers_created": lambda e: e.containers_created({"a": "b"}),
+    "remove_container": lambda e: e.remove_container("x"),
     "remove_volume": lambda e: e.remove_volume("v"),
     "volume_size": lambda e: e.volume_size("v"),
     "remove_image": lambda e: e.remove_image("x:y"),

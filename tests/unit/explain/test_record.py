@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -170,3 +171,34 @@ def test_a_malformed_extender_entry_is_dropped_not_trusted():
     doc = valid(record.explain(pod))
     assert doc["extenders"] == [{"extender": "y", "passed": None, "failed": None, "scored": None, "weight": None,
                                  "error": "5"}]
+
+
+def test_a_pod_that_did_not_opt_in_is_told_apart_from_one_without_the_recorder():
+    """Told the spec's debuggable.podLabel: no label -> not opted in (the recorder skipped it by design); the
+    label there -> a build without the recorder; not told -> both causes named."""
+    pod = load("bound.json")
+    pod["metadata"]["annotations"] = {}
+    pod["metadata"]["labels"] = {"app": "x"}
+    not_opted = valid(record.explain(pod, pod_label="example.com/explain"))["hint"]
+    assert "does not carry the label example.com/explain" in not_opted and "without the recorder" not in not_opted
+    pod["metadata"]["labels"]["example.com/explain"] = ""
+    assert "without the recorder" in valid(record.explain(pod, pod_label="example.com/explain"))["hint"]
+    assert "without the recorder" in valid(record.explain(pod, pod_label=""))["hint"]  # every pod is recorded
+    unknown = valid(record.explain(pod))["hint"]
+    assert "without the recorder" in unknown and "debuggable.podLabel" in unknown
+
+
+def test_control_characters_in_names_and_reasons_never_reach_the_terminal(monkeypatch):
+    pod = load("bound.json")
+    pod["metadata"]["name"] = "p\x1b]0;owned\x07"
+    ann = pod["metadata"]["annotations"]
+    rec = json.loads(ann[record.RECORD])
+    rec["rejections"] = [{"plugin": "Evil\x1b[2J", "reason": "line\nbreak\r", "nodes": 1}]
+    rec["rejectedNodes"] = 1
+    ann[record.RECORD] = json.dumps(rec)
+    out = text.render(valid(record.explain(pod)))
+    assert not any(ord(ch) < 32 and ch != "\n" or 0x7f <= ord(ch) <= 0x9f for ch in out)
+    assert "p?]0;owned?" in out and "Evil?[2J" in out and "line?break?" in out
+    # The negative control: with the filter planted away, the escape reaches the output (and this check sees it).
+    monkeypatch.setattr(record, "_CONTROL", re.compile(r"(?!)"))
+    assert "\x1b" in text.render(record.explain(pod))

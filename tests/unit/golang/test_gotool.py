@@ -77,3 +77,36 @@ def test_proxy_setting_without_go(monkeypatch):
     assert gotool.proxy_setting() == gotool.DEFAULT_PROXY
     monkeypatch.setenv("GOPROXY", "https://mirror.example/go")
     assert gotool.proxy_setting() == "https://mirror.example/go"
+
+
+def test_the_users_goflags_are_kept_and_another_mod_refused(monkeypatch):
+    """The real go reads them back (`go env GOFLAGS` in the environment every host go step gets)."""
+    from scheduler_build.errors import UserError
+    from scheduler_build.golang import gotool as tool
+
+    monkeypatch.setenv("GOFLAGS", "-tags=acme -p=1")
+    assert tool.run(["env", "GOFLAGS"]).stdout.strip() == "-tags=acme -p=1 -mod=mod"
+    monkeypatch.setenv("GOFLAGS", "-mod=mod -p=2")
+    assert tool.environment()["GOFLAGS"] == "-mod=mod -p=2"  # already there: not twice
+    monkeypatch.setenv("GOFLAGS", "-mod=vendor")
+    with pytest.raises(UserError, match=r"GOFLAGS='-mod=vendor' sets -mod=vendor"):
+        tool.environment()
+    monkeypatch.delenv("GOFLAGS")
+    assert tool.environment()["GOFLAGS"] == "-mod=mod"
+
+
+def test_doctor_warns_when_module_verification_is_switched_off(monkeypatch):
+    """Read through the real go: GOSUMDB=off and GONOSUMDB each make the check fail (not required); the
+    negative control: with neither set it passes."""
+    from scheduler_build.doctor import checks
+
+    for name in ("GOSUMDB", "GONOSUMDB", "GOPRIVATE", "GONOSUMCHECK", "GOFLAGS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GOENV", "off")  # no go env file of the machine's in the way
+    assert checks.check_module_verification().ok
+    monkeypatch.setenv("GOSUMDB", "off")
+    found = checks.check_module_verification()
+    assert not found.ok and not found.required and "GOSUMDB=off" in found.detail
+    monkeypatch.delenv("GOSUMDB")
+    monkeypatch.setenv("GONOSUMDB", "example.com/*")
+    assert "GONOSUMDB=example.com/*" in checks.check_module_verification().detail

@@ -57,3 +57,21 @@ def test_benchmarks_opens_with_one_current_table():
         assert cells[6].startswith("`") and cells[5].startswith("load ") and cells[4].startswith("n="), row
     assert text.index(tables[0]) < 2000  # it opens the file
     assert (REPO / "docs" / "benchmarks" / "history.md").is_file()
+
+
+def test_history_cites_a_raw_file_only_when_it_is_kept_or_says_it_is_not():
+    """A citation of bench/results/X.json in the history is a raw file in the repository, or says "not kept"
+    (in the same sentence). The negative control: a citation planted without it is caught."""
+    import re
+
+    def uncited(text: str) -> list[str]:
+        missing = []
+        for match in re.finditer(r"bench/results/([\w.-]+\.json)", text):
+            after = text[match.end():match.end() + 120].split(". ")[0]
+            if not (REPO / "bench" / "results" / match.group(1)).is_file() and "not kept" not in after:
+                missing.append(match.group(1))
+        return missing
+
+    history = (REPO / "docs" / "benchmarks" / "history.md").read_text()
+    assert uncited(history) == []
+    assert uncited("the figure (bench/results/never-committed.json) says so") == ["never-committed.json"]
