@@ -62,7 +62,8 @@ def parser() -> argparse.ArgumentParser:
 def config_from(ns: argparse.Namespace) -> ServeConfig:
     return validate(ServeConfig(
         host=ns.host, port=ns.port,
-        kubeconfig=ns.kubeconfig or default_kubeconfig(os.environ, os.path.expanduser("~")), policy=ns.policy, url_prefix=ns.url_prefix,
+        kubeconfig=ns.kubeconfig or default_kubeconfig(os.environ, os.path.expanduser("~")),
+        policy=ns.policy, url_prefix=ns.url_prefix,
         verbs={v: getattr(ns, f"{v}_verb") for v in VERBS},
         max_body_bytes=ns.max_body_bytes, assume_ttl=ns.assume_ttl,
         tls=TLSOptions(ns.tls_cert, ns.tls_key, ns.tls_client_ca), log_level=ns.log_level,
