@@ -74,7 +74,8 @@ def _batching_summary(c, loaded, results) -> None:
             continue
         lines = config_validate.batching_summary(result.binary, result.info.binary.sha256, render.config_text(loaded),
                                                  result.info.builder.image,
-                                                 result.info.kubernetes.version, settings.cache_dir(c.config))
+                                                 result.info.kubernetes.version, settings.cache_dir(c.config),
+                                                 loaded.feature_gates)
         for line in lines:
             log(line)
         return
