@@ -29,7 +29,7 @@ from scheduler_build.errors import UserError
 from scheduler_build.golang import gotool
 from scheduler_build.golang import toolchain
 from scheduler_build.scaffold import framework_points, manifest, signatures
-from scheduler_build.scaffold.inputs import (POINT_KEYS, POINTS, Point, check_out_dir, parse_points,  # noqa: F401
+from scheduler_build.scaffold.inputs import (POINT_KEYS, Point, check_out_dir, parse_points, points_of,  # noqa: F401
                                              split_points, validate_module, validate_name)
 from scheduler_build.atomic import staging_dir
 from scheduler_build.progress import log
@@ -53,7 +53,7 @@ def framework_api(surface: FrameworkSurface) -> FrameworkAPI:
                         f"plugin interfaces, which Kubernetes {surface.version} does not have",
                         "use --k8s-version 1.34 or newer")
     names = ("Plugin", "Handle", "PreFilterResult", "PostFilterResult", "NodeToStatusReader", "NodeScoreList",
-             "PreFilterExtensions", "ScoreExtensions", "SignPlugin", *(p.interface for p in POINTS))
+             "PreFilterExtensions", "ScoreExtensions", "SignPlugin", *(p.interface for p in points_of(surface)))
     types = {name: f"{surface.home_alias(name)}.{name}" for name in names}
     return FrameworkAPI(version=surface.version, split=surface.homes.get("Plugin") == framework_surface.KUBERNETES_PACKAGE,
                         types=types)
@@ -133,7 +133,12 @@ def _context(name: str, points: tuple[str, ...], module: str, resolution: versio
     owner = api.types["Plugin"].split(".")[0]
     # The points whose plugins the framework asks to sign (read from its docs, not listed here); the
     # placeholder policy reads the pod only at those, so reads_pod and sign go together.
-    signed = [p for p in POINTS if p.key in points and p.interface in surface.sign_points()]
+    templated = points_of(surface)
+    missing = [k for k in points if k not in {p.key for p in templated}]
+    if missing:
+        raise UserError(f"the framework of Kubernetes {surface.version} declares no interface for --points "
+                        f"{', '.join(missing)}", "leave them out: this release no longer has those points")
+    signed = [p for p in templated if p.key in points and p.interface in surface.sign_points()]
     reads_pod = any(has[k] for k in ("prefilter", "filter", "prescore", "score"))
     types = dict(api.types, MaxScore=f"{owner}.{surface.score_bound('Max')}")
     return dict(
@@ -145,7 +150,7 @@ def _context(name: str, points: tuple[str, ...], module: str, resolution: versio
         module=module,
         import_path=f"{module}/pkg/{package}",
         points=points,
-        chosen=[p for p in POINTS if p.key in points],
+        chosen=[p for p in templated if p.key in points],
         generic=generic,
         has=has,
         api=api,

@@ -200,7 +200,7 @@ def test_render_follows_version(version):
     assert ("fwk.MaxScore" in plugin) == (minor >= 36)
     assert "MaxNodeScore" not in plugin + test if minor >= 36 else "MaxNodeScore" in plugin
     assert "type AllPointsArgs struct" in files["pkg/allpoints/args.go"]
-    for point in generate.POINTS:
+    for point in generate.points_of(surface(version)):
         assert f"_ {generate.framework_api(surface(version)).types[point.interface]} =" in plugin
     for fn in ("TestPreEnqueue", "TestLess", "TestPreFilter", "TestFilter", "TestPostFilter", "TestPreScore", "TestScore",
                "TestReserveUnreserve", "TestPermit", "TestPreBind", "TestBind", "TestPostBind", "TestEventsToRegister"):
