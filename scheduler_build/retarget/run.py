@@ -22,7 +22,7 @@ from scheduler_build.golang import toolchain
 from scheduler_build.atomic import write_atomic
 from scheduler_build.build import builder_image
 from scheduler_build.errors import UserError
-from scheduler_build.progress import log, phase, stream_line
+from scheduler_build.progress import alive, log, phase, stream_line
 from scheduler_build.resolve import framework_surface, gomod, goproxy, versions
 from scheduler_build.retarget import advice, apidiff, explain, gomod_edit
 from scheduler_build.retarget.in_builder import InBuilder, prepare
@@ -92,17 +92,20 @@ def in_builder(request: RetargetRequest, go_version: str, go: toolchain.Toolchai
 
 
 def compile_in_builder(work: Path, builder: InBuilder) -> tuple[bool, list[str]]:
-    """`go build ./...` then `go vet ./...`; (compiles, output lines)."""
+    """`go build -v ./...` then `go vet ./...`; (compiles, output lines). A status line (packages compiled,
+    time elapsed) at least every 10 s while the compile prints nothing of its own."""
     lines: list[str] = []
+    with alive("compile") as progress:
+        def keep(line: str) -> None:
+            if progress.take(line):  # a package compiled: counted, not printed
+                return
+            lines.append(line)
+            stream_line(line)
 
-    def keep(line: str) -> None:
-        lines.append(line)
-        stream_line(line)
-
-    for argv in (["go", "build", "./..."], ["go", "vet", "./..."]):
-        stream_line(f"+ {' '.join(argv)}   ({builder.image})")
-        if builder.run(argv, work, on_line=keep):
-            return False, lines
+        for argv in (["go", "build", "-v", "./..."], ["go", "vet", "./..."]):
+            stream_line(f"+ {' '.join(argv)}   ({builder.image})")
+            if builder.run(argv, work, on_line=keep):
+                return False, lines
     return True, lines
 
 
@@ -137,8 +140,9 @@ def retarget(request: RetargetRequest) -> RetargetResult:
         prepare(work, f"the module for {target.version}", go.go)
         builder = in_builder(request, needed, go)
         try:
-            with phase("compile", f"{mod.module} against Kubernetes {target.version} in the builder"):
+            with phase("compile", f"{mod.module} against Kubernetes {target.version} in the builder") as step:
                 result.compiled, output = compile_in_builder(work, builder)
+                step["failed"] = not result.compiled
             if result.compiled:
                 if request.write:
                     for name in ("go.mod", "go.sum"):
