@@ -35,6 +35,8 @@ def retarget(c, path="", k8s_version=None, write=False, json=False):
             emit(result.diff.rstrip("\n"))
         for line in result.report:
             emit(line)
+        for line in result.api_changes:
+            emit(f"change: {line}")
         for item in result.advice:
             emit(f"{item.kind}: {item.line()}")
     verdict = (f"{result.path} {'compiles' if result.compiled else 'does not compile'} against Kubernetes "

@@ -24,7 +24,7 @@ from scheduler_build.build import builder_image
 from scheduler_build.errors import UserError
 from scheduler_build.progress import alive, log, phase, stream_line
 from scheduler_build.resolve import framework_surface, gomod, goproxy, versions
-from scheduler_build.retarget import advice, apidiff, explain, gomod_edit
+from scheduler_build.retarget import advice, apidiff, explain, gomod_edit, surface_diff
 from scheduler_build.retarget.in_builder import InBuilder, prepare
 
 _SKIP = {"vendor", ".git"}
@@ -54,11 +54,12 @@ class RetargetResult:
     report: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
     advice: list[advice.Advice] = field(default_factory=list)
+    api_changes: list[str] = field(default_factory=list)  # the framework's, old release -> target (surface_diff)
 
     def to_dict(self) -> dict:
         return {"path": str(self.path), "from": self.old_version, "to": self.version, "compiles": self.compiled,
                 "notes": self.notes, "diff": self.diff, "errors": self.errors,
-                "changes": [c.line() for c in self.changes], "written": self.written,
+                "changes": [c.line() for c in self.changes], "api_changes": self.api_changes, "written": self.written,
                 "advice": [{"kind": a.kind, "where": a.where, "text": a.text} for a in self.advice]}
 
 
@@ -129,6 +130,8 @@ def retarget(request: RetargetRequest) -> RetargetResult:
         surface = framework_surface.framework_surface(target.version, request.cache_dir)
         result.advice = advice.advise(_sources(path), surface)
         log(f"    {len(result.advice)} finding(s)")
+    if old_version:
+        _surface_changes(result, path, old_version, surface, request.cache_dir)
     if request.write and new_text != text:
         write_atomic(path / "go.mod", new_text)
         result.written.append("go.mod")
@@ -158,6 +161,23 @@ def retarget(request: RetargetRequest) -> RetargetResult:
         result.report = explain.report(explain.explain(result.errors, result.changes), result.changes,
                                        old_version or "?", target.version)
     return result
+
+
+def _surface_changes(result: RetargetResult, path: Path, old_version: str, surface: framework_surface.FrameworkSurface,
+                     cache_dir: Path) -> None:
+    """The framework's API changes from the plugin's release to the target, read from both sources (no compile),
+    and where the plugin's code meets them (file:line), as advice."""
+    with phase("api", f"the framework of Kubernetes {old_version} against {surface.version}, from their sources"):
+        try:
+            old_surface = framework_surface.framework_surface(old_version, cache_dir)
+        except UserError as exc:
+            log(f"    not compared: {exc.message}")
+            return
+        changes = surface_diff.diff(old_surface, surface)
+        result.api_changes = [c.line() for c in changes]
+        found = surface_diff.uses(_sources(path), old_surface, surface, changes)
+        result.advice += [advice.Advice("api", use.where, use.text) for use in found]
+        log(f"    {len(changes)} change(s), {len(found)} in this module's code")
 
 
 def _sources(path: Path) -> dict[str, str]:
