@@ -16,23 +16,32 @@ from scheduler_build.commands._common import emit, flag_help, emit_json, option,
     "k8s-version": flag_help("k8s.version", before="the target; "),
     "write": "write the rewritten go.mod (and, once it compiles, the tidied go.mod and go.sum); "
              "without it nothing in --path changes and the go.mod diff is printed",
+    "fix": "also port the module's code (new logger arguments, renamed methods, TODO(retarget) stubs for new "
+           "interface methods), writing it and go.mod; without it the code diff is only shown",
+    "force": "with --fix: rewrite a module with uncommitted changes (or outside a git work tree)",
     "json": "print the result (diff, notes, compiles, errors, API changes) as JSON",
 })
 @user_errors
-def retarget(c, path="", k8s_version=None, write=False, json=False):
+def retarget(c, path="", k8s_version=None, write=False, fix=False, force=False, json=False):
     """Rewrite a plugin module's Kubernetes requirements for another minor, compile it there, explain each error."""
     if not path:
         raise UserError("--path is required", "name the plugin module's directory, e.g. --path plugins/underlay")
     request = retarget_mod.RetargetRequest(
         path=Path(path), k8s_version=option(c, "k8s.version", k8s_version), cache_dir=settings.cache_dir(c.config),
-        write=write, builder_image=option(c, "builder.image") or "",
+        write=write, fix=fix, force=force, builder_image=option(c, "builder.image") or "",
         gocache_volume=option(c, "build.gocache_volume"))
     result = retarget_mod.retarget(request)
     if json:
         emit_json(result.to_dict(), sort_keys=False)
     else:
-        if not write and result.diff:
+        if not (write or fix) and result.diff:
             emit(result.diff.rstrip("\n"))
+        if result.code_diff and not fix:
+            emit(result.code_diff.rstrip("\n"))
+        for line in result.fixed:
+            emit(f"{'fixed' if fix else 'would fix'}: {line}")
+        for line in result.not_fixed:
+            emit(f"not fixed: {line}")
         for line in result.report:
             emit(line)
         for line in result.api_changes:

@@ -24,7 +24,7 @@ from scheduler_build.build import builder_image
 from scheduler_build.errors import UserError
 from scheduler_build.progress import alive, log, phase, stream_line
 from scheduler_build.resolve import framework_surface, gomod, goproxy, versions
-from scheduler_build.retarget import advice, apidiff, explain, gomod_edit, surface_diff
+from scheduler_build.retarget import advice, apidiff, explain, fix, gomod_edit, surface_diff
 from scheduler_build.retarget.in_builder import InBuilder, prepare
 
 _SKIP = {"vendor", ".git"}
@@ -37,6 +37,8 @@ class RetargetRequest:
     k8s_version: str
     cache_dir: Path
     write: bool = False
+    fix: bool = False  # also rewrite the module's code (retarget.fix), after showing the diff
+    force: bool = False  # --fix on a module with uncommitted changes (or outside a git work tree)
     builder_image: str = ""
     gocache_volume: str = "scheduler-build-gocache"
 
@@ -55,11 +57,15 @@ class RetargetResult:
     written: list[str] = field(default_factory=list)
     advice: list[advice.Advice] = field(default_factory=list)
     api_changes: list[str] = field(default_factory=list)  # the framework's, old release -> target (surface_diff)
+    code_diff: str = ""  # what --fix changes (or would change) in the module's Go files
+    fixed: list[str] = field(default_factory=list)
+    not_fixed: list[str] = field(default_factory=list)  # file:line: left to do by hand
 
     def to_dict(self) -> dict:
         return {"path": str(self.path), "from": self.old_version, "to": self.version, "compiles": self.compiled,
                 "notes": self.notes, "diff": self.diff, "errors": self.errors,
                 "changes": [c.line() for c in self.changes], "api_changes": self.api_changes, "written": self.written,
+                "code_diff": self.code_diff, "fixed": self.fixed, "not_fixed": self.not_fixed,
                 "advice": [{"kind": a.kind, "where": a.where, "text": a.text} for a in self.advice]}
 
 
@@ -114,6 +120,8 @@ def retarget(request: RetargetRequest) -> RetargetResult:
     path = Path(request.path).absolute()
     if not (path / "go.mod").is_file():
         raise UserError(f"--path {path} has no go.mod", "point --path at the plugin module's root directory")
+    if request.fix and not request.force:
+        fix.check_clean(path)
     text = (path / "go.mod").read_text()
     mod = gomod.parse(text)
     with phase("resolve", f"Kubernetes {request.k8s_version}"):
@@ -131,8 +139,8 @@ def retarget(request: RetargetRequest) -> RetargetResult:
         result.advice = advice.advise(_sources(path), surface)
         log(f"    {len(result.advice)} finding(s)")
     if old_version:
-        _surface_changes(result, path, old_version, surface, request.cache_dir)
-    if request.write and new_text != text:
+        _surface_changes(result, path, old_version, surface, request.cache_dir, request.fix)
+    if (request.write or request.fix) and new_text != text:
         write_atomic(path / "go.mod", new_text)
         result.written.append("go.mod")
     with tempfile.TemporaryDirectory(prefix="sb-retarget-") as tmp:
@@ -147,10 +155,10 @@ def retarget(request: RetargetRequest) -> RetargetResult:
                 result.compiled, output = compile_in_builder(work, builder)
                 step["failed"] = not result.compiled
             if result.compiled:
-                if request.write:
+                if request.write or request.fix:
                     for name in ("go.mod", "go.sum"):
                         write_atomic(path / name, (work / name).read_text())
-                    result.written = ["go.mod", "go.sum"]
+                    result.written = sorted(set(result.written) | {"go.mod", "go.sum"})
                 return result
             result.errors = explain.compile_errors(output)
             if old is not None:
@@ -164,9 +172,9 @@ def retarget(request: RetargetRequest) -> RetargetResult:
 
 
 def _surface_changes(result: RetargetResult, path: Path, old_version: str, surface: framework_surface.FrameworkSurface,
-                     cache_dir: Path) -> None:
+                     cache_dir: Path, write: bool = False) -> None:
     """The framework's API changes from the plugin's release to the target, read from both sources (no compile),
-    and where the plugin's code meets them (file:line), as advice."""
+    where the plugin's code meets them (file:line, as advice), and the code --fix rewrites (written with `write`)."""
     with phase("api", f"the framework of Kubernetes {old_version} against {surface.version}, from their sources"):
         try:
             old_surface = framework_surface.framework_surface(old_version, cache_dir)
@@ -175,9 +183,17 @@ def _surface_changes(result: RetargetResult, path: Path, old_version: str, surfa
             return
         changes = surface_diff.diff(old_surface, surface)
         result.api_changes = [c.line() for c in changes]
-        found = surface_diff.uses(_sources(path), old_surface, surface, changes)
+        sources = _sources(path)
+        found = surface_diff.uses(sources, old_surface, surface, changes)
         result.advice += [advice.Advice("api", use.where, use.text) for use in found]
         log(f"    {len(changes)} change(s), {len(found)} in this module's code")
+        fixes = fix.fix(sources, old_surface, surface)
+        fixes.files = {name: fix.gofmt(text) for name, text in fixes.files.items()}
+        result.code_diff, result.fixed, result.not_fixed = fixes.diff(sources), fixes.done, fixes.not_fixed
+        if write:
+            for name, text in sorted(fixes.files.items()):
+                write_atomic(path / name, text)  # a path _sources listed: inside the module, never vendor
+                result.written.append(name)
 
 
 def _sources(path: Path) -> dict[str, str]:

@@ -132,7 +132,9 @@ def zero(go_type: str) -> str:
 def returns(surface: FrameworkSurface, interface: str, name: str, *leading: str) -> str:
     """`return a, b` with `leading` values first and zero values for every further result."""
     results = method(surface, interface, name).results
-    values = [*leading[: len(results)], *(zero(r) for r in results[len(leading):])]
+    interfaces = set(surface.interfaces)
+    values = [*leading[: len(results)],
+              *("nil" if r.split(".")[-1] in interfaces else zero(r) for r in results[len(leading):])]
     return "return " + ", ".join(values) if values else "return"
 
 
