@@ -69,13 +69,14 @@ def judge_output(output: str, gates: dict[str, bool]) -> list[GateVerdict]:
             for name, on in sorted(gates.items())]
 
 
-def judge_source(specs: dict[str, dict], gates: dict[str, bool]) -> list[GateVerdict]:
+def judge_source(specs: dict[str, dict], gates: dict[str, bool], staging: frozenset[str] = frozenset()) -> list[GateVerdict]:
     """The same verdicts from the release's source (vocabulary.feature_gate_specs), for `--fields-only`:
-    the binary's own words, as component-base would say them."""
+    the binary's own words, as component-base would say them. `staging`: the gates the staging modules
+    register (vocabulary.staging_gate_names), accepted without a stage (the binary tells the rest)."""
     verdicts = []
     for name, on in sorted(gates.items()):
         known = specs.get(name)
-        if known is None and name not in ("AllAlpha", "AllBeta"):
+        if known is None and name not in ("AllAlpha", "AllBeta") and name not in staging:
             verdicts.append(GateVerdict(name, on, refused=f"unrecognized feature gate: {name}"))
         elif known and known["locked"] and known["default"] != on:
             verdicts.append(GateVerdict(name, on, refused=(

@@ -41,8 +41,12 @@ def validate(inputs: ValidateInputs) -> Verdict:
     config_validate.check_fields(loaded, version, inputs.cache_dir)
     config = manifests.config_text(loaded)
     if inputs.fields_only:  # no binary to ask: the release's own source judges the gates
-        specs = vocabulary.feature_gate_specs(version, inputs.cache_dir) if loaded.feature_gates else {}
-        warned = feature_gates.check(feature_gates.judge_source(specs, loaded.feature_gates), version, inputs.spec_path)
+        specs, staging = {}, frozenset()
+        if loaded.feature_gates:
+            specs = vocabulary.feature_gate_specs(version, inputs.cache_dir)
+            staging = frozenset(vocabulary.staging_gate_names(version, inputs.cache_dir))
+        warned = feature_gates.check(feature_gates.judge_source(specs, loaded.feature_gates, staging), version,
+                                     inputs.spec_path)
         return Verdict(version, "", gate_warnings=tuple(warned))
     binary_path = inputs.binary or config_validate.default_binary(loaded, version, inputs.dist_dir)
     if not binary_path.is_file():

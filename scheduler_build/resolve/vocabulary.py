@@ -177,6 +177,27 @@ def feature_gate_specs(version: str, cache_root: Path) -> dict[str, dict]:
     return gates
 
 
+STAGING_GATE_MODULES = ("k8s.io/component-base", "k8s.io/client-go", "k8s.io/apiserver")
+_STAGING_GATE = re.compile(r'^\s*[A-Z]\w*\s+(?:\w+\.)?Feature\s*=\s*"([A-Za-z0-9]+)"', re.M)
+
+
+def staging_gate_names(version: str, cache_root: Path) -> list[str]:
+    """The gates kube-scheduler also registers from staging modules (component-base's logging and metrics
+    gates, client-go's), which kube_features.go does not list: their `Feature = "Name"` constants, cached."""
+    path = _cache_file(cache_root, "staging-gates", version)
+    if path.is_file():
+        return json.loads(path.read_text())
+    names: set[str] = set()
+    for module in STAGING_GATE_MODULES:
+        root = Path(toolchain.mod_download(module, gomod.staging_version(version), timeout=300)["Dir"])
+        for source in root.rglob("*.go"):
+            if not source.name.endswith("_test.go"):
+                names.update(_STAGING_GATE.findall(source.read_text(errors="replace")))
+    found = sorted(names)
+    write_atomic(path, json.dumps(found))
+    return found
+
+
 def config_api_or_fallback(version: str, cache_root: Path) -> ConfigAPI | None:
     """The release's API; offline and not cached, the nearest cached release of the same or an older minor
     (said on stderr); None when nothing at all is cached (the caller skips the check and says so)."""

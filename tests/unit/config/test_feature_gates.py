@@ -111,3 +111,16 @@ def test_without_a_binary_the_release_source_gives_the_same_verdicts():
     assert off[0].refused == "cannot set feature gate SchedulerQueueingHints to false, feature is locked to true"
     # --list-gates: only the gates that can still change, with stage and default.
     assert feature_gates.changeable(specs) == ["GenericWorkload  Alpha since 1.35      default=false"]
+
+
+def test_without_a_binary_the_gates_staging_modules_register_are_not_refused():
+    specs = vocabulary.parse_gate_specs(FEATURES_GO)
+    (accepted,) = feature_gates.judge_source(specs, {"ContextualLogging": True}, frozenset({"ContextualLogging"}))
+    assert not accepted.refused and not accepted.warning
+    # Negative control: kube_features.go alone does not list it.
+    assert feature_gates.judge_source(specs, {"ContextualLogging": True})[0].refused
+
+
+def test_the_staging_gate_constants_are_read_from_source():
+    text = 'const (\n\tContextualLogging featuregate.Feature = "ContextualLogging"\n\tWatchListClient Feature = "WatchListClient"\n)\n'
+    assert vocabulary._STAGING_GATE.findall(text) == ["ContextualLogging", "WatchListClient"]
