@@ -32,7 +32,7 @@ from scheduler_build.resolve import gomod, versions
 SCHEDULER_MODULE = "k8s.io/kube-scheduler"
 STAGING_DIR = "framework"
 KUBERNETES_DIR = "pkg/scheduler/framework"
-CACHE_FORMAT = 4
+CACHE_FORMAT = 6
 STAGING_PACKAGE = "k8s.io/kube-scheduler/framework"
 KUBERNETES_PACKAGE = "k8s.io/kubernetes/pkg/scheduler/framework"
 SIGN_INTERFACE = "SignPlugin"
@@ -41,6 +41,8 @@ _TYPE = re.compile(r"^type\s+([A-Z]\w*)\s+(?:=\s*)?(interface|struct|func|\w|\[|
 _CONST_LINE = re.compile(r"^\t([A-Z]\w*)\b[^=]*=")
 _ALSO = re.compile(r"should\s+also\s+implement\s+([A-Z]\w*)(?:\s+to\s+([^.]*))?")
 _METHOD = re.compile(r"^\t([A-Z]\w*)\(")
+_IOTA_LINE = re.compile(r"^\t([A-Z]\w*)\s*(?://.*)?$")  # `\tError` after `Success Code = iota`
+_FUNC = re.compile(r"^func ([A-Z]\w*)[\[(]")
 _EMBED = re.compile(r"^\t((?:\w+\.)?[A-Z]\w*)\s*(?://.*)?$")
 
 
@@ -155,10 +157,11 @@ def parse_go(text: str, version: str = "", package: str = STAGING_PACKAGE) -> Fr
         if in_const:
             if stripped.startswith(")"):
                 in_const = False
-            match = _CONST_LINE.match(line)
+            match = _CONST_LINE.match(line) or _IOTA_LINE.match(line)
             if match:
                 name = match.group(1)
                 constants.append(name)
+                homes.setdefault(name, package)
         elif stripped.startswith("const (") or stripped.startswith("var ("):
             in_const = stripped.startswith("const")
         elif stripped.startswith("const "):
@@ -166,6 +169,8 @@ def parse_go(text: str, version: str = "", package: str = STAGING_PACKAGE) -> Fr
             if len(parts) > 1 and parts[1][:1].isupper():
                 name = parts[1]
                 constants.append(name)
+        elif _FUNC.match(line):  # an exported function (NewStatus): where it lives, for imports that move
+            homes.setdefault(_FUNC.match(line).group(1), package)
         else:
             match = _TYPE.match(line)
             if match:
@@ -226,3 +231,15 @@ def framework_surface(version: str, cache_root: Path) -> FrameworkSurface:
                         "the framework's layout changed: report this")
     write_atomic(path, json.dumps({"format": CACHE_FORMAT, **surface.to_dict()}, indent=1, sort_keys=True))
     return surface
+
+
+def kubernetes_framework_names(version: str, cache_root: Path) -> frozenset[str]:
+    """The exported names k8s.io/kubernetes/pkg/scheduler/framework still declares in a release (what an
+    import of it may keep using once the rest moved to the staging module), cached."""
+    path = Path(cache_root) / "vocabulary" / "framework-kubernetes" / f"{version}.json"
+    if path.is_file():
+        return frozenset(json.loads(path.read_text()))
+    text = _package_text(toolchain.module_dir(versions.KUBERNETES_MODULE, version) / KUBERNETES_DIR)
+    names = sorted(parse_go(text, version, KUBERNETES_PACKAGE).homes)
+    write_atomic(path, json.dumps(names))
+    return frozenset(names)

@@ -24,6 +24,7 @@ from pathlib import Path
 from scheduler_build.errors import UserError
 from scheduler_build.golang import gotool
 
+from scheduler_build.resolve import framework_surface
 from scheduler_build.resolve.framework_surface import FrameworkSurface
 from scheduler_build.retarget import surface_diff
 from scheduler_build.scaffold import signatures
@@ -96,6 +97,9 @@ def _ensure_import(text: str, spec: str) -> str:
         return text
     block = _IMPORT_BLOCK.search(text)
     if block:
+        third = re.compile(r'^\t(?:\w+ )?"[^"/]+\.[^"]*/', re.M).search(text, block.end())
+        if "." in spec.split("/")[0] and third:  # beside the first third-party import (gofmt sorts the group)
+            return text[:third.start()] + f"\t{spec}\n" + text[third.start():]
         return text[:block.end()] + f"\n\t{spec}" + text[block.end():]
     package = re.search(r"^package \w+\n", text, re.M)
     at = package.end() if package else 0
@@ -177,12 +181,93 @@ def stubs(sources: dict[str, str], old: FrameworkSurface, new: FrameworkSurface,
     return out
 
 
-def fix(sources: dict[str, str], old: FrameworkSurface, new: FrameworkSurface) -> Fixes:
-    """The rewritten files of a module (path -> text: its own .go files) and what was and was not fixed."""
+_OLD_FRAMEWORK = re.compile(r'^\s*(?:import\s+)?(\w+\s+)?"k8s\.io/kubernetes/pkg/scheduler/framework"\s*$', re.M)
+_FACTORY = re.compile(r"^func (\w+)\((\w+) runtime\.Object, (\w+) \*?\w+\.Handle\)", re.M)
+
+
+def move_imports(name: str, text: str, new: FrameworkSurface, still_there: frozenset[str], fixes: Fixes) -> str:
+    """`framework.X` of k8s.io/kubernetes/pkg/scheduler/framework -> `fwk.X` for each X the target declares in
+    k8s.io/kube-scheduler/framework and no longer in the old package (`still_there`); a pointer to what is an
+    interface there (`*framework.CycleState`) becomes the interface. Imports follow."""
+    found = _OLD_FRAMEWORK.search(text)
+    if not found:
+        return text
+    alias = (found.group(1) or "framework").strip()
+    moved = {n for n, home in new.homes.items() if home == framework_surface.STAGING_PACKAGE and n not in still_there}
+    use = re.compile(rf"(\*?)\b{re.escape(alias)}\.([A-Z]\w*)\b")
+
+    def swap(match: re.Match) -> str:
+        star, ident = match.group(1), match.group(2)
+        if ident not in moved:
+            return match.group(0)
+        return ("" if ident in new.interfaces else star) + f"fwk.{ident}"
+
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("//") or _OLD_FRAMEWORK.match(line):
+            continue
+        changed = use.sub(swap, line)
+        if changed != line:
+            fixes.done.append(f"{name}:{i + 1}: {alias}.* -> fwk.* (moved to {framework_surface.STAGING_PACKAGE})")
+            lines[i] = changed
+    out = "".join(lines)
+    if "fwk." in out:
+        out = _ensure_import(out, f'fwk "{framework_surface.STAGING_PACKAGE}"')
+    if not re.search(rf"\b{re.escape(alias)}\.", out.replace(found.group(0), "")):
+        out = out.replace(found.group(0), "", 1)  # the old import is no longer used
+    return out
+
+
+def context_factories(name: str, text: str, fixes: Fixes) -> str:
+    """A factory without the context the framework passes since 1.28 (`New(obj runtime.Object, h Handle)`) gains
+    `_ context.Context` first; calls of it in the file are passed `context.TODO()`."""
+    factories = [m.group(1) for m in _FACTORY.finditer(text)]
+    if not factories:
+        return text
+    out = _FACTORY.sub(lambda m: f"func {m.group(1)}(_ context.Context, {m.group(2)} runtime.Object, {m.group(3)} "
+                                 + m.group(0).split(f"{m.group(3)} ", 1)[1], text)
+    for factory in factories:
+        fixes.done.append(f"{name}: {factory} takes the context.Context a plugin factory is given (Kubernetes 1.28+)")
+        out = re.sub(rf"(?<![\w.]){factory}\((?!_ context)(?=[^)]*,)", f"{factory}(context.TODO(), ", out)
+    return _ensure_import(out, '"context"')
+
+
+_DECLARATION = re.compile(r"^func \(\w+ \*?(\w+)\) ((\w+)\(.*)\{\s*(?:.*\})?\s*$")
+
+
+def signature_mismatches(sources: dict[str, str], new: FrameworkSurface) -> list[str]:
+    """file:line of each method of a plugin type whose types differ from the target's extension-point
+    interface declaring it (`Score(..., nodeName string)` where the target takes a NodeInfo): by hand."""
+    out: list[str] = []
+    points = [i for i in new.interfaces if i.endswith(("Plugin", "Extensions")) and i != "Plugin"]
+    for name, text in sorted(sources.items()):
+        for number, line in enumerate(text.splitlines(), 1):
+            match = _DECLARATION.match(line)
+            if not match:
+                continue
+            method = match.group(3)
+            interface = next((i for i in points if new.signature(i, method) and method in new.methods.get(i, ())), None)
+            if interface is None:
+                continue
+            wanted = signatures.head(new, interface, method)
+            shape = surface_diff._shape(match.group(2).strip().replace("framework.", "fwk."))
+            if shape != surface_diff._shape(new.signature(interface, method)):
+                out.append(f"{name}:{number}: {match.group(1)}.{method} does not have {interface}'s signature in "
+                           f"Kubernetes {new.version}: {wanted} (port its body by hand)")
+    return out
+
+
+def fix(sources: dict[str, str], old: FrameworkSurface, new: FrameworkSurface,
+        still_there: frozenset[str] = frozenset()) -> Fixes:
+    """The rewritten files of a module (path -> text: its own .go files) and what was and was not fixed.
+    `still_there`: the names the target's k8s.io/kubernetes/pkg/scheduler/framework still declares."""
     changes = surface_diff.diff(old, new)
     fixes = Fixes()
-    rewritten = {name: rewrite_calls(name, text, changes, fixes, new.version) for name, text in sorted(sources.items())}
+    rewritten = {name: context_factories(name, move_imports(name, text, new, still_there, fixes), fixes)
+                 for name, text in sorted(sources.items())}
+    rewritten = {name: rewrite_calls(name, text, changes, fixes, new.version) for name, text in rewritten.items()}
     rewritten = stubs(rewritten, old, new, changes, fixes)
+    fixes.not_fixed += signature_mismatches(rewritten, new)
     fixes.files = {name: text for name, text in rewritten.items() if text != sources[name]}
     return fixes
 

@@ -187,7 +187,9 @@ def _surface_changes(result: RetargetResult, path: Path, old_version: str, surfa
         found = surface_diff.uses(sources, old_surface, surface, changes)
         result.advice += [advice.Advice("api", use.where, use.text) for use in found]
         log(f"    {len(changes)} change(s), {len(found)} in this module's code")
-        fixes = fix.fix(sources, old_surface, surface)
+        still_there = (framework_surface.kubernetes_framework_names(surface.version, cache_dir)
+                       if any(framework_surface.KUBERNETES_PACKAGE + '"' in t for t in sources.values()) else frozenset())
+        fixes = fix.fix(sources, old_surface, surface, still_there)
         fixes.files = {name: fix.gofmt(text) for name, text in fixes.files.items()}
         result.code_diff, result.fixed, result.not_fixed = fixes.diff(sources), fixes.done, fixes.not_fixed
         if write:

@@ -87,3 +87,24 @@ def test_fix_refuses_a_dirty_tree_and_a_tree_outside_git(tmp_path):
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "x"], check=True)
     fix.check_clean(tmp_path)  # clean: no error
+
+
+OLD_SCORE = Path(__file__).resolve().parents[2] / "data" / "retarget" / "oldscore" / "pkg" / "nodelabelscore" / "nodelabelscore.go"
+
+
+def test_a_1_27_plugin_gets_the_moved_imports_and_the_context_factory_and_its_score_is_named(surfaces):
+    """tests/data/retarget/oldscore (written for 1.27) against v1.37.2's real framework. What the target's
+    k8s.io/kubernetes framework package still declares is given here (a large download in a unit test)."""
+    name = "pkg/nodelabelscore/nodelabelscore.go"
+    old = framework_surface.parse_go("", "v1.27.10", framework_surface.KUBERNETES_PACKAGE)
+    result = fix.fix({name: OLD_SCORE.read_text()}, old, surfaces[0], frozenset({"NewCycleState", "Registry"}))
+    text = fix.gofmt(result.files[name])
+    assert "func New(_ context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error) {" in text
+    assert "state fwk.CycleState" in text and "fwk.NewStatus(fwk.Error," in text and "return fwk.MaxNodeScore, nil" in text
+    assert 'fwk "k8s.io/kube-scheduler/framework"' in text
+    assert '"k8s.io/kubernetes/pkg/scheduler/framework"\n' not in text  # no longer used: dropped
+    assert "frameworkruntime.Registry{Name: New}" in text  # still in k8s.io/kubernetes: kept
+    # Score takes a NodeInfo in 1.37, not a node name: its body is the author's to port, and said so.
+    assert any(line.startswith(f"{name}:37: NodeLabelScore.Score does not have ScorePlugin's signature")
+               for line in result.not_fixed), result.not_fixed
+    assert subprocess.run(["gofmt", "-e"], input=text, capture_output=True, text=True).returncode == 0
