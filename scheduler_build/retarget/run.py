@@ -148,7 +148,14 @@ def retarget(request: RetargetRequest) -> RetargetResult:
         # The newer of the target's go line and the module's own: the host's Go, else the proxy's toolchain.
         needed = max(target.go_version, mod.go, key=toolchain.parse)
         go = toolchain.choose(needed, what=f"{mod.module} against Kubernetes {target.version}")
-        prepare(work, f"the module for {target.version}", go.go)
+        try:
+            prepare(work, f"the module for {target.version}", go.go)
+        except UserError as exc:  # no compile possible (the proxy refuses a dependency): the API changes still stand
+            if not gotool.refused_modules(exc.message) and "refuses" not in exc.message:
+                raise
+            log(f"error: {exc}")
+            result.errors = [exc.message]
+            return result
         builder = in_builder(request, needed, go)
         try:
             with phase("compile", f"{mod.module} against Kubernetes {target.version} in the builder") as step:
