@@ -156,8 +156,7 @@ def _image(c, loaded, image, k8s_version, pin_digest) -> str:
 @user_errors
 def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, write_config_to=None, json=False,
              require_batching=False, list_gates=False):
-    """Check the spec's fields, have the real kube-scheduler accept its configuration and featureGates, report
-    batching per profile."""
+    """Check the spec's fields, have the real kube-scheduler judge its configuration and gates, report batching."""
     spec_path = option(c, "spec.path", spec)
     try:
         inputs = validate_inputs(c, spec=spec, binary=binary, k8s_version=k8s_version, fields_only=fields_only,
