@@ -137,18 +137,14 @@ def parse_go(text: str, version: str = "", package: str = STAGING_PACKAGE) -> Fr
     homes: dict[str, str] = {}
     purpose: dict[str, str] = {}
     comment: list[str] = []
-    in_const = False
-    in_interface: list[str] | None = None
+    in_const, in_interface = False, None  # in a const block; the own methods of the interface being read
     for line in text.splitlines():
         stripped = line.strip()
         if in_interface is not None:
             if line.startswith("}"):
                 in_interface = None
-            elif _METHOD.match(line):
-                in_interface.append(_METHOD.match(line).group(1))
-                signatures[interfaces[-1]].append(stripped.split(" //")[0].strip())
-            elif _EMBED.match(line):
-                embeds.setdefault(interfaces[-1], []).append(_EMBED.match(line).group(1))
+            else:
+                _interface_line(line, interfaces[-1], in_interface, signatures, embeds)
             continue
         if stripped.startswith("//"):
             comment.append(stripped[2:].strip())
@@ -178,10 +174,7 @@ def parse_go(text: str, version: str = "", package: str = STAGING_PACKAGE) -> Fr
                 homes.setdefault(name, package)
                 if match.group(2) == "interface":
                     interfaces.append(name)
-                    asks = _ALSO.findall(" ".join(comment))
-                    if asks:
-                        also[name] = tuple(dict.fromkeys(wanted for wanted, _ in asks))
-                        purpose.update({wanted: why.strip() for wanted, why in asks if why.strip()})
+                    _note_asks(name, comment, also, purpose)
                     in_interface = methods.setdefault(name, []) if line.rstrip().endswith("{") else None
                     signatures.setdefault(name, [])
         if name:
@@ -192,6 +185,24 @@ def parse_go(text: str, version: str = "", package: str = STAGING_PACKAGE) -> Fr
                             methods={k: tuple(v) for k, v in methods.items()}, purpose=purpose,
                             signatures={k: tuple(v) for k, v in signatures.items()},
                             embeds={k: tuple(v) for k, v in embeds.items()}, homes=homes)
+
+
+def _note_asks(name: str, comment: list[str], also: dict[str, tuple[str, ...]], purpose: dict[str, str]) -> None:
+    """An interface's documentation asking its implementers to implement others too, and why."""
+    asks = _ALSO.findall(" ".join(comment))
+    if asks:
+        also[name] = tuple(dict.fromkeys(wanted for wanted, _ in asks))
+        purpose.update({wanted: why.strip() for wanted, why in asks if why.strip()})
+
+
+def _interface_line(line: str, interface: str, own: list[str], signatures: dict[str, list[str]],
+                    embeds: dict[str, list[str]]) -> None:
+    """One line inside `type X interface {`: a method (its name and declaration) or an embedded interface."""
+    if _METHOD.match(line):
+        own.append(_METHOD.match(line).group(1))
+        signatures[interface].append(line.strip().split(" //")[0].strip())
+    elif _EMBED.match(line):
+        embeds.setdefault(interface, []).append(_EMBED.match(line).group(1))
 
 
 def _note_deprecated(name: str, comment: list[str], deprecated: dict[str, str]) -> None:
