@@ -18,17 +18,17 @@ from scheduler_build.commands._common import emit, flag_help, emit_json, option,
              "without it nothing in --path changes and the go.mod diff is printed",
     "fix": "also port the module's code (new logger arguments, renamed methods, TODO(retarget) stubs for new "
            "interface methods), writing it and go.mod; without it the code diff is only shown",
-    "force": "with --fix: rewrite a module with uncommitted changes (or outside a git work tree)",
+    "allow-dirty": "with --fix: rewrite a module with uncommitted changes (or outside a git work tree)",
     "json": "print the result (diff, notes, compiles, errors, API changes) as JSON",
 })
 @user_errors
-def retarget(c, path="", k8s_version=None, write=False, fix=False, force=False, json=False):
+def retarget(c, path="", k8s_version=None, write=False, fix=False, allow_dirty=False, json=False):
     """Rewrite a plugin module's Kubernetes requirements for another minor, compile it there, explain each error."""
     if not path:
         raise UserError("--path is required", "name the plugin module's directory, e.g. --path plugins/underlay")
     request = retarget_mod.RetargetRequest(
         path=Path(path), k8s_version=option(c, "k8s.version", k8s_version), cache_dir=settings.cache_dir(c.config),
-        write=write, fix=fix, force=force, builder_image=option(c, "builder.image") or "",
+        write=write, fix=fix, allow_dirty=allow_dirty, builder_image=option(c, "builder.image") or "",
         gocache_volume=option(c, "build.gocache_volume"))
     result = retarget_mod.retarget(request)
     if json:

@@ -285,8 +285,8 @@ def check_clean(path: Path) -> None:
                           timeout=60)
     if proc.returncode != 0:
         raise UserError(f"--fix: {path} is not in a git work tree, so its rewrite could not be undone",
-                        "commit the module to git first, or pass --force")
+                        "commit the module to git first, or pass --allow-dirty")
     dirty = [line[3:] for line in proc.stdout.splitlines() if line.strip()]
     if dirty:
         raise UserError(f"--fix: {path} has uncommitted changes ({', '.join(dirty[:3])}"
-                        f"{', ...' if len(dirty) > 3 else ''})", "commit or stash them first, or pass --force")
+                        f"{', ...' if len(dirty) > 3 else ''})", "commit or stash them first, or pass --allow-dirty")

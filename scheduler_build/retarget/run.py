@@ -38,7 +38,7 @@ class RetargetRequest:
     cache_dir: Path
     write: bool = False
     fix: bool = False  # also rewrite the module's code (retarget.fix), after showing the diff
-    force: bool = False  # --fix on a module with uncommitted changes (or outside a git work tree)
+    allow_dirty: bool = False  # --fix on a module with uncommitted changes (or outside a git work tree)
     builder_image: str = ""
     gocache_volume: str = "scheduler-build-gocache"
 
@@ -120,7 +120,7 @@ def retarget(request: RetargetRequest) -> RetargetResult:
     path = Path(request.path).absolute()
     if not (path / "go.mod").is_file():
         raise UserError(f"--path {path} has no go.mod", "point --path at the plugin module's root directory")
-    if request.fix and not request.force:
+    if request.fix and not request.allow_dirty:
         fix.check_clean(path)
     text = (path / "go.mod").read_text()
     mod = gomod.parse(text)

@@ -82,7 +82,7 @@ def test_fix_refuses_a_dirty_tree_and_a_tree_outside_git(tmp_path):
     git = ["git", "-C", str(tmp_path), "-c", "user.email=t@example.com", "-c", "user.name=t"]
     subprocess.run([*git, "init", "-q"], check=True)
     (tmp_path / "go.mod").write_text("module example.com/p\n")
-    with pytest.raises(UserError, match=r"uncommitted changes \(go.mod\).*--force"):
+    with pytest.raises(UserError, match=r"uncommitted changes \(go.mod\).*--allow-dirty"):
         fix.check_clean(tmp_path)
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "x"], check=True)
