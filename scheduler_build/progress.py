@@ -55,7 +55,8 @@ def phase(name: str, detail: str = "") -> Iterator[dict]:
     """Print `==> name detail` on entry and `<== name ok (1.2s)` on exit.
 
     The yielded dict collects the elapsed seconds under "seconds" so callers can
-    record phase timings (build-info.json) without timing twice.
+    record phase timings (build-info.json) without timing twice; a caller sets "failed"
+    in it for a step that failed without raising.
     """
     record: dict = {}
     _phase_line(f"==> {name}{': ' + detail if detail else ''}")
@@ -68,7 +69,8 @@ def phase(name: str, detail: str = "") -> Iterator[dict]:
         _phase_line(f"<== {name} {ended} after {record['seconds']:.1f}s")
         raise
     record["seconds"] = round(time.monotonic() - start, 3)
-    _phase_line(f"<== {name} ok ({record['seconds']:.1f}s)")
+    # A step that ends without raising yet did not succeed (a compile whose errors are reported) says so.
+    _phase_line(f"<== {name} {'FAILED' if record.get('failed') else 'ok'} ({record['seconds']:.1f}s)")
 
 
 def stream_line(line: str) -> None:

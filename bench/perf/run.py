@@ -120,11 +120,12 @@ def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
     Every variant names the gate (v1.36's harness turns it off otherwise). A workload that makes the harness
     emulate an older release (v1.36's SchedulerQueueingHints: false emulates 1.33) cannot have it: the harness
     says so at once, and the run is made again as upstream wrote it, batching off."""
-    gate = dict(variants.BY_NAME[variant].gates).get(variants.GATE, True) if has_gate else None
+    row_gate = dict(variants.BY_NAME[variant].gates).get(variants.GATE, True)  # vanilla-nobatch: off
+    gate = (row_gate and spec.feature_gates.get(variants.GATE, True)) if has_gate else None
     if gate is not None:
         gated = work / "workloads.yaml"
         work.mkdir(parents=True)
-        gated.write_text(dump(variants.gated_cases(config.read_text(), w, gate)))
+        gated.write_text(dump(variants.gated_cases(config.read_text(), w, gate, spec.feature_gates)))
         try:
             return _run(h, etcd_bin, spec, w, variant, work, gated, gate, cpuprofile=cpuprofile)
         except UserError:
@@ -133,6 +134,11 @@ def _one(h: harness.Harness, etcd_bin: Path, spec: Spec, w: variants.Workload, v
                 raise
         log(f"    {w.label}: its workload emulates a release without {variants.GATE}; run as upstream wrote it")
         work = work.with_name(work.name + "-ungated")
+    others = {name: on for name, on in spec.feature_gates.items() if name != variants.GATE}
+    if others:  # the spec's own gates still apply
+        work.mkdir(parents=True, exist_ok=True)
+        (work / "workloads.yaml").write_text(dump(variants.gated_cases(config.read_text(), w, None, others)))
+        config = work / "workloads.yaml"
     return _run(h, etcd_bin, spec, w, variant, work, config, None,
                 "the workload emulates a release without the gate" if has_gate else "no such gate in this release",
                 cpuprofile)

@@ -192,14 +192,19 @@ def spec_config(spec: Spec) -> dict:
     return schedulerconfig.scheduler_configuration(profiles=[profile], leader_election=dict(NO_LEADER_ELECTION))
 
 
-def gated_cases(config_text: str, w: Workload, on: bool) -> list:
-    """The workload file's test cases with w's workload naming the batching gate (on or off)."""
+def gated_cases(config_text: str, w: Workload, on: bool | None, spec_gates: dict[str, bool] | None = None) -> list:
+    """The workload file's test cases with w's workload naming the spec's feature gates (`featureGates`, every
+    variant: vanilla too, so a variant's difference stays its plugins'), then the batching gate (on or off;
+    None: left as the spec or upstream has it)."""
+    gates = dict(spec_gates or {})
+    if on is not None:
+        gates[GATE] = on
     cases = load_yaml(config_text) or []
     for case in cases:
         if isinstance(case, dict) and case.get("name") == w.case:
             for workload in case.get("workloads") or []:
                 if isinstance(workload, dict) and workload.get("name") == w.name:
-                    workload.setdefault("featureGates", {})[GATE] = on
+                    workload.setdefault("featureGates", {}).update(gates)
     return cases
 
 

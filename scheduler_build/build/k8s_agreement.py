@@ -65,7 +65,9 @@ def check_plugin(label: str, go_mod_text: str, resolution: Resolution) -> list[s
     oldest = min(required, key=lambda r: r[2])
     if oldest[2][0] < target[0]:
         return [f"{label} was written for Kubernetes 1.{oldest[2][0]} ({oldest[0]} {oldest[1]}); "
-                f"building it against {resolution.version} (the compile proves or refutes it)"]
+                f"building it against {resolution.version} (the compile proves or refutes it); "
+                f"`inv plugin.retarget --path <its module> --k8s-version {resolution.version}` carries it there "
+                "and names each API change"]
     return []
 
 

@@ -74,7 +74,8 @@ def _batching_summary(decided: BuildInputs, results) -> None:
             continue
         lines = config_validate.batching_summary(result.binary, result.info.binary.sha256, render.config_text(decided.spec),
                                                  result.info.builder.image,
-                                                 result.info.kubernetes.version, decided.cache_dir)
+                                                 result.info.kubernetes.version, decided.cache_dir,
+                                                 decided.spec.feature_gates)
         for line in lines:
             log(line)
         return

@@ -150,16 +150,27 @@ def _image(decided: RenderInputs, image, k8s_version, pin_digest) -> str:
     "write-config-to": "also save the binary's defaulted configuration to this file",
     "json": "print the verdict as JSON on stdout, failures too: every field error with its path (for CI annotations)",
     "require-batching": flag_help("config.require_batching", after=", instead of warning"),
+    "list-gates": "list the feature gates the spec's featureGates can still set on its release (or --k8s-version), "
+                  "with stage and default, read from that release's pkg/features/kube_features.go; check nothing",
 })
 @user_errors
 def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, write_config_to=None, json=False,
-             require_batching=False):
-    """Check the spec's fields, have the real kube-scheduler accept its configuration, report batching per profile."""
+             require_batching=False, list_gates=False):
+    """Check the spec's fields, have the real kube-scheduler judge its configuration and gates, report batching."""
     spec_path = spec_path_of(c, spec)
     try:
         inputs = validate_inputs(c, spec=spec, binary=binary, k8s_version=k8s_version, fields_only=fields_only,
                                  write_config_to=write_config_to, require_batching=require_batching)
+        if list_gates:
+            version, lines = config_flow.changeable_gates(inputs)
+            if json:
+                emit_json({"kubernetes_version": version, "gates": lines})
+            else:
+                emit("\n".join(lines))
+            return
         verdict = config_flow.validate(inputs)
+        for line in verdict.gate_warnings:
+            log(line, always=True)
         _check_batching(verdict, inputs.require_batching)
     except UserError as exc:
         if json:

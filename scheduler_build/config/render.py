@@ -144,6 +144,7 @@ def render_files(spec: Spec, image: str, tls_fingerprint: str = "") -> dict[str,
     config = config_text(spec)
     labels, selector = labels_for(spec), selector_for(spec)
     context = dict(spec=spec, names=names, labels=labels, selector=selector, config_text=config,
+                   flags=spec_mod.scheduler_flags(spec),
                    config_sha256=hashlib.sha256(config.encode()).hexdigest(), image=image,
                    config_mount=f"/etc/kubernetes/{spec.name}", tls=tls_context(spec),
                    affinity=spread(selector, spec.deployment.replicas),

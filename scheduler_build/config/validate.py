@@ -32,7 +32,7 @@ from scheduler_build import pki
 from scheduler_build import platforms
 from scheduler_build import spec as spec_mod
 from scheduler_build.build import builder_image as builder
-from scheduler_build.config import api_fields, batching, render, schedulerconfig
+from scheduler_build.config import api_fields, batching, feature_gates, render, schedulerconfig
 from scheduler_build.resolve import intree, vocabulary
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase
@@ -97,9 +97,11 @@ class BinaryVerdict:
     written: str  # the defaulted configuration it wrote (empty on refusal)
 
 
-def validate_with_binary(binary: Path, config: str, image: str, engine: Any = None) -> BinaryVerdict:
+def validate_with_binary(binary: Path, config: str, image: str, engine: Any = None,
+                         flags: tuple[str, ...] | list[str] = ()) -> BinaryVerdict:
     """Run `kube-scheduler --config F --write-config-to OUT` in a container with no network.
 
+    ``flags``: the spec's own (spec.scheduler_flags: `--feature-gates`), which the binary judges as it parses them.
     The binary is static, so the builder image (`scheduler-build/golang:*`) only
     provides a filesystem to run it in; the binary runs as a non-root uid that
     may write only /sb/out.
@@ -120,7 +122,7 @@ def validate_with_binary(binary: Path, config: str, image: str, engine: Any = No
     files |= _tls_standins(doc if isinstance(doc, dict) else {})
     lines: list[str] = []
     argv = ["/sb/kube-scheduler", "--config=/sb/in/config.yaml", "--write-config-to=/sb/out/config.yaml",
-            "--master=https://127.0.0.1:1", "--authentication-skip-lookup=true", "--v=0"]
+            "--master=https://127.0.0.1:1", "--authentication-skip-lookup=true", "--v=0", *flags]
     with engine.container(image, argv, environment={}, workdir="/sb/out", network="none",
                           user="65532:65532") as box:
         box.put("/", _inputs(binary, files))
@@ -226,22 +228,27 @@ def batching_summary_path(cache_root: Path, binary_sha256: str, config: str) -> 
 
 
 def batching_summary(binary: Path, binary_sha256: str, config: str, image: str, k8s_version: str,
-                     cache_root: Path) -> list[str]:
+                     cache_root: Path, gates: dict[str, bool] | None = None) -> list[str]:
     """One line per profile: does it keep opportunistic batching, as the binary says while building its
-    profiles (config.batching). For `build`'s summary: never raises, says why when it cannot tell.
-    Kept per binary digest and configuration, so a no-change rebuild starts no container for it."""
-    seen = batching_summary_path(cache_root, binary_sha256, config)
+    profiles (config.batching); before them, what it says of the spec's feature gates (config.feature_gates).
+    For `build`'s summary: never raises, says why when it cannot tell.
+    Kept per binary digest, configuration and gates, so a no-change rebuild starts no container for it."""
+    flags = spec_mod.feature_gates_flag(gates or {})
+    seen = batching_summary_path(cache_root, binary_sha256, "\0".join([config, *flags]))
     try:
         if seen.is_file():
             return seen.read_text().splitlines()
         gate = vocabulary.feature_gates(k8s_version, cache_root).get(batching.GATE)
         decided = batching.judge_static(yaml.safe_load(config) or {}, gate)
-        if decided is not None:  # extenders, or no gate: the binary need not run (a plugin edit's loop)
+        if decided is not None and not gates:  # extenders, or no gate: the binary need not run (a plugin edit's loop)
             return [v.line() for v in decided]
-        verdict = validate_with_binary(binary, config, image)
+        verdict = validate_with_binary(binary, config, image, flags=flags)
+        gate_lines = [("warning: " if v.refused else "") + v.line(k8s_version)
+                      for v in feature_gates.judge_output(verdict.output, gates or {}) if v.refused or v.warning]
         if not verdict.ok:
-            return [f"batching: not checked ({refusal_reason(verdict.output)}; see `inv config.validate`)"]
-        lines = [v.line() for v in batching.judge(verdict.output, yaml.safe_load(config) or {}, gate)]
+            return gate_lines + [f"batching: not checked ({refusal_reason(verdict.output)}; see `inv config.validate`)"]
+        judged = decided if decided is not None else batching.judge(verdict.output, yaml.safe_load(config) or {}, gate)
+        lines = gate_lines + [v.line() for v in judged]
         seen.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(seen, "\n".join(lines) + "\n")  # only a verdict the binary gave is kept
         return lines

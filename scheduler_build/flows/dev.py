@@ -15,6 +15,7 @@ from typing import Callable
 import yaml
 
 from scheduler_build import kubeclient
+from scheduler_build import spec as spec_mod
 from scheduler_build.dev import loop as devloop
 from scheduler_build.atomic import write_atomic
 from scheduler_build.build import pipeline as build_stage
@@ -49,7 +50,7 @@ class _Session:
         write_atomic(config_path, yaml.safe_dump(self.config, sort_keys=True))
         argv = [str(binary), f"--config={config_path}", f"--secure-port={processes.free_port()}",
                 "--bind-address=127.0.0.1", f"--authentication-kubeconfig={self.kubeconfig}",
-                f"--authorization-kubeconfig={self.kubeconfig}", "--v=2"]
+                f"--authorization-kubeconfig={self.kubeconfig}", "--v=2", *spec_mod.scheduler_flags(self.spec)]
         self.record = processes.spawn(f"dev-scheduler-{number}", argv, self.workdir / f"scheduler-{number}.log")
 
     def stop(self) -> None:

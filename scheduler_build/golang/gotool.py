@@ -83,6 +83,33 @@ def looks_like_network(detail: str) -> bool:
     return any(word in detail for word in _NETWORK_WORDS)
 
 
+# `M@V: reading https://proxy/.../@v/V.zip: 403 Forbidden` (then `server response: ... not available`):
+# the proxy answered and refused that version; the network is fine.
+_REFUSED = re.compile(r"([\w.~/-]+)@(v[\w.+-]+): reading \S+: (40[34] [A-Za-z ]+|410 Gone)")
+
+
+def refused_modules(output: str) -> list[tuple[str, str, str]]:
+    """(module, version, the proxy's status) of every module version the proxy refused, in order (pure)."""
+    found: dict[tuple[str, str], str] = {}
+    for match in _REFUSED.finditer(output):
+        found.setdefault((match.group(1), match.group(2)), match.group(3).strip())
+    return [(module, version, status) for (module, version), status in found.items()]
+
+
+def failure(what: str, output: str, hint: str) -> UserError:
+    """One line for a failed `go` command: the proxy's refusals by module and version when it refused
+    some (not a network problem), else Go's last line with `hint` (the network's when it reads like one)."""
+    refused = refused_modules(output)
+    if refused:
+        listed = ", ".join(f"{module} {version} ({status})" for module, version, status in refused)
+        return UserError(f"{what} failed: the Go module proxy ({proxy_setting()}) refuses {listed}",
+                         "the proxy does not serve those versions (yet: a pre-release's dependencies often reach it "
+                         "later); use a release whose dependencies it serves, or a GOPROXY that has them")
+    lines = [line for line in output.splitlines() if line.strip()]
+    detail = lines[-1].strip() if lines else "no output"
+    return UserError(f"{what} failed: {detail}", NETWORK_HINT if looks_like_network(detail) else hint)
+
+
 def run(args: list[str], cwd: Path | str | None = None, timeout: float | None = None,
         stream: bool = False, env: dict[str, str] | None = None,
         on_line: Callable[[str], object] = stream_line, go: str = "") -> subprocess.CompletedProcess:
@@ -120,10 +147,7 @@ def check(args: list[str], cwd: Path | str | None = None, what: str = "", stream
     """Run `go ARGS` and return its output; a failure is one UserError with Go's last line."""
     proc = run(args, cwd=cwd, stream=stream, timeout=timeout, env=env, go=go)
     if proc.returncode != 0:
-        lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
-        detail = lines[-1] if lines else "no output"
-        raise UserError(f"{what or '`go ' + ' '.join(args) + '`'} failed: {detail}",
-                        NETWORK_HINT if looks_like_network(detail) else hint)
+        raise failure(what or "`go " + " ".join(args) + "`", proc.stdout + proc.stderr, hint)
     return proc.stdout
 
 
@@ -150,6 +174,8 @@ def mod_download(module: str, version: str, timeout: float = 900, go: str = "") 
     except json.JSONDecodeError:
         info = {}
     if proc.returncode != 0 or info.get("Error") or not info.get("Dir"):
+        if refused_modules(str(info.get("Error") or "") + proc.stderr):
+            raise failure(f"downloading {module}@{version}", str(info.get("Error") or "") + "\n" + proc.stderr, "")
         detail = info.get("Error") or (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise UserError(f"cannot download {module}@{version}: {detail}", NETWORK_HINT)
     return info
@@ -223,8 +249,7 @@ def compile_shown(args: list[str], cwd: Path | None, what: str, env: dict[str, s
                    on_line=lambda line: progress.take(line) or stream_line(line))
     if proc.returncode != 0:
         lines = [line for line in proc.stdout.splitlines() if line.strip() and not progress.take(line)]
-        detail = lines[-1] if lines else "no output"
-        raise UserError(f"{what} failed: {detail}", NETWORK_HINT if looks_like_network(detail) else "Go's own error is above")
+        raise failure(what, "\n".join(lines), "Go's own error is above")
 
 
 BUILD_SECONDS = ".build-seconds"  # beside a built tool: the seconds its first build took

@@ -9,7 +9,10 @@ is parsed for:
   ("Plugins that implement FilterPlugin should also implement SignPlugin"): that is how the
   framework says which points batching needs signed, so no list of them is kept here;
 - its exported constants (`MaxScore` where it exists, `MaxNodeScore` before);
-- every identifier documented `Deprecated:`, with the advice that follows.
+- every identifier documented `Deprecated:`, with the advice that follows;
+- each interface's exact method signatures and the interfaces it embeds (so `Handle`'s whole method
+  set), and which package declares each exported type (`homes`): what the scaffold renders its
+  signatures from and what retarget compares.
 
 Pure parsing plus a cache per version (`<cache>/vocabulary/framework/`), like vocabulary.py.
 """
@@ -29,13 +32,18 @@ from scheduler_build.resolve import gomod, versions
 SCHEDULER_MODULE = "k8s.io/kube-scheduler"
 STAGING_DIR = "framework"
 KUBERNETES_DIR = "pkg/scheduler/framework"
-CACHE_FORMAT = 3
+CACHE_FORMAT = 6
+STAGING_PACKAGE = "k8s.io/kube-scheduler/framework"
+KUBERNETES_PACKAGE = "k8s.io/kubernetes/pkg/scheduler/framework"
 SIGN_INTERFACE = "SignPlugin"
 
-_TYPE = re.compile(r"^type\s+([A-Z]\w*)\s+(interface|struct|func|\w)")
+_TYPE = re.compile(r"^type\s+([A-Z]\w*)\s+(?:=\s*)?(interface|struct|func|\w|\[|\*)")
 _CONST_LINE = re.compile(r"^\t([A-Z]\w*)\b[^=]*=")
 _ALSO = re.compile(r"should\s+also\s+implement\s+([A-Z]\w*)(?:\s+to\s+([^.]*))?")
 _METHOD = re.compile(r"^\t([A-Z]\w*)\(")
+_IOTA_LINE = re.compile(r"^\t([A-Z]\w*)\s*(?://.*)?$")  # `\tError` after `Success Code = iota`
+_FUNC = re.compile(r"^func ([A-Z]\w*)[\[(]")
+_EMBED = re.compile(r"^\t((?:\w+\.)?[A-Z]\w*)\s*(?://.*)?$")
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,24 @@ class FrameworkSurface:
     methods: dict[str, tuple[str, ...]] = field(default_factory=dict)  # SignPlugin -> (SignPod,), own methods only
     purpose: dict[str, str] = field(default_factory=dict)  # SignPlugin -> "enable batching optimizations"
     signatures: dict[str, tuple[str, ...]] = field(default_factory=dict)  # SignPlugin -> ("SignPod(ctx ...) (...)",)
+    embeds: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Handle -> (PodNominator, PluginsRunner, ...)
+    homes: dict[str, str] = field(default_factory=dict)  # exported type -> the import path declaring it
+
+    def method_set(self, interface: str) -> tuple[str, ...]:
+        """Every method signature of `interface`, its embedded interfaces' included (as declared, unqualified)."""
+        seen: list[str] = []
+        for embedded in self.embeds.get(interface, ()):
+            if embedded in self.signatures and embedded != interface:
+                seen.extend(s for s in self.method_set(embedded) if s not in seen)
+        return tuple(seen) + tuple(s for s in self.signatures.get(interface, ()) if s not in seen)
+
+    def signature(self, interface: str, method: str) -> str:
+        """`interface`'s declaration of `method` (its method set's), or "" when it has none."""
+        return next((s for s in self.method_set(interface) if s.startswith(method + "(")), "")
+
+    def home_alias(self, name: str) -> str:
+        """How plugins import the package declaring `name`: `fwk` (the staging module), `framework` (k8s.io/kubernetes)."""
+        return "framework" if self.homes.get(name) == KUBERNETES_PACKAGE else "fwk"
 
     @property
     def can_sign(self) -> bool:
@@ -72,7 +98,8 @@ class FrameworkSurface:
         return {"interfaces": list(self.interfaces), "constants": list(self.constants),
                 "also_implement": {k: list(v) for k, v in self.also_implement.items()},
                 "deprecated": dict(self.deprecated), "methods": {k: list(v) for k, v in self.methods.items()},
-                "purpose": dict(self.purpose), "signatures": {k: list(v) for k, v in self.signatures.items()}}
+                "purpose": dict(self.purpose), "signatures": {k: list(v) for k, v in self.signatures.items()},
+                "embeds": {k: list(v) for k, v in self.embeds.items()}, "homes": dict(self.homes)}
 
     @classmethod
     def from_dict(cls, version: str, data: dict) -> "FrameworkSurface":
@@ -80,29 +107,44 @@ class FrameworkSurface:
                    also_implement={k: tuple(v) for k, v in data["also_implement"].items()},
                    deprecated=dict(data["deprecated"]),
                    methods={k: tuple(v) for k, v in data["methods"].items()}, purpose=dict(data["purpose"]),
-                   signatures={k: tuple(v) for k, v in data["signatures"].items()})
+                   signatures={k: tuple(v) for k, v in data["signatures"].items()},
+                   embeds={k: tuple(v) for k, v in data.get("embeds", {}).items()}, homes=dict(data.get("homes", {})))
 
 
-def parse_go(text: str, version: str = "") -> FrameworkSurface:
-    """One Go file (or several concatenated) -> its surface (pure)."""
+def merged(first: FrameworkSurface, second: FrameworkSurface) -> FrameworkSurface:
+    """Two packages' surfaces as one; a name both declare keeps the first's declaration."""
+    def both(a: dict, b: dict) -> dict:
+        return {**b, **a}
+    return FrameworkSurface(
+        version=first.version or second.version,
+        interfaces=tuple(dict.fromkeys(first.interfaces + second.interfaces)),
+        constants=tuple(dict.fromkeys(first.constants + second.constants)),
+        also_implement=both(first.also_implement, second.also_implement),
+        deprecated=both(first.deprecated, second.deprecated), methods=both(first.methods, second.methods),
+        purpose=both(first.purpose, second.purpose), signatures=both(first.signatures, second.signatures),
+        embeds=both(first.embeds, second.embeds), homes=both(first.homes, second.homes))
+
+
+def parse_go(text: str, version: str = "", package: str = STAGING_PACKAGE) -> FrameworkSurface:
+    """One Go file (or several concatenated, of the Go package `package`) -> its surface (pure)."""
     interfaces: list[str] = []
     constants: list[str] = []
     also: dict[str, tuple[str, ...]] = {}
     deprecated: dict[str, str] = {}
     methods: dict[str, list[str]] = {}
     signatures: dict[str, list[str]] = {}
+    embeds: dict[str, list[str]] = {}
+    homes: dict[str, str] = {}
     purpose: dict[str, str] = {}
     comment: list[str] = []
-    in_const = False
-    in_interface: list[str] | None = None
+    in_const, in_interface = False, None  # in a const block; the own methods of the interface being read
     for line in text.splitlines():
         stripped = line.strip()
         if in_interface is not None:
             if line.startswith("}"):
                 in_interface = None
-            elif _METHOD.match(line):
-                in_interface.append(_METHOD.match(line).group(1))
-                signatures[interfaces[-1]].append(stripped)
+            else:
+                _interface_line(line, interfaces[-1], in_interface, signatures, embeds)
             continue
         if stripped.startswith("//"):
             comment.append(stripped[2:].strip())
@@ -111,10 +153,11 @@ def parse_go(text: str, version: str = "") -> FrameworkSurface:
         if in_const:
             if stripped.startswith(")"):
                 in_const = False
-            match = _CONST_LINE.match(line)
+            match = _CONST_LINE.match(line) or _IOTA_LINE.match(line)
             if match:
                 name = match.group(1)
                 constants.append(name)
+                homes.setdefault(name, package)
         elif stripped.startswith("const (") or stripped.startswith("var ("):
             in_const = stripped.startswith("const")
         elif stripped.startswith("const "):
@@ -122,16 +165,16 @@ def parse_go(text: str, version: str = "") -> FrameworkSurface:
             if len(parts) > 1 and parts[1][:1].isupper():
                 name = parts[1]
                 constants.append(name)
+        elif _FUNC.match(line):  # an exported function (NewStatus): where it lives, for imports that move
+            homes.setdefault(_FUNC.match(line).group(1), package)
         else:
             match = _TYPE.match(line)
             if match:
                 name = match.group(1)
+                homes.setdefault(name, package)
                 if match.group(2) == "interface":
                     interfaces.append(name)
-                    asks = _ALSO.findall(" ".join(comment))
-                    if asks:
-                        also[name] = tuple(dict.fromkeys(wanted for wanted, _ in asks))
-                        purpose.update({wanted: why.strip() for wanted, why in asks if why.strip()})
+                    _note_asks(name, comment, also, purpose)
                     in_interface = methods.setdefault(name, []) if line.rstrip().endswith("{") else None
                     signatures.setdefault(name, [])
         if name:
@@ -140,7 +183,26 @@ def parse_go(text: str, version: str = "") -> FrameworkSurface:
     return FrameworkSurface(version=version, interfaces=tuple(dict.fromkeys(interfaces)),
                             constants=tuple(dict.fromkeys(constants)), also_implement=also, deprecated=deprecated,
                             methods={k: tuple(v) for k, v in methods.items()}, purpose=purpose,
-                            signatures={k: tuple(v) for k, v in signatures.items()})
+                            signatures={k: tuple(v) for k, v in signatures.items()},
+                            embeds={k: tuple(v) for k, v in embeds.items()}, homes=homes)
+
+
+def _note_asks(name: str, comment: list[str], also: dict[str, tuple[str, ...]], purpose: dict[str, str]) -> None:
+    """An interface's documentation asking its implementers to implement others too, and why."""
+    asks = _ALSO.findall(" ".join(comment))
+    if asks:
+        also[name] = tuple(dict.fromkeys(wanted for wanted, _ in asks))
+        purpose.update({wanted: why.strip() for wanted, why in asks if why.strip()})
+
+
+def _interface_line(line: str, interface: str, own: list[str], signatures: dict[str, list[str]],
+                    embeds: dict[str, list[str]]) -> None:
+    """One line inside `type X interface {`: a method (its name and declaration) or an embedded interface."""
+    if _METHOD.match(line):
+        own.append(_METHOD.match(line).group(1))
+        signatures[interface].append(line.strip().split(" //")[0].strip())
+    elif _EMBED.match(line):
+        embeds.setdefault(interface, []).append(_EMBED.match(line).group(1))
 
 
 def _note_deprecated(name: str, comment: list[str], deprecated: dict[str, str]) -> None:
@@ -170,11 +232,25 @@ def framework_surface(version: str, cache_root: Path) -> FrameworkSurface:
             return FrameworkSurface.from_dict(version, data)
     staging = Path(toolchain.mod_download(SCHEDULER_MODULE, gomod.staging_version(version), timeout=300)["Dir"])
     text = _package_text(staging / STAGING_DIR)
+    surface = parse_go(text, version, STAGING_PACKAGE)
     if "PreFilterPlugin interface" not in text:  # the interfaces still lived in k8s.io/kubernetes (<= 1.34)
-        text += "\n" + _package_text(toolchain.module_dir(versions.KUBERNETES_MODULE, version) / KUBERNETES_DIR)
-    surface = parse_go(text, version)
+        older = _package_text(toolchain.module_dir(versions.KUBERNETES_MODULE, version) / KUBERNETES_DIR)
+        # Its interfaces are the plugin API there; the staging package's names it shares are its types'.
+        surface = merged(parse_go(older, version, KUBERNETES_PACKAGE), surface)
     if "FilterPlugin" not in surface.interfaces:
         raise UserError(f"found no FilterPlugin interface in the framework of Kubernetes {version}",
                         "the framework's layout changed: report this")
     write_atomic(path, json.dumps({"format": CACHE_FORMAT, **surface.to_dict()}, indent=1, sort_keys=True))
     return surface
+
+
+def kubernetes_framework_names(version: str, cache_root: Path) -> frozenset[str]:
+    """The exported names k8s.io/kubernetes/pkg/scheduler/framework still declares in a release (what an
+    import of it may keep using once the rest moved to the staging module), cached."""
+    path = Path(cache_root) / "vocabulary" / "framework-kubernetes" / f"{version}.json"
+    if path.is_file():
+        return frozenset(json.loads(path.read_text()))
+    text = _package_text(toolchain.module_dir(versions.KUBERNETES_MODULE, version) / KUBERNETES_DIR)
+    names = sorted(parse_go(text, version, KUBERNETES_PACKAGE).homes)
+    write_atomic(path, json.dumps(names))
+    return frozenset(names)

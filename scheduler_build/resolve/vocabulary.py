@@ -35,6 +35,8 @@ _FIELD = re.compile(r'^\s*([A-Z]\w*)\s+(\S+)\s+`[^`]*json:"([^",]*)[^"]*"')
 _GATE = re.compile(r"^\t(?:\w+\.)?([A-Z]\w*):\s*\{\s*$")
 _STAGE = re.compile(r"PreRelease:\s*featuregate\.(\w+)")
 _LOCKED = re.compile(r"LockToDefault:\s*true")
+_DEFAULT = re.compile(r"Default:\s*(true|false)")
+_SINCE = re.compile(r'Version:\s*version\.MustParse\("([^"]+)"\)')
 
 
 @dataclass(frozen=True)
@@ -97,10 +99,15 @@ def parse_types_go(text: str) -> dict[str, dict[str, str]]:
 
 def parse_feature_gates(text: str) -> dict[str, str]:
     """Gate name -> its newest stage (`Beta`, `GA`, `Deprecated`, ...; `GA-locked` when locked to its default)."""
+    return {name: gate["stage"] + ("-locked" if gate["locked"] else "") for name, gate in parse_gate_specs(text).items()}
+
+
+def parse_gate_specs(text: str) -> dict[str, dict]:
+    """Gate name -> its newest versioned spec: {"stage", "default" (bool), "locked" (bool), "since" (1.NN)}."""
     start = text.find("defaultVersionedKubernetesFeatureGates = ")
     if start < 0:
         return {}
-    gates: dict[str, str] = {}
+    gates: dict[str, dict] = {}
     name = ""
     for line in text[start:].splitlines()[1:]:
         if line.startswith("}"):
@@ -108,11 +115,13 @@ def parse_feature_gates(text: str) -> dict[str, str]:
         match = _GATE.match(line)
         if match:
             name = match.group(1)
-            gates[name] = ""
+            gates[name] = {"stage": "", "default": False, "locked": False, "since": ""}
             continue
         stage = _STAGE.search(line)
         if name and stage:
-            gates[name] = stage.group(1) + ("-locked" if _LOCKED.search(line) else "")
+            default, since = _DEFAULT.search(line), _SINCE.search(line)
+            gates[name] = {"stage": stage.group(1), "default": bool(default and default.group(1) == "true"),
+                           "locked": bool(_LOCKED.search(line)), "since": since.group(1) if since else ""}
     return gates
 
 
@@ -149,17 +158,44 @@ def config_api(version: str, cache_root: Path) -> ConfigAPI:
 
 
 def feature_gates(version: str, cache_root: Path) -> dict[str, str]:
-    """The feature gates of an exact release (read from its k8s.io/kubernetes source), cached."""
-    path = _cache_file(cache_root, "feature-gates", version)
+    """The feature gates of an exact release with their newest stage (read from its k8s.io/kubernetes source)."""
+    return {name: gate["stage"] + ("-locked" if gate["locked"] else "")
+            for name, gate in feature_gate_specs(version, cache_root).items()}
+
+
+def feature_gate_specs(version: str, cache_root: Path) -> dict[str, dict]:
+    """The feature gates of an exact release, each with its stage, default and lock (parse_gate_specs), cached."""
+    path = _cache_file(cache_root, "feature-gate-specs", version)
     if path.is_file():
         return json.loads(path.read_text())
     source = toolchain.module_dir(versions.KUBERNETES_MODULE, version) / FEATURES_GO
-    gates = parse_feature_gates(source.read_text()) if source.is_file() else {}
+    gates = parse_gate_specs(source.read_text()) if source.is_file() else {}
     if not gates:
         raise UserError(f"found no feature gates in k8s.io/kubernetes@{version} {FEATURES_GO}",
                         "the file layout changed: report this")
     write_atomic(path, json.dumps(gates, indent=1, sort_keys=True))
     return gates
+
+
+STAGING_GATE_MODULES = ("k8s.io/component-base", "k8s.io/client-go", "k8s.io/apiserver")
+_STAGING_GATE = re.compile(r'^\s*[A-Z]\w*\s+(?:\w+\.)?Feature\s*=\s*"([A-Za-z0-9]+)"', re.M)
+
+
+def staging_gate_names(version: str, cache_root: Path) -> list[str]:
+    """The gates kube-scheduler also registers from staging modules (component-base's logging and metrics
+    gates, client-go's), which kube_features.go does not list: their `Feature = "Name"` constants, cached."""
+    path = _cache_file(cache_root, "staging-gates", version)
+    if path.is_file():
+        return json.loads(path.read_text())
+    names: set[str] = set()
+    for module in STAGING_GATE_MODULES:
+        root = Path(toolchain.mod_download(module, gomod.staging_version(version), timeout=300)["Dir"])
+        for source in root.rglob("*.go"):
+            if not source.name.endswith("_test.go"):
+                names.update(_STAGING_GATE.findall(source.read_text(errors="replace")))
+    found = sorted(names)
+    write_atomic(path, json.dumps(found))
+    return found
 
 
 def config_api_or_fallback(version: str, cache_root: Path) -> ConfigAPI | None:

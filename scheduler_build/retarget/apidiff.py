@@ -26,6 +26,13 @@ MODULE = "golang.org/x/exp"
 VERSION = "v0.0.0-20261113113407-e3970619a1a4"
 _CHANGE = re.compile(r"^- (\S+?): (.*)$")
 _IDENT = re.compile(r"\b[A-Z][A-Za-z0-9_]*\b")
+_CHANGED = re.compile(r"^changed from (.*) to (.*)$")
+
+
+def _same_text(what: str) -> bool:
+    """`changed from X to X`: apidiff's report of a type whose package moved but prints the same."""
+    match = _CHANGED.match(what)
+    return bool(match) and match.group(1) == match.group(2)
 
 
 @dataclass(frozen=True)
@@ -92,7 +99,7 @@ def moves_and_changes(package: str, used: set[str], same: str | None, homes: dic
     mentioned = {word for change in out for word in _IDENT.findall(change.what)} - set(used)
     out += [Change(package, n, what) for n, what in incompatible
             if n in mentioned and what.startswith("changed")]
-    return out
+    return [change for change in out if not _same_text(change.what)]
 
 
 def tool(cache_dir: Path) -> Path:

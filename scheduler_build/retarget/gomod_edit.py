@@ -49,8 +49,10 @@ def plan(mod: gomod.GoMod, module_dir: Path, target: Resolution, old_staging: se
             out.flags.append(f"-dropreplace={old}")
             out.notes.append(f"dropped `replace {old} => {new}`: it points outside the module "
                              f"({'the target pins it' if old in kube else 'vendor or publish that module instead'})")
-        elif old in kube:
+        elif old in kube and old not in new_staging:
             out.flags.append(f"-dropreplace={old}")
+        # A replace the target pins too is rewritten where it stands (`go mod edit -replace` updates the line
+        # in place), so a grouped `replace ( ... )` block and its comments keep their layout.
     for module, version in sorted(mod.requires.items()):
         if module == KUBERNETES_MODULE:
             out.flags.append(f"-require={module}@{target.version}")

@@ -42,6 +42,8 @@ def prepare(work: Path, label: str, go: str = "") -> None:
             proc = gotool.run(args, cwd=work, timeout=3600, go=go)
             for line in (proc.stdout + proc.stderr).splitlines()[-10:]:
                 log(f"    {line}")
+            if gotool.refused_modules(proc.stdout + proc.stderr):  # -e carries on; nothing would compile
+                raise gotool.failure(f"`go {' '.join(args)}` of {label}", proc.stdout + proc.stderr, "")
 
 
 def module_tar(work: Path, out: IO[bytes]) -> None:

@@ -22,9 +22,9 @@ from scheduler_build.golang import toolchain
 from scheduler_build.atomic import write_atomic
 from scheduler_build.build import builder_image
 from scheduler_build.errors import UserError
-from scheduler_build.progress import log, phase, stream_line
+from scheduler_build.progress import alive, log, phase, stream_line
 from scheduler_build.resolve import framework_surface, gomod, goproxy, versions
-from scheduler_build.retarget import advice, apidiff, explain, gomod_edit
+from scheduler_build.retarget import advice, apidiff, explain, fix, gomod_edit, surface_diff
 from scheduler_build.retarget.in_builder import InBuilder, prepare
 
 _SKIP = {"vendor", ".git"}
@@ -39,6 +39,8 @@ class RetargetRequest:
     write: bool
     builder_image: str  # empty: the builder `inv build` would pick
     gocache_volume: str
+    fix: bool = False  # also rewrite the module's code (retarget.fix), after showing the diff
+    allow_dirty: bool = False  # --fix on a module with uncommitted changes (or outside a git work tree)
 
 
 @dataclass
@@ -54,11 +56,16 @@ class RetargetResult:
     report: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
     advice: list[advice.Advice] = field(default_factory=list)
+    api_changes: list[str] = field(default_factory=list)  # the framework's, old release -> target (surface_diff)
+    code_diff: str = ""  # what --fix changes (or would change) in the module's Go files
+    fixed: list[str] = field(default_factory=list)
+    not_fixed: list[str] = field(default_factory=list)  # file:line: left to do by hand
 
     def to_dict(self) -> dict:
         return {"path": str(self.path), "from": self.old_version, "to": self.version, "compiles": self.compiled,
                 "notes": self.notes, "diff": self.diff, "errors": self.errors,
-                "changes": [c.line() for c in self.changes], "written": self.written,
+                "changes": [c.line() for c in self.changes], "api_changes": self.api_changes, "written": self.written,
+                "code_diff": self.code_diff, "fixed": self.fixed, "not_fixed": self.not_fixed,
                 "advice": [{"kind": a.kind, "where": a.where, "text": a.text} for a in self.advice]}
 
 
@@ -92,17 +99,20 @@ def in_builder(request: RetargetRequest, go_version: str, go: toolchain.Toolchai
 
 
 def compile_in_builder(work: Path, builder: InBuilder) -> tuple[bool, list[str]]:
-    """`go build ./...` then `go vet ./...`; (compiles, output lines)."""
+    """`go build -v ./...` then `go vet ./...`; (compiles, output lines). A status line (packages compiled,
+    time elapsed) at least every 10 s while the compile prints nothing of its own."""
     lines: list[str] = []
+    with alive("compile") as progress:
+        def keep(line: str) -> None:
+            if progress.take(line):  # a package compiled: counted, not printed
+                return
+            lines.append(line)
+            stream_line(line)
 
-    def keep(line: str) -> None:
-        lines.append(line)
-        stream_line(line)
-
-    for argv in (["go", "build", "./..."], ["go", "vet", "./..."]):
-        stream_line(f"+ {' '.join(argv)}   ({builder.image})")
-        if builder.run(argv, work, on_line=keep):
-            return False, lines
+        for argv in (["go", "build", "-v", "./..."], ["go", "vet", "./..."]):
+            stream_line(f"+ {' '.join(argv)}   ({builder.image})")
+            if builder.run(argv, work, on_line=keep):
+                return False, lines
     return True, lines
 
 
@@ -110,6 +120,8 @@ def retarget(request: RetargetRequest) -> RetargetResult:
     path = Path(request.path).absolute()
     if not (path / "go.mod").is_file():
         raise UserError(f"--path {path} has no go.mod", "point --path at the plugin module's root directory")
+    if request.fix and not request.allow_dirty:
+        fix.check_clean(path)
     text = (path / "go.mod").read_text()
     mod = gomod.parse(text)
     with phase("resolve", f"Kubernetes {request.k8s_version}"):
@@ -126,7 +138,9 @@ def retarget(request: RetargetRequest) -> RetargetResult:
         surface = framework_surface.framework_surface(target.version, request.cache_dir)
         result.advice = advice.advise(_sources(path), surface)
         log(f"    {len(result.advice)} finding(s)")
-    if request.write and new_text != text:
+    if old_version:
+        _surface_changes(result, path, old_version, surface, request.cache_dir, request.fix)
+    if (request.write or request.fix) and new_text != text:
         write_atomic(path / "go.mod", new_text)
         result.written.append("go.mod")
     with tempfile.TemporaryDirectory(prefix="sb-retarget-") as tmp:
@@ -134,16 +148,24 @@ def retarget(request: RetargetRequest) -> RetargetResult:
         # The newer of the target's go line and the module's own: the host's Go, else the proxy's toolchain.
         needed = max(target.go_version, mod.go, key=toolchain.parse)
         go = toolchain.choose(needed, what=f"{mod.module} against Kubernetes {target.version}")
-        prepare(work, f"the module for {target.version}", go.go)
+        try:
+            prepare(work, f"the module for {target.version}", go.go)
+        except UserError as exc:  # no compile possible (the proxy refuses a dependency): the API changes still stand
+            if not gotool.refused_modules(exc.message) and "refuses" not in exc.message:
+                raise
+            log(f"error: {exc}")
+            result.errors = [exc.message]
+            return result
         builder = in_builder(request, needed, go)
         try:
-            with phase("compile", f"{mod.module} against Kubernetes {target.version} in the builder"):
+            with phase("compile", f"{mod.module} against Kubernetes {target.version} in the builder") as step:
                 result.compiled, output = compile_in_builder(work, builder)
+                step["failed"] = not result.compiled
             if result.compiled:
-                if request.write:
+                if request.write or request.fix:
                     for name in ("go.mod", "go.sum"):
                         write_atomic(path / name, (work / name).read_text())
-                    result.written = ["go.mod", "go.sum"]
+                    result.written = sorted(set(result.written) | {"go.mod", "go.sum"})
                 return result
             result.errors = explain.compile_errors(output)
             if old is not None:
@@ -154,6 +176,33 @@ def retarget(request: RetargetRequest) -> RetargetResult:
         result.report = explain.report(explain.explain(result.errors, result.changes), result.changes,
                                        old_version or "?", target.version)
     return result
+
+
+def _surface_changes(result: RetargetResult, path: Path, old_version: str, surface: framework_surface.FrameworkSurface,
+                     cache_dir: Path, write: bool = False) -> None:
+    """The framework's API changes from the plugin's release to the target, read from both sources (no compile),
+    where the plugin's code meets them (file:line, as advice), and the code --fix rewrites (written with `write`)."""
+    with phase("api", f"the framework of Kubernetes {old_version} against {surface.version}, from their sources"):
+        try:
+            old_surface = framework_surface.framework_surface(old_version, cache_dir)
+        except UserError as exc:
+            log(f"    not compared: {exc.message}")
+            return
+        changes = surface_diff.diff(old_surface, surface)
+        result.api_changes = [c.line() for c in changes]
+        sources = _sources(path)
+        found = surface_diff.uses(sources, old_surface, surface, changes)
+        result.advice += [advice.Advice("api", use.where, use.text) for use in found]
+        log(f"    {len(changes)} change(s), {len(found)} in this module's code")
+        still_there = (framework_surface.kubernetes_framework_names(surface.version, cache_dir)
+                       if any(framework_surface.KUBERNETES_PACKAGE + '"' in t for t in sources.values()) else frozenset())
+        fixes = fix.fix(sources, old_surface, surface, still_there)
+        fixes.files = {name: fix.gofmt(text) for name, text in fixes.files.items()}
+        result.code_diff, result.fixed, result.not_fixed = fixes.diff(sources), fixes.done, fixes.not_fixed
+        if write:
+            for name, text in sorted(fixes.files.items()):
+                write_atomic(path / name, text)  # a path _sources listed: inside the module, never vendor
+                result.written.append(name)
 
 
 def _sources(path: Path) -> dict[str, str]:

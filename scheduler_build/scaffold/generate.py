@@ -1,12 +1,10 @@
 """`inv scaffold.plugin`: generate an out-of-tree scheduling-framework plugin module.
 
-Everything that depends on the Kubernetes version lives in `framework_api()`,
-keyed by minor ranges (not by a list of versions): where the framework types
-live (k8s.io/kubernetes/pkg/scheduler/framework until 1.34, the staging module
-k8s.io/kube-scheduler/framework from 1.35) and the few signatures that changed
-(PreBindPreFlight's result in 1.36, QueueSort's entity type in 1.37). The
-exact release is resolved through versions.resolve(), so the generated go.mod pins
-the same staging replaces a build of that version uses.
+Everything that depends on the Kubernetes version is read from that release's own framework
+source (resolve.framework_surface): where the framework types live (`framework_api`) and every
+method's exact signature (scaffold.signatures renders them into the templates), so a new minor
+needs no code change. The exact release is resolved through versions.resolve(), so the generated
+go.mod pins the same staging replaces a build of that version uses.
 
 Validation happens before anything is written; the module is rendered (and
 tidied) in a temporary sibling of the output directory and renamed into place;
@@ -30,8 +28,8 @@ from scheduler_build.resolve.framework_surface import FrameworkSurface
 from scheduler_build.errors import UserError
 from scheduler_build.golang import gotool
 from scheduler_build.golang import toolchain
-from scheduler_build.scaffold import framework_points, manifest
-from scheduler_build.scaffold.inputs import (POINT_KEYS, POINTS, Point, check_out_dir, parse_points,  # noqa: F401
+from scheduler_build.scaffold import framework_points, manifest, signatures
+from scheduler_build.scaffold.inputs import (POINT_KEYS, Point, check_out_dir, parse_points, points_of,  # noqa: F401
                                              split_points, validate_module, validate_name)
 from scheduler_build.atomic import staging_dir
 from scheduler_build.progress import log
@@ -41,54 +39,24 @@ from scheduler_build.templating import render
 
 @dataclass(frozen=True)
 class FrameworkAPI:
-    """Where the framework's types live and the signatures that changed, for one minor."""
+    """Where the framework's types live, for one release, as read from its source (framework_surface)."""
 
-    minor: tuple[int, int]
+    version: str
     split: bool  # Plugin/Handle/results still in k8s.io/kubernetes/pkg/scheduler/framework
-    prebind_preflight_result: bool  # PreBindPreFlight returns (*PreBindPreFlightResult, *Status)
-    queue_sort_entity: bool  # QueueSort.Less takes fwk.QueuedEntityInfo
-    types: dict[str, str] = field(default_factory=dict)
+    types: dict[str, str] = field(default_factory=dict)  # Handle -> fwk.Handle (or framework.Handle)
 
 
-# (first minor, changes from then on). A newer minor inherits every row at or below it;
-# verified against the sources of v1.34.4, v1.35.4, v1.36.3 and v1.37.2.
-_API_CHANGES: tuple[tuple[tuple[int, int], dict], ...] = (
-    # 1.34: Status, CycleState, NodeInfo, PodInfo, queueing hints in k8s.io/kube-scheduler/framework;
-    # Plugin, Handle, every extension-point interface and the results still in pkg/scheduler/framework.
-    ((1, 34), dict(split=True, prebind_preflight_result=False, queue_sort_entity=False)),
-    # 1.35: the rest moved to k8s.io/kube-scheduler/framework.
-    ((1, 35), dict(split=False)),
-    # 1.36: PreBindPreFlight returns (*fwk.PreBindPreFlightResult, *fwk.Status).
-    ((1, 36), dict(prebind_preflight_result=True)),
-    # 1.37: QueueSortPlugin.Less(fwk.QueuedEntityInfo, fwk.QueuedEntityInfo).
-    ((1, 37), dict(queue_sort_entity=True)),
-)
-OLDEST_MINOR = _API_CHANGES[0][0]
-
-
-def framework_api(minor: str) -> FrameworkAPI:
-    """The framework layout of a minor such as "1.36" (pure)."""
-    major_s, minor_s = minor.split(".")[:2]
-    wanted = (int(major_s), int(minor_s))
-    if wanted < OLDEST_MINOR:
-        raise UserError(
-            f"scaffold templates start at Kubernetes {OLDEST_MINOR[0]}.{OLDEST_MINOR[1]}, not {minor}",
-            "use --k8s-version 1.34 or newer",
-        )
-    merged: dict = {}
-    for first, changes in _API_CHANGES:
-        if wanted >= first:
-            merged.update(changes)
-    owner = "framework" if merged["split"] else "fwk"
-    types = {
-        name: f"{owner}.{name}"
-        for name in (
-            "Plugin", "Handle", "PreFilterResult", "PostFilterResult", "NodeToStatusReader",
-            "NodeScoreList", "PreFilterExtensions", "ScoreExtensions", "SignPlugin",
-            *(p.interface for p in POINTS),
-        )
-    }
-    return FrameworkAPI(minor=wanted, types=types, **merged)
+def framework_api(surface: FrameworkSurface) -> FrameworkAPI:
+    """The layout the templates need, from the release's own framework source: no table by minor."""
+    if framework_surface.STAGING_PACKAGE not in surface.homes.values() or "FilterPlugin" not in surface.interfaces:
+        raise UserError(f"the scaffold's templates need the {framework_surface.STAGING_PACKAGE} package with the "
+                        f"plugin interfaces, which Kubernetes {surface.version} does not have",
+                        "use --k8s-version 1.34 or newer")
+    names = ("Plugin", "Handle", "PreFilterResult", "PostFilterResult", "NodeToStatusReader", "NodeScoreList",
+             "PreFilterExtensions", "ScoreExtensions", "SignPlugin", *(p.interface for p in points_of(surface)))
+    types = {name: f"{surface.home_alias(name)}.{name}" for name in names}
+    return FrameworkAPI(version=surface.version, split=surface.homes.get("Plugin") == framework_surface.KUBERNETES_PACKAGE,
+                        types=types)
 
 
 def check_name_free(name: str, version: str, cache_dir: Path, fetch: bool) -> None:
@@ -156,7 +124,7 @@ def render_files(name: str, points: tuple[str, ...], module: str, resolution: ve
 def _context(name: str, points: tuple[str, ...], module: str, resolution: versions.Resolution,
              surface: FrameworkSurface, config_points: tuple[str, ...]) -> dict:
     """What the templates see: names, the chosen points, the minor's framework API, the pinned versions."""
-    api = framework_api(resolution.minor)
+    api = framework_api(surface)
     further = framework_points.available(surface, config_points, POINT_KEYS, name)
     generic = [further[k] for k in points if k in further]
     points = tuple(k for k in points if k in POINT_KEYS)
@@ -165,7 +133,12 @@ def _context(name: str, points: tuple[str, ...], module: str, resolution: versio
     owner = api.types["Plugin"].split(".")[0]
     # The points whose plugins the framework asks to sign (read from its docs, not listed here); the
     # placeholder policy reads the pod only at those, so reads_pod and sign go together.
-    signed = [p for p in POINTS if p.key in points and p.interface in surface.sign_points()]
+    templated = points_of(surface)
+    missing = [k for k in points if k not in {p.key for p in templated}]
+    if missing:
+        raise UserError(f"the framework of Kubernetes {surface.version} declares no interface for --points "
+                        f"{', '.join(missing)}", "leave them out: this release no longer has those points")
+    signed = [p for p in templated if p.key in points and p.interface in surface.sign_points()]
     reads_pod = any(has[k] for k in ("prefilter", "filter", "prescore", "score"))
     types = dict(api.types, MaxScore=f"{owner}.{surface.score_bound('Max')}")
     return dict(
@@ -177,17 +150,23 @@ def _context(name: str, points: tuple[str, ...], module: str, resolution: versio
         module=module,
         import_path=f"{module}/pkg/{package}",
         points=points,
-        chosen=[p for p in POINTS if p.key in points],
+        chosen=[p for p in templated if p.key in points],
         generic=generic,
         has=has,
         api=api,
         T=types,
+        sig=lambda interface, method, names="": signatures.head(surface, interface, method, names),
+        ret=lambda interface, method, *leading: signatures.returns(surface, interface, method, *leading),
+        ptype=lambda interface, method, index: signatures.param_type(surface, interface, method, index),
+        results=lambda interface, method: signatures.method(surface, interface, method).results,
         k8s_version=resolution.version,
         minor=resolution.minor,
         go_version=resolution.go_version,
         staging_version=resolution.staging_version,
         replaces=resolution.replaces,
-        plugin_imports=_plugin_imports(points, has, api, any("v1." in m for g in generic for m in g.methods)),
+        plugin_imports=_plugin_imports(points, has, api, any("v1." in m for g in generic for m in g.methods),
+                                       queue_sort_pod=has["queuesort"] and signatures.param_type(
+                                           surface, "QueueSortPlugin", "Less", 0).endswith("QueuedPodInfo")),
         test_imports=_test_imports(has, bool(signed)),
         args_imports=_imports([['\t"fmt"'], ['\t"k8s.io/apimachinery/pkg/runtime"',
                                               '\tframeworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"']]),
@@ -196,7 +175,7 @@ def _context(name: str, points: tuple[str, ...], module: str, resolution: versio
 
 
 def _plugin_imports(points: tuple[str, ...], has: dict[str, bool], api: FrameworkAPI,
-                    generic_v1: bool = False) -> list[list[str]]:
+                    generic_v1: bool = False, queue_sort_pod: bool = False) -> list[list[str]]:
     """The plugin file's imports: only what the chosen points use (Go refuses unused imports)."""
     std = ['\t"context"']
     if has["filter"] or has["enqueueextensions"]:
@@ -210,7 +189,7 @@ def _plugin_imports(points: tuple[str, ...], has: dict[str, bool], api: Framewor
         third.append('\tv1 "k8s.io/api/core/v1"')
     if has["reserve"]:
         third.append('\t"k8s.io/apimachinery/pkg/types"')
-    if has["queuesort"] and not api.queue_sort_entity:
+    if queue_sort_pod:  # Less takes pods (before 1.37): their priority through corev1helpers
         third.append('\tcorev1helpers "k8s.io/component-helpers/scheduling/corev1"')
     if has["enqueueextensions"]:
         third.append('\t"k8s.io/klog/v2"')
@@ -291,9 +270,9 @@ def scaffold(request: ScaffoldRequest) -> ScaffoldResult:
     out = Path(request.out).absolute()
     check_out_dir(out, request.force)
     resolution = versions.resolve(request.k8s_version, request.cache_dir)
-    framework_api(resolution.minor)  # refuses minors older than the templates know
-    check_name_free(name, resolution.version, request.cache_dir, fetch=request.tidy and not request.dry_run)
     surface = framework_surface.framework_surface(resolution.version, request.cache_dir)
+    framework_api(surface)  # refuses a release whose framework the templates cannot use
+    check_name_free(name, resolution.version, request.cache_dir, fetch=request.tidy and not request.dry_run)
     config_points: tuple[str, ...] = ()
     points = templated
     if others:  # judged by the target's own framework and configuration API

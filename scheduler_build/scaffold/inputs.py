@@ -13,32 +13,52 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scheduler_build.errors import UserError
+from scheduler_build.resolve.framework_surface import FrameworkSurface
 
 @dataclass(frozen=True)
 class Point:
     key: str  # what --points accepts
-    interface: str  # the Go interface the plugin asserts
+    interface: str  # the Go interface the plugin asserts (the target's own)
     config: str  # the profile's plugins.<config> set enabling it ("" = not configurable)
     doc: str
 
 
-# Order is the scheduling cycle's order; generated code and configs follow it.
-POINTS: tuple[Point, ...] = (
-    Point("preenqueue", "PreEnqueuePlugin", "preEnqueue", "gate pods before they enter the active queue"),
-    Point("queuesort", "QueueSortPlugin", "queueSort", "order the scheduling queue (one per scheduler)"),
-    Point("prefilter", "PreFilterPlugin", "preFilter", "pre-compute cycle state; with PreFilterExtensions"),
-    Point("filter", "FilterPlugin", "filter", "reject nodes that cannot run the pod"),
-    Point("postfilter", "PostFilterPlugin", "postFilter", "react when no node fits (e.g. preemption)"),
-    Point("prescore", "PreScorePlugin", "preScore", "pre-compute scoring state"),
-    Point("score", "ScorePlugin", "score", "rank feasible nodes; with NormalizeScore"),
-    Point("reserve", "ReservePlugin", "reserve", "Reserve/Unreserve: keep state between scheduling and binding"),
-    Point("permit", "PermitPlugin", "permit", "approve, deny or delay binding"),
-    Point("prebind", "PreBindPlugin", "preBind", "prepare binding (with PreBindPreFlight)"),
-    Point("bind", "BindPlugin", "bind", "bind the pod (Skip lets the next binder do it)"),
-    Point("postbind", "PostBindPlugin", "postBind", "clean up after a successful bind"),
-    Point("enqueueextensions", "EnqueueExtensions", "", "queueing hints: which cluster events may make a rejected pod schedulable"),
-)
-POINT_KEYS = tuple(p.key for p in POINTS)
+# The points the scaffold has templates for, in scheduling-cycle order (generated code and configs follow it),
+# with their help text. Each one's interface and plugin set are the target's own (points_of).
+POINT_HELP: dict[str, str] = {
+    "preenqueue": "gate pods before they enter the active queue",
+    "queuesort": "order the scheduling queue (one per scheduler)",
+    "prefilter": "pre-compute cycle state; with PreFilterExtensions",
+    "filter": "reject nodes that cannot run the pod",
+    "postfilter": "react when no node fits (e.g. preemption)",
+    "prescore": "pre-compute scoring state",
+    "score": "rank feasible nodes; with NormalizeScore",
+    "reserve": "Reserve/Unreserve: keep state between scheduling and binding",
+    "permit": "approve, deny or delay binding",
+    "prebind": "prepare binding (with PreBindPreFlight)",
+    "bind": "bind the pod (Skip lets the next binder do it)",
+    "postbind": "clean up after a successful bind",
+    "enqueueextensions": "queueing hints: which cluster events may make a rejected pod schedulable",
+}
+POINT_KEYS = tuple(POINT_HELP)
+
+
+def points_of(surface: FrameworkSurface) -> tuple[Point, ...]:
+    """The templated points as the target's framework declares them: the interface `<Key>Plugin` (or the one
+    named like the key: EnqueueExtensions), its plugin set the interface's stem in camelCase (none without
+    the Plugin suffix). A point the target does not declare is left out."""
+    by_lower = {i.lower(): i for i in surface.interfaces}
+    found = []
+    for key, doc in POINT_HELP.items():
+        interface = by_lower.get(key + "plugin") or by_lower.get(key)
+        if interface is None:
+            continue
+        stem = interface.removesuffix("Plugin")
+        config = stem[:1].lower() + stem[1:] if interface.endswith("Plugin") else ""
+        found.append(Point(key, interface, config, doc))
+    return tuple(found)
+
+
 _ALIASES = {
     "prefilterextensions": "prefilter",
     "normalizescore": "score",

@@ -10,7 +10,7 @@ The package, one concern a module:
 - `load`: YAML with unique keys, then `checks_top.check_spec`;
 - `fields`: the field primitives (string, integer range, enum, duration, ...);
 - `checks_*`: one section checker per part of the spec (top, sources, image,
-  profiles, extenders, runtime, deployment, reference_extender), each taking the
+  profiles, extenders, runtime, deployment, reference_extender, feature_gates), each taking the
   shared `Fields` and the section's raw value, composing the primitives;
 - `formats`: the patterns; `errors`: `SpecError`;
 - `plugin_names`: the one check that needs the target Kubernetes source
@@ -30,9 +30,11 @@ from scheduler_build.spec.model import (
     Spec,
     default_image_tag,
     default_repository,
+    feature_gates_flag,
     reference_extender_name,
     reference_extender_service_host,
     reference_extender_url,
+    scheduler_flags,
 )
 from scheduler_build.spec.plugin_names import check_plugin_names
 
@@ -40,5 +42,5 @@ __all__ = [
     "DEFAULT_NAMESPACE", "DURATION", "EXTENSION_POINT", "PULL_POLICIES", "SPEC_HINT",
     "Deployment", "Image", "PluginSource", "ReferenceExtender", "Registration", "Spec", "SpecError",
     "check_plugin_names", "default_image_tag", "default_repository", "STDIN_NAME", "is_stdin", "load", "loads", "stdin_text", "reference_extender_name", "reference_extender_service_host",
-    "reference_extender_url",
+    "reference_extender_url", "feature_gates_flag", "scheduler_flags",
 ]

@@ -10,6 +10,7 @@ from scheduler_build.spec.formats import K8S_VERSION, SEMVERISH, SUFFIX
 from scheduler_build.spec.model import DEFAULT_NAMESPACE, Spec
 from scheduler_build.spec.checks_debuggable import check_debuggable
 from scheduler_build.spec.checks_deployment import check_deployment
+from scheduler_build.spec.checks_feature_gates import check_feature_gates
 from scheduler_build.spec.checks_extenders import check_binding_extenders, check_extenders
 from scheduler_build.spec.checks_image import check_image
 from scheduler_build.spec.checks_profiles import check_profiles
@@ -22,7 +23,7 @@ TOP_KEYS = (
     "name", "version", "versionSuffix", "kubernetes", "plugins", "patches", "platforms", "image",
     "namespace", "profiles", "extenders", "leaderElection", "clientConnection", "parallelism",
     "percentageOfNodesToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds", "deployment",
-    "referenceExtender", "sbom", "debuggable", "pgo",
+    "referenceExtender", "sbom", "debuggable", "pgo", "featureGates",
 )
 
 
@@ -48,6 +49,7 @@ def check_spec(f: Fields, data: Any, spec_path: Path, check_files: bool) -> Spec
     sbom = check_sbom(f, top.get("sbom"))
     debuggable = check_debuggable(f, top.get("debuggable"))
     pgo = f.optional(top, "pgo", "pgo", lambda p, v: _profile(f, p, v, base_dir, check_files))
+    feature_gates = check_feature_gates(f, top.get("featureGates"))
     if deployment.replicas > 1 and not leader.get("leaderElect", True):
         # Two active replicas of one scheduler would bind the same pods twice.
         f.err("deployment.replicas", f"{deployment.replicas} replicas need leaderElection.leaderElect: true")
@@ -57,7 +59,7 @@ def check_spec(f: Fields, data: Any, spec_path: Path, check_files: bool) -> Spec
         namespace=namespace, profiles=profiles, extenders=extenders, leader_election=leader,
         client_connection=client, parallelism=parallelism, percentage_of_nodes_to_score=pct,
         pod_initial_backoff_seconds=initial, pod_max_backoff_seconds=maximum, deployment=deployment,
-        reference_extender=ref, sbom=sbom, debuggable=debuggable, pgo=pgo,
+        reference_extender=ref, sbom=sbom, debuggable=debuggable, pgo=pgo, feature_gates=feature_gates,
     )
 
 

@@ -193,11 +193,25 @@ class Spec:
     sbom: SbomInfo = field(default_factory=SbomInfo)
     debuggable: Debuggable = field(default_factory=Debuggable)  # the recorder (docs/explain.md)
     pgo: Path | None = None  # a CPU profile for a profile-guided build (docs/build.md), absolute
+    feature_gates: dict[str, bool] = field(default_factory=dict)  # `featureGates`: name -> on, sorted by name
 
     @property
     def plugin_names(self) -> tuple[str, ...]:
         """Every plugin name the spec's own out-of-tree plugins register."""
         return tuple(name for plugin in self.plugins for name in plugin.plugin_names)
+
+
+def feature_gates_flag(gates: dict[str, bool]) -> list[str]:
+    """The kube-scheduler flag for `gates` (`--feature-gates=A=true,B=false`, sorted), or [] for none."""
+    if not gates:
+        return []
+    return ["--feature-gates=" + ",".join(f"{name}={'true' if on else 'false'}" for name, on in sorted(gates.items()))]
+
+
+def scheduler_flags(spec: Spec) -> list[str]:
+    """The flags the spec adds to every kube-scheduler it runs: the Deployment, the chart, `dev.run`,
+    `bench.perf`'s harness (as its workloads' featureGates) and a comparison's sides call this."""
+    return feature_gates_flag(spec.feature_gates)
 
 
 def reference_extender_name(spec: Spec) -> str:

@@ -21,13 +21,14 @@ import json
 
 import pytest
 
-from scheduler_build.resolve import gomod
+from scheduler_build import settings
+from scheduler_build.resolve import framework_surface, gomod
 from scheduler_build.scaffold import generate
 from testkit import minors
 
 
-# Extension points whose Go signatures are the same from 1.35 on (scaffold.generate._API_CHANGES:
-# PreBindPreFlight changed in 1.36, QueueSort's Less in 1.37).
+# Extension points whose Go signatures are the same from 1.35 on (PreBindPreFlight changed in 1.36,
+# QueueSort's Less in 1.37: read from each release's framework, resolve.framework_surface).
 STABLE_POINTS = "prefilter,filter,score,reserve,permit,postbind"
 
 
@@ -36,13 +37,18 @@ def served() -> dict[str, str]:
     return minors.served()
 
 
+def split(version: str) -> bool:
+    """Whether the release's plugin interfaces still live in k8s.io/kubernetes (read from its framework source)."""
+    return generate.framework_api(framework_surface.framework_surface(version, settings.cache_dir())).split
+
+
 def retarget(path, version, *extra):
     return minors.inv("plugin.retarget", "--path", str(path), "--k8s-version", version, "--json", *extra)
 
 
 def test_a_scaffold_retargeted_to_the_newest_minor_with_write_compiles(served, tmp_path):
     newest = list(served)[-1]
-    oldest = next(minor for minor in served if not generate.framework_api(minor).split)
+    oldest = next(minor for minor in served if not split(served[minor]))
     assert oldest != newest, served
     module = minors.scaffold(served[oldest], tmp_path / "plugin", points=STABLE_POINTS)
     got = retarget(module, served[newest], "--write")
@@ -59,7 +65,7 @@ def test_a_scaffold_retargeted_to_the_newest_minor_with_write_compiles(served, t
 
 def test_the_oldest_scaffold_is_not_carried_to_the_newest_minor_and_the_report_says_why(served, tmp_path):
     oldest, newest = list(served)[0], list(served)[-1]
-    if not generate.framework_api(oldest).split:
+    if not split(served[oldest]):
         pytest.skip(f"the oldest served minor {oldest} has the newest framework layout: every scaffold carries")
     module = minors.scaffold(served[oldest], tmp_path / "plugin", points="filter,score")
     before = (module / "go.mod").read_text()

@@ -75,3 +75,13 @@ def test_no_heartbeat_under_quiet():
     with stamped(level=0) as out, progress.alive("compile", every=0.05):
         time.sleep(0.5)  # ten silences long: a beat would have spoken several times
     assert out.lines == []
+
+
+def test_a_step_that_failed_without_raising_is_said_as_failed():
+    with stamped() as out:
+        with progress.phase("compile", "x") as step:
+            step["failed"] = True
+        with progress.phase("vet"):
+            pass
+    lines = [line for _, line in out.lines]
+    assert lines[1].startswith("<== compile FAILED (") and lines[3].startswith("<== vet ok (")

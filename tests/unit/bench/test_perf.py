@@ -293,13 +293,14 @@ def test_a_workload_that_cannot_have_the_gate_runs_again_as_written(tmp_path, mo
     upstream = tmp_path / "performance-config.yaml"
     upstream.write_text("- name: SchedulingBasic\n  workloads:\n  - name: 5000Nodes\n")
     w = variants.Workload("SchedulingBasic", "5000Nodes")
-    figures, state, _ = run._one(None, None, None, w, "vanilla", tmp_path / "cell", upstream, True)
+    spec = spec_mod.load(EXAMPLE)
+    figures, state, _ = run._one(None, None, spec, w, "vanilla", tmp_path / "cell", upstream, True)
     assert state == "off (the workload emulates a release without the gate)"
     assert calls[0][1:3] == ("workloads.yaml", True) and calls[1][:3] == ("cell-ungated", "performance-config.yaml", None)
     # Any other failure is the run's own: raised, not retried.
     monkeypatch.setattr(run, "_run", lambda *a, **k: (_ for _ in ()).throw(UserError("other")))
     with pytest.raises(UserError, match="other"):
-        run._one(None, None, None, w, "vanilla", tmp_path / "cell2", upstream, True)
+        run._one(None, None, spec, w, "vanilla", tmp_path / "cell2", upstream, True)
 
 
 def test_debuggable_harness_switches_the_recorder_on_with_the_spec_settings_and_measures_the_record(tmp_path):

@@ -110,3 +110,28 @@ def test_doctor_warns_when_module_verification_is_switched_off(monkeypatch):
     monkeypatch.delenv("GOSUMDB")
     monkeypatch.setenv("GONOSUMDB", "example.com/*")
     assert "GONOSUMDB=example.com/*" in checks.check_module_verification().detail
+
+
+# What `go mod tidy` printed for k8s.io/kubernetes v1.38.0-beta.0 here (2026-11-28): the proxy lists the
+# release but refuses two of its dependencies.
+REFUSED_TIDY = """go: finding module for package k8s.io/kubernetes/cmd/kube-scheduler/app
+go: k8s.io/kubernetes@v1.38.0-beta.0 requires
+	sigs.k8s.io/structured-merge-diff/v7@v7.0.1: reading https://proxy.golang.org/sigs.k8s.io/structured-merge-diff/v7/@v/v7.0.1.zip: 403 Forbidden
+	server response: This module version is not available.
+go: k8s.io/kubernetes@v1.38.0-beta.0 requires
+	k8s.io/ktesting@v0.38.0-beta.0: reading https://proxy.golang.org/k8s.io/ktesting/@v/v0.38.0-beta.0.info: 403 Forbidden
+	server response: This module version is not available.
+"""
+
+
+def test_modules_the_proxy_refuses_are_named_not_the_network():
+    error = gotool.failure("`go mod tidy` of the wrapper", REFUSED_TIDY, "Go's own error is above")
+    text = str(error)
+    assert "\n" not in text and "check the network" not in text
+    assert "sigs.k8s.io/structured-merge-diff/v7 v7.0.1 (403 Forbidden)" in text
+    assert "k8s.io/ktesting v0.38.0-beta.0 (403 Forbidden)" in text
+    # Negative control: a real network failure keeps the network hint.
+    offline = gotool.failure("`go mod tidy`", "go: k8s.io/api@v0.36.3: Get \"https://proxy.golang.org/...\": dial tcp: "
+                                              "lookup proxy.golang.org: no such host", "x")
+    assert gotool.refused_modules(offline.message) == [] and offline.hint == gotool.NETWORK_HINT
+

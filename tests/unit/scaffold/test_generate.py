@@ -1,6 +1,16 @@
-"""Unit tests for scheduler_build.scaffold: validation, version table, rendering (no go, no network)."""
+"""Unit tests for scheduler_build.scaffold: validation, rendering from each release's real framework source
+(k8s.io/kube-scheduler `framework/`, read by resolve.framework_surface through the Go module proxy, once per
+session into the Go module cache), and a signature change followed with no code change."""
 
 from __future__ import annotations
+
+import atexit
+import dataclasses
+import functools
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 import yaml
@@ -56,16 +66,14 @@ def test_good_modules(module):
     assert generate.validate_module(module) == module
 
 
-def test_framework_api_by_minor_ranges():
-    a34, a35, a36, a37, a39 = (generate.framework_api(m) for m in ("1.34", "1.35", "1.36", "1.37", "1.39"))
+def test_framework_api_follows_the_source_not_the_minor():
+    a34, a35, a37 = (generate.framework_api(surface(v)) for v in ("v1.34.4", "v1.35.4", "v1.37.2"))
     assert a34.split and a34.types["Handle"] == "framework.Handle" and a34.types["FilterPlugin"] == "framework.FilterPlugin"
-    assert not a35.split and a35.types["Plugin"] == "fwk.Plugin" and not a35.prebind_preflight_result
-    assert a36.prebind_preflight_result and not a36.queue_sort_entity
-    assert a37.queue_sort_entity and a37.prebind_preflight_result
-    # A minor newer than the table inherits the newest layout.
-    assert a39.types == a37.types and a39.queue_sort_entity
-    with pytest.raises(UserError, match="start at Kubernetes 1.34"):
-        generate.framework_api("1.33")
+    assert not a35.split and a35.types["Plugin"] == "fwk.Plugin" and a37.types["QueueSortPlugin"] == "fwk.QueueSortPlugin"
+    # Negative control: a framework without the staging package's interfaces is refused, not guessed at.
+    with pytest.raises(UserError, match="templates need the k8s.io/kube-scheduler/framework package"):
+        generate.framework_api(framework_surface.parse_go("type Status struct {\n}\n", "v1.33.9",
+                                                          framework_surface.KUBERNETES_PACKAGE))
 
 
 def test_out_dir_checks(tmp_path):
@@ -152,19 +160,19 @@ def test_force_refuses_to_overwrite_a_file_it_did_not_write(tmp_path, monkeypatc
 
 ALL = ",".join(generate.POINT_KEYS)
 
-# The few lines of each release's framework source the scaffold depends on (what framework_surface reads):
-# SignPlugin and the docs asking the four points to implement it from 1.35, MaxScore from 1.36.
-_ASK = "// Plugins that implement {0} should\n// also implement SignPlugin to enable batching optimizations.\ntype {0} interface {{\n}}\n"
-_SIGNING = "".join(_ASK.format(i) for i in ("PreFilterPlugin", "FilterPlugin", "PreScorePlugin", "ScorePlugin"))
-_SCORES = "const (\n\t// Deprecated: use MaxScore instead.\n\tMaxNodeScore int64 = MaxScore\n\tMaxScore int64 = 100\n)\n"
+_CACHE = Path(tempfile.mkdtemp(prefix="sb-test-surfaces-"))
+atexit.register(shutil.rmtree, _CACHE, True)
+_READ = framework_surface.framework_surface  # the real reader (some tests stand `surface` in for it)
 
 
+@functools.lru_cache(maxsize=None)
 def surface(version: str) -> framework_surface.FrameworkSurface:
-    minor = int(version.split(".")[1])
-    text = "const (\n\tMaxNodeScore int64 = 100\n)\n" if minor < 36 else _SCORES
-    if minor >= 35:
-        text += _SIGNING + "type SignPlugin interface {\n}\n"
-    return framework_surface.parse_go(text, version)
+    """The release's real framework surface (the module downloads once into the Go module cache)."""
+    return _READ(version, _CACHE)
+
+
+def without_signing(real: framework_surface.FrameworkSurface) -> framework_surface.FrameworkSurface:
+    return dataclasses.replace(real, interfaces=tuple(i for i in real.interfaces if i != "SignPlugin"), also_implement={})
 
 
 @pytest.mark.parametrize("version", ["v1.34.4", "v1.35.4", "v1.36.3", "v1.37.2"])
@@ -192,8 +200,8 @@ def test_render_follows_version(version):
     assert ("fwk.MaxScore" in plugin) == (minor >= 36)
     assert "MaxNodeScore" not in plugin + test if minor >= 36 else "MaxNodeScore" in plugin
     assert "type AllPointsArgs struct" in files["pkg/allpoints/args.go"]
-    for point in generate.POINTS:
-        assert f"_ {generate.framework_api(versions.minor_of(version)).types[point.interface]} =" in plugin
+    for point in generate.points_of(surface(version)):
+        assert f"_ {generate.framework_api(surface(version)).types[point.interface]} =" in plugin
     for fn in ("TestPreEnqueue", "TestLess", "TestPreFilter", "TestFilter", "TestPostFilter", "TestPreScore", "TestScore",
                "TestReserveUnreserve", "TestPermit", "TestPreBind", "TestBind", "TestPostBind", "TestEventsToRegister"):
         assert f"func {fn}(t *testing.T)" in test
@@ -243,31 +251,16 @@ def test_sign_pod_only_with_a_point_batching_needs_signed(points, signs):
 
 def test_no_sign_pod_on_a_release_without_sign_plugin():
     files, _ = generate.render_files("Sig", generate.parse_points("prefilter,filter,prescore,score"), "example.com/s",
-                                     resolution("v1.35.4"), framework_surface.parse_go(_SCORES, "v1.35.4"))
+                                     resolution("v1.35.4"), without_signing(surface("v1.35.4")))
     assert "SignPod" not in files["pkg/sig/sig.go"] and "SignPod" not in files["pkg/sig/sig_test.go"]
 
 
-# The 1.37 workload points, as k8s.io/kube-scheduler v0.37.2 framework/interface.go declares them.
-_WORKLOAD = """
-type PodGroupPostFilterPlugin interface {
-	Plugin
-	PodGroupPostFilter(ctx context.Context, state PodGroupCycleState, pgInfo PodGroupInfo, pgSchedulingFunc PodGroupSchedulingFunc) (*PodGroupPostFilterResult, *Status)
-}
-type PlacementScoreExtensions interface {
-	NormalizePlacementScore(ctx context.Context, state PodGroupCycleState, podGroup PodGroupInfo, placementScores []PlacementScore) *Status
-}
-type PlacementScorePlugin interface {
-	Plugin
-	ScorePlacement(ctx context.Context, state PlacementCycleState, podGroup PodGroupInfo, placement *PodGroupAssignments) (int64, *Status)
-	PlacementScoreExtensions() PlacementScoreExtensions
-}
-"""
 _CONFIG_137 = ("preFilter", "filter", "score", "placementScore", "podGroupPostFilter")
 
 
 def test_points_the_target_defines_beyond_the_templates():
     version = "v1.37.2"
-    target = framework_surface.parse_go(_SCORES + _SIGNING + "type SignPlugin interface {\n}\n" + _WORKLOAD, version)
+    target = surface(version)
     files, _ = generate.render_files("Gang", ("filter", "placementscore", "podgrouppostfilter"), "example.com/g",
                                      resolution(version), target, _CONFIG_137)
     plugin = files["pkg/gang/gang.go"]
@@ -284,7 +277,7 @@ def test_points_the_target_defines_beyond_the_templates():
 
 def test_unknown_points_are_judged_by_the_target(tmp_path, monkeypatch):
     version = "v1.37.2"
-    target = framework_surface.parse_go(_SCORES + _WORKLOAD, version)
+    target = surface(version)
     monkeypatch.setattr(versions, "resolve", lambda text, cache: resolution(version))
     monkeypatch.setattr(framework_surface, "framework_surface", lambda v, cache: target)
     monkeypatch.setattr(generate, "check_name_free", lambda *a, **k: None)
@@ -319,3 +312,34 @@ def test_filter_and_score_start_fast(points):
         assert "state.Write(stateKey, pl.newCycleState())" in _body(plugin, "func (pl *Fast) PreFilter(")
     assert "func BenchmarkFilterParallel(b *testing.B)" in test and "func BenchmarkScoreParallel(b *testing.B)" in test
     assert '\tgoruntime "runtime"' in test and '"sync/atomic"' in test
+
+
+# A synthetic next minor: v1.37.2's real framework with signatures changed the way minors change them
+# (a parameter added, a result added, an argument type replaced). The scaffold follows with no code change.
+_CHANGES = {
+    "Filter(ctx context.Context, state CycleState, pod *v1.Pod, nodeInfo NodeInfo) *Status":
+        "Filter(ctx context.Context, logger klog.Logger, state CycleState, pod *v1.Pod, nodeInfo NodeInfo) *Status",
+    "Permit(ctx context.Context, state CycleState, p *v1.Pod, nodeName string) (*Status, time.Duration)":
+        "Permit(ctx context.Context, state CycleState, p *v1.Pod, nodeName string) (*Status, time.Duration, bool)",
+    "PostBind(ctx context.Context, state CycleState, p *v1.Pod, nodeName string)":
+        "PostBind(ctx context.Context, state CycleState, p *v1.Pod, placement PodGroupInfo)",
+}
+
+
+def test_the_scaffold_follows_a_signature_change_in_the_next_minor_with_no_code_change(tmp_path):
+    real = surface("v1.37.2")
+    changed = {interface: tuple(_CHANGES.get(sig, sig) for sig in sigs) for interface, sigs in real.signatures.items()}
+    assert changed != real.signatures, "v1.37.2's framework no longer declares the signatures this test changes"
+    synthetic = dataclasses.replace(real, version="v1.38.0", signatures=changed)
+    points = generate.parse_points("filter,permit,postbind")
+    before, _ = generate.render_files("Next", points, "example.com/n", resolution("v1.37.2"), real)
+    after, _ = generate.render_files("Next", points, "example.com/n", resolution("v1.38.0"), synthetic)
+    plugin = after["pkg/next/next.go"]
+    filter = "func (pl *Next) Filter(_ context.Context, _ klog.Logger, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) *fwk.Status {"
+    assert filter in plugin and filter not in before["pkg/next/next.go"]
+    assert "Permit(_ context.Context, _ fwk.CycleState, _ *v1.Pod, _ string) (*fwk.Status, time.Duration, bool) {\n\treturn nil, 0, false" in plugin
+    assert "PostBind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ fwk.PodGroupInfo) {" in plugin
+    # Real gofmt parses what was rendered (a malformed declaration would not).
+    (tmp_path / "next.go").write_text(plugin)
+    parsed = subprocess.run(["gofmt", "-e", "-l", str(tmp_path / "next.go")], capture_output=True, text=True)
+    assert parsed.returncode == 0, parsed.stderr
