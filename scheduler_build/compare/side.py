@@ -6,6 +6,8 @@ on the way out, also on Ctrl-C or SIGTERM (signals.py makes SIGTERM take Ctrl-C'
 from __future__ import annotations
 
 import shutil
+import ssl
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -52,8 +54,6 @@ class SideResult:
 
 
 def _version(binary: Path) -> str:
-    import subprocess
-
     try:
         out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -114,8 +114,6 @@ def _start_scheduler(run: SideRun, state: controlplane.ClusterState, config: dic
 
 
 def _insecure() -> Any:
-    import ssl
-
     ctx = ssl.create_default_context()
     ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE  # its self-signed serving cert; /healthz only
     return ctx

@@ -17,6 +17,7 @@ _POD_SPEC_KEYS = ("containers", "initContainers", "nodeSelector", "affinity", "t
                   "topologySpreadConstraints", "priorityClassName", "priority", "preemptionPolicy", "schedulerName",
                   "nodeName", "overhead", "runtimeClassName", "resourceClaims", "schedulingGates", "hostNetwork",
                   "os", "resources")
+HOSTNAME = "kubernetes.io/hostname"
 _SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
@@ -82,12 +83,28 @@ def anonymize(objects: dict[str, list[dict]]) -> dict[str, list[dict]]:
     def value(text: str) -> str:
         return _hash(text, "v") if text else text
 
+    def label(key: str, text: str) -> str:
+        return _hash(text, "node") if key == HOSTNAME else value(text)
+
+    def selectors(obj: Any) -> Any:
+        """Label values inside selectors and affinities hashed as the labels are, so they still match."""
+        if isinstance(obj, list):
+            return [selectors(x) for x in obj]
+        if not isinstance(obj, dict):
+            return obj
+        out = {k: selectors(v) for k, v in obj.items()}
+        if isinstance(obj.get("matchLabels"), dict):
+            out["matchLabels"] = {k: label(k, v) for k, v in obj["matchLabels"].items()}
+        if isinstance(obj.get("key"), str) and isinstance(obj.get("values"), list):
+            out["values"] = [label(obj["key"], v) for v in obj["values"]]
+        return out
+
     def meta(m: dict, kind: str) -> dict:
         out = dict(m, name=_hash(m["name"], kind))
         if "namespace" in m:
             out["namespace"] = m["namespace"] if not user_namespace(m["namespace"]) else _hash(m["namespace"], "ns")
         if "labels" in m:
-            out["labels"] = {k: (out["name"] if k == "kubernetes.io/hostname" else value(v)) for k, v in m["labels"].items()}
+            out["labels"] = {k: label(k, v) for k, v in m["labels"].items()}
         return out
 
     result: dict[str, list[dict]] = {}
@@ -102,6 +119,11 @@ def anonymize(objects: dict[str, list[dict]]) -> dict[str, list[dict]]:
                 spec = dict(new.get("spec") or {})
                 if spec.get("nodeName"):
                     spec["nodeName"] = _hash(spec["nodeName"], "node")
+                for key in ("affinity", "topologySpreadConstraints"):
+                    if key in spec:
+                        spec[key] = selectors(spec[key])
+                if "nodeSelector" in spec:
+                    spec["nodeSelector"] = {k: label(k, v) for k, v in spec["nodeSelector"].items()}
                 spec["containers"] = [dict(c, name=f"c{i}", image="anonymized") for i, c in enumerate(spec["containers"])]
                 new["spec"] = spec
             converted.append(new)

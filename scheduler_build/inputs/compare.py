@@ -11,6 +11,7 @@ from typing import Any
 
 from scheduler_build import settings
 from scheduler_build.build import from_spec
+from scheduler_build.build.info import BuildInfo
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.compare import snapshot as snapshot_mod
 from scheduler_build.compare import tiebreak
@@ -19,7 +20,9 @@ from scheduler_build.errors import UserError
 from scheduler_build.inputs.build import build_request
 from scheduler_build.inputs.cluster import component_request
 from scheduler_build.inputs.common import option
+from scheduler_build.inputs.dev import kubeconfig_of  # the same kubeconfig rule as dev.run
 from scheduler_build.platforms import host_arch
+from scheduler_build.safeyaml import load_json
 from scheduler_build.spec.model import Spec
 
 
@@ -101,9 +104,6 @@ def _built_version(binary: Path) -> str:
     info = binary.resolve().parent / "build-info.json"
     if not info.is_file():
         return ""
-    from scheduler_build.build.info import BuildInfo
-    from scheduler_build.safeyaml import load_json
-
     try:
         return BuildInfo.from_dict(load_json(info.read_bytes())).kubernetes.version
     except (ValueError, KeyError, TypeError, AttributeError):
@@ -145,8 +145,6 @@ class TakeInputs:
 
 def take_inputs(c: Any, *, kubeconfig: str | None, out: str | None, anonymize: bool = False,
                 state_dir_flag: str | None = None) -> TakeInputs:
-    from scheduler_build.inputs.dev import kubeconfig_of  # the same kubeconfig rule as dev.run
-
     if not out:
         raise UserError("snapshot.take needs --out FILE", "pass --out snapshot.json")
     return TakeInputs(kubeconfig_of(c, kubeconfig, state_dir_flag), _out(out), bool(anonymize))
