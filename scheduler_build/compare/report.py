@@ -44,15 +44,9 @@ def utilisation(shot: snapshot_mod.Snapshot, placement: dict[str, str]) -> dict[
     return {**out, "nodes_used": {"count": used, "of": len(shot.nodes)}}  # type: ignore[dict-item]
 
 
-def _placement(side: Any, pending_only: bool, shot: snapshot_mod.Snapshot) -> dict[str, str]:
-    placed = {k: o.node for k, o in side.outcomes.items() if o.node}
-    if not pending_only:
-        return placed
-    return placed  # the kept bound pods are in the cluster too: their nodes count
-
-
-def _side_doc(side: Any, shot: snapshot_mod.Snapshot, pending_only: bool, source: str) -> dict:
-    placement = _placement(side, pending_only, shot)
+def _side_doc(side: Any, shot: snapshot_mod.Snapshot, source: str) -> dict:
+    # Every bound pod counts, the ones --pending-only kept on their nodes too: they use the nodes as well.
+    placement = {k: o.node for k, o in side.outcomes.items() if o.node}
     scheduled = [k for k in side.scheduled if side.outcomes.get(k) and side.outcomes[k].node]
     return {"source": source, "scheduler_version": side.version, "apiserver_version": side.apiserver_version,
             "pods": len(side.scheduled), "bound": len(scheduled),
@@ -84,7 +78,7 @@ def build(shot: snapshot_mod.Snapshot, a: Any, b: Any, *, snapshot_path: str, so
             "summary": {"pods": len(a.scheduled), "moved": len(moved), "newly_unschedulable": len(newly_unschedulable),
                         "newly_scheduled": len(newly_scheduled)},
             "moved": moved, "newly_unschedulable": newly_unschedulable, "newly_scheduled": newly_scheduled,
-            "sides": {"a": _side_doc(a, shot, pending_only, sources[0]), "b": _side_doc(b, shot, pending_only, sources[1])},
+            "sides": {"a": _side_doc(a, shot, sources[0]), "b": _side_doc(b, shot, sources[1])},
             "pods": pods}
 
 

@@ -106,8 +106,9 @@ def _start_scheduler(run: SideRun, state: controlplane.ClusterState, config: dic
     argv = [str(run.binary), f"--config={config_path}", f"--secure-port={port}", "--bind-address=127.0.0.1",
             f"--authentication-kubeconfig={state.scheduler_kubeconfig}",
             f"--authorization-kubeconfig={state.scheduler_kubeconfig}", "--v=1"]
-    record = processes.spawn(f"kube-scheduler-{run.label}", argv, run.workdir / "kube-scheduler.log")
-    started.append(record)
+    # One statement: the record is in `started` as soon as spawn returns (the clean-up stops it).
+    started.append(processes.spawn(f"kube-scheduler-{run.label}", argv, run.workdir / "kube-scheduler.log"))
+    record = started[-1]
     processes.wait_http(f"https://127.0.0.1:{port}/healthz", record, run.timeout, ctx=_insecure(),
                         what=f"side {run.label}'s kube-scheduler")
     return record
