@@ -88,7 +88,8 @@ def _start_extender(run: SideRun, state: controlplane.ClusterState, started: lis
             log(processes.log_tail(started[-1].log))
             raise UserError(f"side {run.label}: the reference extender exited during startup", "its last log lines are above")
         try:
-            if processes.http_get(f"http://127.0.0.1:{port}/healthz", None)[0] == 200:
+            # /readyz: its caches have synced, so it knows every node the scheduler will send it
+            if processes.http_get(f"http://127.0.0.1:{port}/readyz", None)[0] == 200:
                 return f"http://127.0.0.1:{port}/"
         except OSError:
             pass

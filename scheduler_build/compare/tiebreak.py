@@ -17,24 +17,29 @@ import hashlib
 from pathlib import Path
 
 from scheduler_build.atomic import write_atomic
+from scheduler_build.errors import UserError
 
 SCHEDULE_ONE = "pkg/scheduler/schedule_one.go"
+SORTED_NODES = "pkg/scheduler/framework/sorted_nodes.go"
+# Where nodeScoreHeap lives, by minor (1.36 introduced the heap; 1.37 moved it). A newer minor gets the newest
+# layout; if that moved again the build stops with the patch conflict naming the file.
+HEAP_FILE = {"1.36": (SCHEDULE_ONE, 1088), "1.37": (SORTED_NODES, 61)}
 FRAMEWORK_TYPES = "pkg/scheduler/framework/types.go"
 PLUGINS_MARK = "[unschedulable plugins: "  # what the FitError hunk appends; report.py reads it back
 SUFFIX = "compare"  # appended to the stamped version: v1.36.3-acme.1.compare
 
-PATCH = f"""\
---- a/{SCHEDULE_ONE}
-+++ b/{SCHEDULE_ONE}
-@@ -1088,4 +1088,5 @@
+PATCH = """\
+--- a/{heap_file}
++++ b/{heap_file}
+@@ -{line},4 +{line},5 @@
  func (h nodeScoreHeap) Less(i, j int) bool {{
 +	// scheduler-build compare: equal totals are ordered by node name, so a replay is repeatable.
  	return (h[i].TotalScore > h[j].TotalScore ||
 -		(h[i].TotalScore == h[j].TotalScore && h[i].Randomizer > h[j].Randomizer))
 +		(h[i].TotalScore == h[j].TotalScore && h[i].Name < h[j].Name))
  }}
---- a/{FRAMEWORK_TYPES}
-+++ b/{FRAMEWORK_TYPES}
+--- a/{types_file}
++++ b/{types_file}
 @@ -972,5 +972,9 @@
  	postFilterMsg := f.Diagnosis.PostFilterMsg
  	if postFilterMsg != "" {{
@@ -42,19 +47,34 @@ PATCH = f"""\
  	}}
 +	// scheduler-build compare: the plugins that rejected the pod, so the report can name them.
 +	if len(f.Diagnosis.UnschedulablePlugins) != 0 {{
-+		reasonMsg += " {PLUGINS_MARK}" + strings.Join(sets.List(f.Diagnosis.UnschedulablePlugins), ", ") + "]"
++		reasonMsg += " {mark}" + strings.Join(sets.List(f.Diagnosis.UnschedulablePlugins), ", ") + "]"
 +	}}
  	return reasonMsg
 """
 
 
-def patch_file(cache_root: Path) -> Path:
+def patch_text(minor: str) -> str:
+    """The patch for a Kubernetes minor ("1.36"); a minor before the score heap is one clear line."""
+    try:
+        major, number = (int(x) for x in minor.split(".")[:2])
+    except ValueError:
+        raise UserError(f"compare cannot tell the Kubernetes minor of {minor!r}", "name a minor such as 1.36") from None
+    known = sorted(HEAP_FILE, key=lambda m: int(m.split(".")[1]))
+    if (major, number) < (1, int(known[0].split(".")[1])):
+        raise UserError(f"compare builds need Kubernetes {known[0]} or newer, not {minor}",
+                        "build the sides for a newer minor, or pass built binaries (their ties stay random)")
+    heap_file, line = HEAP_FILE.get(f"{major}.{number}", HEAP_FILE[known[-1]])
+    return PATCH.format(heap_file=heap_file, line=line, types_file=FRAMEWORK_TYPES, mark=PLUGINS_MARK)
+
+
+def patch_file(cache_root: Path, minor: str) -> Path:
     """The patch, content-addressed under the cache (the build's series key hashes its name and bytes)."""
-    digest = hashlib.sha256(PATCH.encode()).hexdigest()[:16]
+    text = patch_text(minor)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     path = Path(cache_root) / "compare" / digest / "zz-scheduler-build-tiebreak.patch"
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, PATCH)
+        write_atomic(path, text)
     return path
 
 

@@ -22,6 +22,7 @@ from scheduler_build.inputs.cluster import component_request
 from scheduler_build.inputs.common import option
 from scheduler_build.inputs.dev import kubeconfig_of  # the same kubeconfig rule as dev.run
 from scheduler_build.platforms import host_arch
+from scheduler_build.resolve import versions
 from scheduler_build.safeyaml import load_json
 from scheduler_build.spec.model import Spec
 
@@ -60,10 +61,12 @@ def _ctx(c: Any) -> Any:
     return c.config if hasattr(c, "config") else c
 
 
-def compare_request(request: BuildRequest) -> BuildRequest:
-    """The spec's build as compare runs it: the tie-break patch last in the series, under its own dist name."""
+def compare_request(request: BuildRequest, minor: str | None = None) -> BuildRequest:
+    """The spec's build as compare runs it: the tie-break patch of its minor (resolved through the build's own
+    version resolution unless given) last in the series, under its own dist name."""
+    minor = minor or versions.resolve(request.k8s_version, request.cache_dir).minor
     return dataclasses.replace(
-        request, patches=tuple(request.patches) + (tiebreak.patch_file(request.cache_dir),),
+        request, patches=tuple(request.patches) + (tiebreak.patch_file(request.cache_dir, minor),),
         version_suffix=tiebreak.stamped_suffix(request.version_suffix),
         name=tiebreak.dist_name(request.name or request.component))
 
