@@ -90,7 +90,7 @@ def _start_extender(run: SideRun, state: controlplane.ClusterState, started: lis
         try:
             # /readyz: its caches have synced, so it knows every node the scheduler will send it
             if processes.http_get(f"http://127.0.0.1:{port}/readyz", None)[0] == 200:
-                return f"http://127.0.0.1:{port}/"
+                return f"http://127.0.0.1:{port}"
         except OSError:
             pass
         time.sleep(0.3)

@@ -97,6 +97,9 @@ def side(c: Any, label: str, source: str | None, config: str | None, profile: st
     if not config_path.is_file():
         raise UserError(f"--{label}-config {config}: no such file", "pass the binary's KubeSchedulerConfiguration")
     version = _built_version(path)
+    if not version and not explicit_apiserver:
+        raise UserError(f"--{label} {source}: no build-info.json beside it tells its Kubernetes version",
+                        "pass --apiserver BINARY (a kube-apiserver the skew policy allows with it)")
     return Side(label, source, None, None, path.resolve(), config_path.resolve(), profile or "", version,
                 component_request(c, "kube-apiserver", version) if version and not explicit_apiserver else None,
                 explicit_apiserver)
