@@ -14,7 +14,7 @@ from scheduler_build.flows import compare as compare_flow
 from scheduler_build.inputs.compare import compare_inputs, generate_inputs, take_inputs
 
 
-@task(help={
+@task(auto_shortflags=False, help={  # with this many flags invoke's generated short ones collide
     "snapshot": "the snapshot file (snapshot.take, snapshot.generate, or kube-scheduler-simulator's export)",
     "a": "side a: a build spec (its compare build is made as needed), or a kube-scheduler binary with --a-config",
     "b": "side b: as --a",
