@@ -37,7 +37,7 @@ def compare(c, snapshot, a=None, b=None, a_config=None, b_config=None, profile=N
     compare_flow.run(inputs, emit)
 
 
-@task(help={
+@task(auto_shortflags=False, help={
     "kubeconfig": "the cluster to read; default: the local control plane of `inv cluster.up`",
     "out": "the snapshot file to write",
     "anonymize": "replace names and label values with stable hashes (for a bug report)",
@@ -52,7 +52,7 @@ def take(c, out=None, kubeconfig=None, anonymize=False, state_dir=None):
     emit(str(inputs.out))
 
 
-@task(help={
+@task(auto_shortflags=False, help={
     "nodes": "how many nodes",
     "pods": "how many pods (all pending)",
     "out": "the snapshot file to write",
