@@ -27,7 +27,8 @@ PATHS = {
 }
 # Objects every API server has already (a 409 on these is expected).
 EXISTING_OK = ("namespaces", "priorityClasses")
-UNSCHEDULABLE_REASONS = ("Unschedulable", "SchedulerError")
+# A gated pod is never tried: it settles at once, the same on both sides.
+UNSCHEDULABLE_REASONS = ("Unschedulable", "SchedulerError", "SchedulingGated")
 
 
 @dataclass
