@@ -53,12 +53,20 @@ def _call(api: Any, method: str, path: str, body: Any = None) -> dict:
     return json.loads(response.data or b"{}")
 
 
+TYPES = {"namespaces": ("v1", "Namespace"), "priorityClasses": ("scheduling.k8s.io/v1", "PriorityClass"),
+         "storageClasses": ("storage.k8s.io/v1", "StorageClass"), "persistentVolumes": ("v1", "PersistentVolume"),
+         "persistentVolumeClaims": ("v1", "PersistentVolumeClaim"), "deviceClasses": ("resource.k8s.io/v1", "DeviceClass"),
+         "resourceSlices": ("resource.k8s.io/v1", "ResourceSlice"), "resourceClaims": ("resource.k8s.io/v1", "ResourceClaim"),
+         "nodes": ("v1", "Node"), "pods": ("v1", "Pod")}
+
+
 def _body(kind: str, obj: dict) -> dict:
-    keep = ("apiVersion", "kind", "metadata", "spec", "status") if kind == "nodes" else None
-    body = {k: v for k, v in obj.items() if keep is None or k in keep} if keep else \
-        {k: v for k, v in obj.items() if k != "status"}
+    """What is created: the object's own fields but server-set metadata; a node keeps its status (there is no
+    kubelet to report it); the type from the list it came in (a list's items carry none)."""
+    body = {k: v for k, v in obj.items() if k != "status" or kind == "nodes"}
     meta = {k: v for k, v in obj["metadata"].items() if k in ("name", "namespace", "labels", "annotations")}
-    return dict(body, metadata=meta)
+    api_version, type_name = TYPES[kind]
+    return dict(body, apiVersion=api_version, kind=type_name, metadata=meta)
 
 
 def pod_body(pod: dict, scheduler_name: str, keep_binding: bool) -> dict:
