@@ -46,10 +46,26 @@ class Replay:
     scheduled: list[str] = field(default_factory=list)  # the pods the scheduler was asked to place
 
 
+class ApiError(Exception):
+    """A request the API server refused: its HTTP status and message."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(f"HTTP {status}: {message}")
+        self.status, self.message = status, message
+
+
 def _call(api: Any, method: str, path: str, body: Any = None) -> dict:
-    response = api.call_api(path, method, body=body, header_params={"Content-Type": "application/json",
-                                                                    "Accept": "application/json"},
-                            auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True)
+    """One raw JSON request. The dynamic client's `request` is the one raw call whose signature is the same
+    across the kubernetes client's generations (ApiClient.call_api changed with the pydantic one)."""
+    from kubernetes.dynamic import DynamicClient
+    from kubernetes.dynamic.exceptions import DynamicApiError
+
+    dynamic = DynamicClient.__new__(DynamicClient)  # no discovery: only raw requests are made
+    dynamic.client = api
+    try:
+        response = dynamic.request(method, path, body=body, serialize=False)
+    except DynamicApiError as exc:
+        raise ApiError(int(exc.status or 0), _message(exc)) from None
     return json.loads(response.data or b"{}")
 
 
@@ -79,27 +95,24 @@ def pod_body(pod: dict, scheduler_name: str, keep_binding: bool) -> dict:
 
 
 def create(api: Any, kind: str, index: int, body: dict) -> None:
-    from kubernetes.client.exceptions import ApiException
-
     ns = body["metadata"].get("namespace", "default")
     try:
         _call(api, "POST", PATHS[kind].format(ns=ns), body)
-    except ApiException as exc:
+    except ApiError as exc:
         if exc.status == 409 and kind in EXISTING_OK:
             return
         if exc.status == 404 and kind in ("deviceClasses", "resourceSlices", "resourceClaims"):
             raise UserError(f"{kind}[{index}] ({body['metadata']['name']}): this API server does not serve "
                             "resource.k8s.io/v1", "compare on a Kubernetes minor with DRA, or drop the DRA objects") from None
-        message = _message(exc)
-        raise UserError(f"the API server refused {kind}[{index}] ({body['metadata']['name']}): {message}",
+        raise UserError(f"the API server refused {kind}[{index}] ({body['metadata']['name']}): {exc.message}",
                         "fix that object in the snapshot") from None
 
 
 def _message(exc: Any) -> str:
     try:
-        return json.loads(exc.body).get("message", exc.reason)
+        return str(json.loads(exc.body).get("message") or exc.reason)
     except (TypeError, ValueError, AttributeError):
-        return str(exc.reason)
+        return str(getattr(exc, "reason", exc))
 
 
 def load_cluster(api: Any, shot: snapshot_mod.Snapshot) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from scheduler_build.compare import snapshot as snapshot_mod
 from scheduler_build.compare import trim
-from scheduler_build.compare.replay import PATHS, _call
+from scheduler_build.compare.replay import PATHS, ApiError, _call
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log
 
@@ -15,15 +15,13 @@ OPTIONAL = ("deviceClasses", "resourceSlices", "resourceClaims")  # DRA: where t
 
 
 def _list(api: Any, kind: str) -> list[dict]:
-    from kubernetes.client.exceptions import ApiException
-
     path = PATHS[kind].replace("/namespaces/{ns}", "")
     try:
         return _call(api, "GET", path).get("items", [])
-    except ApiException as exc:
+    except ApiError as exc:
         if exc.status == 404 and kind in OPTIONAL:
             return []
-        raise UserError(f"cannot list {kind} ({path}): HTTP {exc.status} {exc.reason}",
+        raise UserError(f"cannot list {kind} ({path}): {exc}",
                         "the kubeconfig needs list on nodes, pods and the scheduling objects") from None
 
 
