@@ -37,7 +37,7 @@ def run(spec: str, nodes: int, pods: int, label: str, repeats: int, apiserver: s
     for number in range(repeats):
         out = work / f"report-{number}.json"
         started = time.monotonic()
-        done = _inv("compare", str(shot), "--a", spec, "--b", spec, "--json", str(out), "--timeout", "1800", *extra)
+        done = _inv("compare", str(shot), "-a", spec, "-b", spec, "--json", str(out), "--timeout", "1800", *extra)
         seconds = time.monotonic() - started
         if done.returncode != 0:
             raise SystemExit(done.stderr[-3000:])

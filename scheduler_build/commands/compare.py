@@ -17,9 +17,9 @@ from scheduler_build.inputs.compare import compare_inputs, generate_inputs, take
 @task(auto_shortflags=False, help={  # with this many flags invoke's generated short ones collide
     "snapshot": "the snapshot file (snapshot.take, snapshot.generate, or kube-scheduler-simulator's export)",
     "a": "side a: a build spec (its compare build is made as needed), or a kube-scheduler binary with --a-config",
-    "b": "side b: as --a",
-    "a-config": "side a's KubeSchedulerConfiguration when --a is a binary",
-    "b-config": "side b's KubeSchedulerConfiguration when --b is a binary",
+    "b": "side b: as -a",
+    "a-config": "side a's KubeSchedulerConfiguration when -a is a binary",
+    "b-config": "side b's KubeSchedulerConfiguration when -b is a binary",
     "profile": "the profile (schedulerName) compared; default: each side's first",
     "pending-only": "keep the snapshot's bound pods where they are; schedule only its pending pods",
     "json": "also write the report as JSON (docs/compare.schema.json) to this file",

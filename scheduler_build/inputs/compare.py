@@ -74,12 +74,12 @@ def compare_request(request: BuildRequest, minor: str | None = None) -> BuildReq
 def side(c: Any, label: str, source: str | None, config: str | None, profile: str | None,
          apiserver: str | None) -> Side:
     """A spec path is loaded and its compare build requested; anything else must be a kube-scheduler binary
-    with --{label}-config."""
+    with --{label}-config (the flags are -a and -b)."""
     if not source:
-        raise UserError(f"compare needs --{label}", f"pass --{label} SPEC.yaml, or --{label} BINARY --{label}-config FILE")
+        raise UserError(f"compare needs -{label}", f"pass -{label} SPEC.yaml, or -{label} BINARY --{label}-config FILE")
     path = Path(source).expanduser()
     if not path.exists():
-        raise UserError(f"--{label} {source}: no such file", "pass a build spec (.yaml) or a kube-scheduler binary")
+        raise UserError(f"-{label} {source}: no such file", "pass a build spec (.yaml) or a kube-scheduler binary")
     explicit_apiserver = Path(apiserver).expanduser() if apiserver else None
     if path.suffix in (".yaml", ".yml"):
         if config:
@@ -91,14 +91,14 @@ def side(c: Any, label: str, source: str | None, config: str | None, profile: st
                     None if explicit_apiserver else component_request(c, "kube-apiserver", request.k8s_version),
                     explicit_apiserver)
     if not config:
-        raise UserError(f"--{label} {source} is a binary and has no configuration",
+        raise UserError(f"-{label} {source} is a binary and has no configuration",
                         f"pass --{label}-config FILE (its KubeSchedulerConfiguration)")
     config_path = Path(config).expanduser()
     if not config_path.is_file():
         raise UserError(f"--{label}-config {config}: no such file", "pass the binary's KubeSchedulerConfiguration")
     version = _built_version(path)
     if not version and not explicit_apiserver:
-        raise UserError(f"--{label} {source}: no build-info.json beside it tells its Kubernetes version",
+        raise UserError(f"-{label} {source}: no build-info.json beside it tells its Kubernetes version",
                         "pass --apiserver BINARY (a kube-apiserver the skew policy allows with it)")
     return Side(label, source, None, None, path.resolve(), config_path.resolve(), profile or "", version,
                 component_request(c, "kube-apiserver", version) if version and not explicit_apiserver else None,

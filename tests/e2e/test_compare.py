@@ -54,7 +54,7 @@ def snapshot(tmp_path_factory, dist) -> Path:
 
 
 def _compare(env: dict[str, str], apiserver: Path, shot: Path, a: Path, b: Path, out: Path) -> dict:
-    done = _inv(env, "compare", str(shot), "--a", str(a), "--b", str(b), "--apiserver", str(apiserver),
+    done = _inv(env, "compare", str(shot), "-a", str(a), "-b", str(b), "--apiserver", str(apiserver),
                 "--json", str(out), "--timeout", "300")
     assert done.returncode == 0, done.stderr[-5000:]
     doc = json.loads(out.read_text())
@@ -135,7 +135,7 @@ def test_a_snapshot_taken_from_a_cluster_up_cluster_replays(built_apiserver, dis
 
 def test_a_sigterm_mid_run_leaves_nothing(built_apiserver, snapshot, dist):
     before = _side_dirs()
-    run = Run(["-m", "invoke", "compare", str(snapshot), "--a", str(EXAMPLE), "--b", str(EXAMPLE), "--apiserver",
+    run = Run(["-m", "invoke", "compare", str(snapshot), "-a", str(EXAMPLE), "-b", str(EXAMPLE), "--apiserver",
                str(built_apiserver.binary), "--timeout", "300"], REPO, env={"SCHEDULER_BUILD_PATHS_DIST_DIR": str(dist)})
     try:
         run.wait_until("side a's kube-scheduler running", lambda: run.running("kube-scheduler"), timeout=1800)

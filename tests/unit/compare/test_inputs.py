@@ -44,10 +44,10 @@ def test_the_snapshot_is_read_first(tmp_path):
 
 
 def test_each_side_must_be_a_spec_or_a_binary_with_its_configuration(shot, binary, tmp_path):
-    assert "compare needs --a" in _refused(snapshot=str(shot), a=None, b=str(EXAMPLE))
-    assert "--b /nope.yaml: no such file" in _refused(snapshot=str(shot), a=str(binary), a_config=str(EXAMPLE), b="/nope.yaml",
+    assert "compare needs -a" in _refused(snapshot=str(shot), a=None, b=str(EXAMPLE))
+    assert "-b /nope.yaml: no such file" in _refused(snapshot=str(shot), a=str(binary), a_config=str(EXAMPLE), b="/nope.yaml",
                                                       apiserver=str(binary))
-    assert f"--a {binary} is a binary and has no configuration" in _refused(snapshot=str(shot), a=str(binary), b=str(EXAMPLE))
+    assert f"-a {binary} is a binary and has no configuration" in _refused(snapshot=str(shot), a=str(binary), b=str(EXAMPLE))
     assert "--a-config /missing.yaml: no such file" in _refused(snapshot=str(shot), a=str(binary), a_config="/missing.yaml",
                                                                  b=str(EXAMPLE))
     assert "--b-config is for a built binary" in _refused(snapshot=str(shot), a=str(binary), a_config=str(EXAMPLE),
