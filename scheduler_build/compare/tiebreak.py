@@ -23,7 +23,7 @@ SCHEDULE_ONE = "pkg/scheduler/schedule_one.go"
 SORTED_NODES = "pkg/scheduler/framework/sorted_nodes.go"
 # Where nodeScoreHeap lives, by minor (1.36 introduced the heap; 1.37 moved it). A newer minor gets the newest
 # layout; if that moved again the build stops with the patch conflict naming the file.
-HEAP_FILE = {"1.36": (SCHEDULE_ONE, 1088), "1.37": (SORTED_NODES, 61)}
+HEAP_FILE = {(1, 36): (SCHEDULE_ONE, 1088), (1, 37): (SORTED_NODES, 61)}  # (major, minor) -> file, line
 FRAMEWORK_TYPES = "pkg/scheduler/framework/types.go"
 PLUGINS_MARK = "[unschedulable plugins: "  # what the FitError hunk appends; report.py reads it back
 SUFFIX = "compare"  # appended to the stamped version: v1.36.3-acme.1.compare
@@ -59,11 +59,11 @@ def patch_text(minor: str) -> str:
         major, number = (int(x) for x in minor.split(".")[:2])
     except ValueError:
         raise UserError(f"compare cannot tell the Kubernetes minor of {minor!r}", "name a minor such as 1.36") from None
-    known = sorted(HEAP_FILE, key=lambda m: int(m.split(".")[1]))
-    if (major, number) < (1, int(known[0].split(".")[1])):
-        raise UserError(f"compare builds need Kubernetes {known[0]} or newer, not {minor}",
+    known = sorted(HEAP_FILE)
+    if (major, number) < known[0]:
+        raise UserError(f"compare builds need Kubernetes {known[0][0]}.{known[0][1]} or newer, not {minor}",
                         "build the sides for a newer minor, or pass built binaries (their ties stay random)")
-    heap_file, line = HEAP_FILE.get(f"{major}.{number}", HEAP_FILE[known[-1]])
+    heap_file, line = HEAP_FILE.get((major, number), HEAP_FILE[known[-1]])
     return PATCH.format(heap_file=heap_file, line=line, types_file=FRAMEWORK_TYPES, mark=PLUGINS_MARK)
 
 
