@@ -265,6 +265,24 @@ def merge_bench(c, files, out=None):
     emit(perf_report.markdown(raw["results"]))
 
 
+@task(name="compare", help={
+    "spec": "the spec compared against itself (default examples/underlay/scheduler.yaml)",
+    "nodes": "nodes of the generated snapshot (default 1000)",
+    "pods": "pods of the generated snapshot (default 5000)",
+    "pod-label": "KEY=VALUE[:FRACTION] for snapshot.generate (default the example's opt-in label on a third)",
+    "repeats": "runs (default 1: each is minutes)",
+    "apiserver": "a kube-apiserver binary (default: compare builds its own)",
+    "json": "print raw figures as JSON instead of a Markdown table",
+})
+@user_errors
+def compare_bench(c, spec="examples/underlay/scheduler.yaml", nodes=1000, pods=5000,
+                  pod_label="underlay.acme.example.com/needs-ip=true:0.33", repeats=1, apiserver="", json=False):
+    """`compare` at scale: seconds per side, pods/s and the schedulers' peak memory (docs/compare.md)."""
+    module = _bench_module("compare_bench")
+    _report("bench.compare", module, lambda: module.run(spec, int(nodes), int(pods), pod_label, int(repeats), apiserver),
+            json, checkpoint=True)
+
+
 @task(name="report", help={
     "check": "write nothing; fail when BENCHMARKS.md differs from what the raw files say",
 })
@@ -282,4 +300,5 @@ def report_bench(c, check=False):
 
 
 ns = Collection("bench", build_bench, extender_bench, image_bench, e2e_bench, perf_bench, merge_bench, startup_bench,
+                compare_bench,
                 report_bench)

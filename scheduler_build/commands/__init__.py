@@ -9,7 +9,7 @@ from invoke import Collection
 from scheduler_build import settings
 from scheduler_build.commands._common import accept_spec_on_stdin, add_inverse_flags
 from scheduler_build.commands import (
-    build, builder, clean, cluster, config, deploy, dev, doctor, explain, extender, image, init, k8s, plugin, release,
+    build, builder, clean, cluster, compare, config, deploy, dev, doctor, explain, extender, image, init, k8s, plugin, release,
     scaffold)
 
 
@@ -19,8 +19,9 @@ def namespace() -> Collection:
     ns.add_task(clean.clean)
     ns.add_task(init.init)
     ns.add_task(explain.explain)
+    ns.add_task(compare.compare)
     for collection in (k8s.ns, builder.ns, build.ns, cluster.ns, image.ns, scaffold.ns, plugin.ns, config.ns, deploy.ns, dev.ns,
-                       extender.ns, release.ns):
+                       extender.ns, release.ns, compare.ns):
         ns.add_collection(collection)
     ns.configure(settings.invoke_defaults())
     for task in _every_task(ns):

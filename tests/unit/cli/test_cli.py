@@ -38,9 +38,9 @@ PRODUCT = {"doctor", "clean", "init", "explain", "build.build", "build.check-pat
            "cluster.down", "cluster.status", "cluster.load", "config.render", "config.chart", "config.validate", "config.migrate-policy",
            "deploy.deploy", "extender.serve", "image.build", "image.push", "image.extender", "image.keygen",
            "image.verify", "image.policy", "k8s.resolve", "release.matrix", "release.step-image",
-           "k8s.versions", "scaffold.plugin", "plugin.retarget"}
+           "k8s.versions", "scaffold.plugin", "plugin.retarget", "compare", "snapshot.take", "snapshot.generate"}
 DEVELOPER = {"test", "bump-test-versions", "e2e.e2e", "bench.build", "bench.e2e", "bench.extender", "bench.image", "bench.merge", "bench.perf",
-             "bench.report", "bench.startup"}
+             "bench.report", "bench.startup", "bench.compare"}
 
 
 def test_console_script_lists_the_products_tasks_only(capsys, tmp_path, monkeypatch):

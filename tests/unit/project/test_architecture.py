@@ -34,6 +34,8 @@ HEAVY_OPTIONAL = {
     "uvloop": "the extender's event loop, only when one runs",
     "yaml": "the extender's kubeconfig reader (the extender image imports it only with a kubeconfig)",
     "http.server": "the extender's plain-HTTP probe port, only when asked for",
+    "matplotlib": "compare --chart's PNG, only when asked for",
+    "matplotlib.pyplot": "beside it",
 }
 EXTENDER_HEAVY = ("prometheus_client", "msgspec", "uvicorn", "uvloop", "httptools")
 
@@ -171,7 +173,7 @@ def task_module_imports(files: list[Path], root: Path, package: str = PACKAGE) -
 # → image → push → render → deploy; scaffold writes a plugin before the build, retarget moves one between
 # minors, cluster runs what was built). A stage imports only itself and earlier stages; above them sit
 # flows/ (conductors), inputs/ (decided inputs) and commands/ (tasks).
-STAGES = ("spec", "resolve", "scaffold", "build", "retarget", "image", "publish", "config", "deploy", "cluster",
+STAGES = ("spec", "resolve", "scaffold", "build", "retarget", "image", "publish", "config", "deploy", "cluster", "compare",
           "doctor", "clean", "dev")
 ABOVE_STAGES = ("flows", "inputs", "commands")
 # What reads settings: no stage or flow imports these (their values arrive decided, in a request).

@@ -101,7 +101,7 @@ def test_every_task_and_flag_is_documented_on_a_page():
 
 # Pages a pip user reads show the program pip installs; the developer pages (tests, benchmarks, the
 # toolkit's own CI and design) keep `inv`, which only a checkout has.
-USER_PAGES = ["index.md", "build.md", "cluster.md", "config.md", "deploy.md", "explain.md", "extender.md", "gitops-helm.md",
+USER_PAGES = ["index.md", "build.md", "cluster.md", "compare.md", "config.md", "deploy.md", "explain.md", "extender.md", "gitops-helm.md",
               "images.md", "minors.md", "plugins.md", "remote-engine.md", "sbom-provenance.md", "settings.md",
               "troubleshooting.md"]
 DEVELOPER_TASK = re.compile(r"`inv (test|e2e|bench)\b")  # checkout-only tasks, named as a checkout runs them

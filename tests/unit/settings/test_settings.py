@@ -146,6 +146,11 @@ def test_a_foreign_user_invoke_yaml(tmp_path):
 # Flags named like a setting's flag that have no setting behind them, each with why: the walk below
 # fails on an entry that no longer exists, so this list cannot go stale silently.
 FLAG_ONLY = {
+    ("snapshot.take", "kubeconfig"): "the cluster to read, else the local control plane's (dev.run's rule)",
+    ("snapshot.take", "out"): "the snapshot file",
+    ("snapshot.generate", "out"): "the snapshot file",
+    ("bench.compare", "spec"): "the spec compared against itself, the example by default",
+    ("bench.compare", "apiserver"): "passed to compare's --apiserver",
     ("doctor", "kubeconfig"): "a cluster to judge, only when given",
     ("init", "name"): "the new spec's name, not build.name",
     ("init", "force"): "replaces an existing scheduler.yaml",
@@ -174,7 +179,7 @@ FLAG_ONLY = {
 # Where two settings share a flag name and the task's collection does not pick one.
 PREFERRED = {"k8s-version": "k8s.version", "kubeconfig": "deploy.kubeconfig", "key": "sign.key",
              "registry": "registry.url", "force": "image.force"}
-CHOSEN = {("image.verify", "key"): "sign.public_key"}
+CHOSEN = {("image.verify", "key"): "sign.public_key", ("compare", "timeout"): "cluster.timeout"}
 
 
 def setting_behind(task: str, flag: str) -> str | None:
