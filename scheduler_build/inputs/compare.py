@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_build import settings
-from scheduler_build.build import from_spec
+from scheduler_build.inputs.common import spec_at
 from scheduler_build.build.info import BuildInfo
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.compare import snapshot as snapshot_mod
@@ -85,7 +85,7 @@ def side(c: Any, label: str, source: str | None, config: str | None, profile: st
         if config:
             raise UserError(f"--{label}-config is for a built binary; {source} is a spec",
                             f"drop --{label}-config: the spec's own configuration is used")
-        spec = from_spec.load_spec(str(path))
+        spec = spec_at(Path(path))
         request = compare_request(build_request(c, arch=host_arch(), component="kube-scheduler", spec=spec))
         return Side(label, source, spec, request, None, None, profile or "", request.k8s_version,
                     None if explicit_apiserver else component_request(c, "kube-apiserver", request.k8s_version),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_build.build import from_spec
+from scheduler_build.inputs.common import spec_at
 from scheduler_build.compare import sideconfig
 from scheduler_build.compare.side import EXTENDER_MARK
 from scheduler_build.config import schedulerconfig
@@ -19,7 +19,7 @@ EXAMPLE = Path(__file__).resolve().parents[3] / "examples/underlay/scheduler.yam
 
 
 def _example() -> tuple[dict, str]:
-    spec = devloop.host_spec(from_spec.load_spec(str(EXAMPLE)))
+    spec = devloop.host_spec(spec_at(EXAMPLE))
     return schedulerconfig.for_spec(spec), reference_extender_url(spec)
 
 
