@@ -6,6 +6,7 @@ from pathlib import Path
 from invoke import task
 
 from scheduler_build import settings
+from scheduler_build import spec as spec_mod
 from scheduler_build.errors import UserError, for_program
 from scheduler_build.progress import log, phase
 from scheduler_build.scaffold import generate, starter
@@ -52,8 +53,6 @@ def init(c, dir=".", name="my-scheduler", plugin="", module="", k8s_version=None
 def _check_spec_name(name: str, minor: str, target: Path) -> None:
     """Before anything is written: the starter spec passes the spec's own checks (its `name` above all),
     so `init` never writes a spec `config.validate` refuses."""
-    from scheduler_build import spec as spec_mod
-
     try:
         spec_mod.loads(starter.spec_text(name, minor, None), target, check_files=False)
     except UserError as exc:
