@@ -226,7 +226,8 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants=perf_variants.DEFAUL
     def measured() -> dict:
         raw_path = record.raw_path()
         results = perf_run.run(loaded, perf_variants.parse_workloads(workloads), chosen,
-                               int(repeats), settings.cache_dir(c.config), option(c, "build.gocache_volume"),
+                               int(repeats), settings.cache_dir(c.config),
+                               settings.gocache_volume(option(c, "build.gocache_volume")),
                                option(c, "builder.image"), option(c, "builder.pull"), pgo_loaded,
                                profiles=raw_path.with_suffix(".profiles") if profile and raw_path else None,
                                shard=share)

@@ -9,6 +9,7 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 from scheduler_build.errors import UserError, WriteError
 
@@ -98,7 +99,8 @@ def staging_prefix(name: str) -> str:
     return f"{STAGING}{name}-p{os.getpid()}-"
 
 
-def publish_dir(staging: Path, final: Path, version: str = "") -> Path:
+def publish_dir(staging: Path, final: Path, version: str = "",
+                theirs: Callable[[Path], list[str]] | None = None) -> Path:
     """Make the complete directory `staging` visible at `final` in one step.
 
     `final` is a real directory, so `tar`, `cp -r` and `rsync` of the documented path get the files.
@@ -119,9 +121,9 @@ def publish_dir(staging: Path, final: Path, version: str = "") -> Path:
         os.rename(staging, final)
         return final
     old_tree = final.resolve() if legacy else final
-    carried = _carry_theirs(old_tree, staging)
+    carried = _carry_theirs(old_tree, staging, theirs)
     exchange(staging, final)  # `staging` now names the previous output (or the earlier layout's link)
-    _carry_theirs(old_tree if legacy else staging, final, move=True, skip=carried)  # written during the swap
+    _carry_theirs(old_tree if legacy else staging, final, theirs, move=True, skip=carried)  # written during the swap
     if legacy:
         os.unlink(staging)
         for sibling in final.parent.glob(f".{final.name}.*"):  # the tree it named, and older ones (`.X.<key>`)
@@ -136,14 +138,12 @@ def publish_dir(staging: Path, final: Path, version: str = "") -> Path:
 _LEGACY_KEY = re.compile(r"^[0-9a-f]{16}$")  # the earlier layout's `.X.<key>`: a digest's first 16
 
 
-def _carry_theirs(old: Path, new: Path, move: bool = False, skip: list[str] = ()) -> list[str]:
-    """Put the files of `old` our record does not name (owned.published_files) into `new`: hard links
-    before the swap (the new tree shows them at once), moved after it (any written meanwhile). A name
-    the new output also writes is refused before anything changed."""
-    from scheduler_build import owned  # owned writes through this module
-
-    found = owned.published_files(old)
-    theirs = [name for name in (found[2] if found else []) if name not in skip]
+def _carry_theirs(old: Path, new: Path, find: Callable[[Path], list[str]] | None, move: bool = False,
+                  skip: list[str] = ()) -> list[str]:
+    """Put the files of `old` that `find` names (owned.publish_dir: those our record does not name) into
+    `new`: hard links before the swap (the new tree shows them at once), moved after it (any written
+    meanwhile). A name the new output also writes is refused before anything changed."""
+    theirs = [name for name in (find(old) if find else []) if name not in skip]
     clash = [name for name in theirs if os.path.lexists(new / name) and not (new / name).is_dir()]
     if clash and not move:
         raise UserError(f"{old}: {', '.join(clash[:3])} {'is' if len(clash) == 1 else 'are'} not scheduler-build's, "

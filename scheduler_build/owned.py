@@ -23,6 +23,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from scheduler_build import atomic
 from scheduler_build.atomic import write_atomic
 from scheduler_build.errors import UserError, WriteError
 
@@ -186,3 +187,12 @@ def published_files(directory: Path) -> tuple[str, list[str], list[str]] | None:
         return None
     mine = [name for name in present if name in ours and not (directory / name).is_symlink()]
     return why, mine, [name for name in present if name not in mine]
+
+
+def publish_dir(staging: Path, final: Path, version: str = "") -> Path:
+    """atomic.publish_dir, keeping the files in the earlier output our record does not name (a user's)."""
+    def theirs(directory: Path) -> list[str]:
+        found = published_files(directory)
+        return found[2] if found else []
+
+    return atomic.publish_dir(staging, final, version, theirs)

@@ -154,7 +154,7 @@ def script(labels: list[str], patterns: dict[str, str], tests: dict[str, str] | 
 def gocache_volume() -> str:
     """The builds' Go build cache volume: `build.gocache_volume`, from its environment variable as `inv` reads it."""
     return next((os.environ[name] for name in settings.env_vars("build.gocache_volume") if os.environ.get(name)),
-                settings.DEFAULTS["build"]["gocache_volume"])
+                settings.gocache_volume(None))
 
 
 def compile_and_vet(modules: dict[str, Path], patterns: dict[str, str] | None = None,

@@ -24,7 +24,7 @@ from scheduler_build.engine import Engine, connect
 from scheduler_build import epoch as epoch_mod
 from scheduler_build import owned, platforms
 from scheduler_build.golang import toolchain
-from scheduler_build.atomic import check_publishable, link_or_copy, publish_dir, staging_prefix, umask_mode
+from scheduler_build.atomic import check_publishable, link_or_copy, staging_prefix, umask_mode
 from scheduler_build.build import builder_image as builder
 from scheduler_build.build import compile as compile_stage
 from scheduler_build.build import debuggable as debuggable_mod
@@ -350,7 +350,7 @@ def run(request: BuildRequest) -> BuildResult:
         info = _record(plan, argv, binary, checked, started)
         info.write(staging)
         os.chmod(staging, umask_mode(0o777))
-        publish_dir(staging, final_dir, info.binary.sha256[:16])
+        owned.publish_dir(staging, final_dir, info.binary.sha256[:16])
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)

@@ -16,8 +16,8 @@ from scheduler_build.inputs.explain import explain_inputs
     "context": flag_help("deploy.context"),
     "json": "print the stable JSON document (docs/explain.schema.json) instead of text",
     "top": "how many of the best-scored nodes to show (default: 3)",
-    "spec": "the build spec of the debuggable scheduler, so a pod without a record is told apart as not opted in "
-            "(no debuggable.podLabel label) or scheduled without the recorder: " + flag_help("spec.path"),
+    "spec": flag_help("spec.path", after="; explain: the debuggable scheduler's, so a pod without a record is told "
+                      "apart as not opted in (no debuggable.podLabel label) or scheduled without the recorder"),
 })
 @user_errors
 def explain(c, pod, namespace="default", kubeconfig=None, context=None, json=False, top=3, spec=None):

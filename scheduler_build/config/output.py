@@ -130,7 +130,7 @@ def _publish(files: dict[str, str], out: Path) -> None:
         for name, text in files.items():
             write_atomic(staging / name, text)
         write_atomic(staging / owned.RECORD, owned.record_text(files))
-        publish_dir(staging, out)
+        publish_dir(staging, out)  # its own rules above: others' files refused, an edited one only with --force
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from scheduler_build import __version__
+from scheduler_build import owned
 from scheduler_build import epoch as epoch_mod
-from scheduler_build.atomic import publish_dir, staging_prefix, write_atomic
+from scheduler_build.atomic import staging_prefix, write_atomic
 from scheduler_build.errors import UserError
 from scheduler_build.image import cyclonedx, layer, oci, provenance, sbom
 from scheduler_build.image.info import ImageInfo, PlatformEntry
@@ -312,7 +313,7 @@ def build(req: ImageRequest, native_arch: str, early: Callable[[EarlyImage], Non
             platforms=platforms_info,
         )
         image_info.write(staging)
-        publish_dir(staging, layout, key[:16])
+        owned.publish_dir(staging, layout, key[:16])
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)

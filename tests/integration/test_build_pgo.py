@@ -58,7 +58,7 @@ def _compile(setup, name: str, profile: Path | None) -> Path:
     out.mkdir()
     job = compile_stage.Job(
         workspace=_workspace(root, name), vendor=root / "vendor", out_dir=out,
-        gocache_volume=settings.default("build.gocache_volume"), package=".", binary_name="spin", flags="-s -w",
+        gocache_volume=settings.gocache_volume(None), package=".", binary_name="spin", flags="-s -w",
         environment=compile_stage.build_environment("linux", platforms.host_arch(), False, 0), overlays={},
         test=False, state_dir=root / f"state-{name}", pgo=profile)
     code, argv = compile_stage.run(engine, image.tag, job, image_id=image.image_id)

@@ -50,7 +50,7 @@ def act(tmp_path_factory) -> Act:
     })
     # The workflows bind the builder's Go cache volume into the workspace only when it is missing;
     # have it exist (as `inv build` creates it) so no volume points into a workspace act removes.
-    volume = settings.default("build.gocache_volume")
+    volume = settings.gocache_volume(None)
     if subprocess.run(["docker", "volume", "inspect", volume], capture_output=True).returncode != 0:
         subprocess.run(["docker", "volume", "create", volume], check=True, capture_output=True)
     return Act(origin=origin, work=work, env={"PYTEST_ADDOPTS": UNIT_TESTS})

@@ -39,8 +39,7 @@ def test_a_builder_running_a_dead_builds_compile_is_replaced_and_an_idle_one_reu
         assert warm.stop(engine, volume, tmp_path) == ([name], []) and not warm.shared_out(replaced, tmp_path, name)
         assert list((tmp_path / "builders").iterdir()) == []
     finally:
-        for container in client.containers.list(all=True, filters={"name": name}):
-            container.remove(force=True)
+        engine.remove_container(name)  # (waits for a removal the engine has in progress)
         try:
             client.volumes.get(volume).remove(force=True)
         except Exception:  # noqa: BLE001 - never created

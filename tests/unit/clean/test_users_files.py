@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from scheduler_build import atomic, owned
-from scheduler_build.atomic import publish_dir, write_atomic
+from scheduler_build.atomic import write_atomic
+from scheduler_build.owned import publish_dir
 from scheduler_build.clean import plan as clean
 from scheduler_build.errors import UserError
 
