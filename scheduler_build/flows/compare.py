@@ -14,14 +14,14 @@ from scheduler_build.compare import chart, report, side as side_mod, sideconfig
 from scheduler_build.config import schedulerconfig
 from scheduler_build.dev import loop as devloop
 from scheduler_build.errors import UserError
-from scheduler_build.inputs.compare import CompareInputs, Side, new_workdir
+from scheduler_build.inputs.compare import CompareInputs, SideInputs, new_workdir
 from scheduler_build.progress import log
 from scheduler_build.spec.model import reference_extender_url
 
 TIE_BREAKING = "by node name (compare builds; docs/compare.md)"
 
 
-def _binaries(side: Side) -> tuple[Path, Path]:
+def _binaries(side: SideInputs) -> tuple[Path, Path]:
     """(kube-scheduler, kube-apiserver) of a side, built as needed."""
     if side.request is not None:
         log(f"==> side {side.label}: compare build of {side.source}")
@@ -38,7 +38,7 @@ def _binaries(side: Side) -> tuple[Path, Path]:
     return scheduler, build_stage.run(side.apiserver).binary
 
 
-def _config(side: Side) -> tuple[dict, str]:
+def _config(side: SideInputs) -> tuple[dict, str]:
     if side.spec is not None:
         spec = devloop.host_spec(side.spec)
         url = reference_extender_url(spec) if spec.reference_extender.enabled else ""

@@ -28,7 +28,7 @@ from scheduler_build.spec.model import Spec
 
 
 @dataclass(frozen=True)
-class Side:
+class SideInputs:
     """One side of a comparison: a spec (built as its compare build) or a built binary with its configuration."""
 
     label: str  # "a" or "b"
@@ -47,8 +47,8 @@ class Side:
 class CompareInputs:
     snapshot: snapshot_mod.Snapshot
     snapshot_path: Path
-    a: Side
-    b: Side
+    a: SideInputs
+    b: SideInputs
     pending_only: bool
     json_out: Path | None
     chart_out: Path | None
@@ -71,8 +71,8 @@ def compare_request(request: BuildRequest, minor: str | None = None) -> BuildReq
         name=tiebreak.dist_name(request.name or request.component))
 
 
-def side(c: Any, label: str, source: str | None, config: str | None, profile: str | None,
-         apiserver: str | None) -> Side:
+def side_inputs(c: Any, label: str, source: str | None, config: str | None, profile: str | None,
+         apiserver: str | None) -> SideInputs:
     """A spec path is loaded and its compare build requested; anything else must be a kube-scheduler binary
     with --{label}-config (the flags are -a and -b)."""
     if not source:
@@ -87,7 +87,7 @@ def side(c: Any, label: str, source: str | None, config: str | None, profile: st
                             f"drop --{label}-config: the spec's own configuration is used")
         spec = spec_at(Path(path))
         request = compare_request(build_request(c, arch=host_arch(), component="kube-scheduler", spec=spec))
-        return Side(label, source, spec, request, None, None, profile or "", request.k8s_version,
+        return SideInputs(label, source, spec, request, None, None, profile or "", request.k8s_version,
                     None if explicit_apiserver else component_request(c, "kube-apiserver", request.k8s_version),
                     explicit_apiserver)
     if not config:
@@ -100,7 +100,7 @@ def side(c: Any, label: str, source: str | None, config: str | None, profile: st
     if not version and not explicit_apiserver:
         raise UserError(f"-{label} {source}: no build-info.json beside it tells its Kubernetes version",
                         "pass --apiserver BINARY (a kube-apiserver the skew policy allows with it)")
-    return Side(label, source, None, None, path.resolve(), config_path.resolve(), profile or "", version,
+    return SideInputs(label, source, None, None, path.resolve(), config_path.resolve(), profile or "", version,
                 component_request(c, "kube-apiserver", version) if version and not explicit_apiserver else None,
                 explicit_apiserver)
 
@@ -124,7 +124,7 @@ def compare_inputs(c: Any, *, snapshot: str, a: str | None, b: str | None, a_con
     shot_path = Path(snapshot).expanduser()
     shot = snapshot_mod.load(shot_path)
     explicit = option(c, "cluster.apiserver", apiserver) or None
-    sides = [side(c, "a", a, a_config, profile, explicit), side(c, "b", b, b_config, profile, explicit)]
+    sides = [side_inputs(c, "a", a, a_config, profile, explicit), side_inputs(c, "b", b, b_config, profile, explicit)]
     for out, flag in ((json_out, "--json"), (chart_out, "--chart")):
         if out and not Path(out).expanduser().resolve().parent.is_dir():
             raise UserError(f"{flag} {out}: its directory does not exist", "create it or pick another path")
