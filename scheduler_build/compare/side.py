@@ -128,7 +128,7 @@ def run_side(run: SideRun, shot: snapshot_mod.Snapshot, pending_only: bool) -> S
     result = SideResult(run.label, _version(run.binary), "")
     try:
         log(f"==> side {run.label}: control plane")
-        state = controlplane.up(run.apiserver, state_dir, run.etcd, run.timeout)
+        state = controlplane.up(run.apiserver, state_dir, etcd=run.etcd, timeout=run.timeout)
         result.apiserver_version = state.version
         api = kubeclient.from_kubeconfig(state.admin_kubeconfig)
         replay_mod.load_cluster(api, shot)
