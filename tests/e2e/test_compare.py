@@ -104,10 +104,12 @@ def test_a_capacity_of_one_makes_opted_in_pods_unschedulable_naming_the_plugin(b
 
 
 def test_a_snapshot_taken_from_a_cluster_up_cluster_replays(built_apiserver, dist, tmp_path):
+    from scheduler_build import settings
     from scheduler_build.cluster import controlplane
     from testkit import kubeobjects as kobj
 
-    state = controlplane.up(built_apiserver.binary, tmp_path / "cluster", timeout=300)
+    state = controlplane.up(built_apiserver.binary, tmp_path / "cluster", etcd=settings.default("cluster.etcd"),
+                            timeout=300)
     try:
         kube = kobj.api_client(state.admin_kubeconfig)
         from kubernetes import client as k
