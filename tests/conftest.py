@@ -32,6 +32,15 @@ if not _versions.canary():
 TIER_MARKS = {"integration": ("integration",), "e2e": ("e2e",), "node": ("node", "e2e")}
 
 
+UNPROVEN_ENV = "SCHEDULER_BUILD_TEST_UNPROVEN"
+
+
+def unproven(why: str) -> pytest.MarkDecorator:
+    """A test written but not yet seen passing on a CI machine: skipped (with `why`, shown by `-ra`) unless
+    SCHEDULER_BUILD_TEST_UNPROVEN=1. docs/development.md lists each, so none stays unrun by accident."""
+    return pytest.mark.skipif(os.environ.get(UNPROVEN_ENV) != "1", reason=f"unproven ({UNPROVEN_ENV}=1 runs it): {why}")
+
+
 def tier_marks(path: Path, tests_dir: Path = Path(__file__).resolve().parent) -> tuple[str, ...]:
     """The marks a test file gets from its directory under tests/ (none outside the tier dirs)."""
     try:
