@@ -14,11 +14,10 @@ applied as a patch after the spec's own series.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from scheduler_build import resources
-from scheduler_build.atomic import write_atomic
+from scheduler_build.build import patches
 from scheduler_build.spec.model import Debuggable  # noqa: F401 - the spec declares it, the build reads it
 
 RUNTIME_DIR = "pkg/scheduler/framework/runtime"
@@ -64,19 +63,12 @@ def patch_text() -> str:
 
 def recorder_patch(cache_root: Path) -> Path:
     """The patch file, content-addressed under the cache (the series key hashes its name and bytes)."""
-    text = patch_text()
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    path = Path(cache_root) / "debuggable" / digest / "zz-scheduler-build-recorder.patch"
-    if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, text)
-    return path
+    return patches.generated_patch(cache_root, "debuggable", "zz-scheduler-build-recorder.patch", patch_text())
 
 
 def stamped_suffix(suffix: str) -> str:
     """The version suffix of a debuggable build: the spec's, then `debug`."""
-    suffix = suffix.strip().lstrip("-")
-    return f"{suffix}.{SUFFIX}" if suffix else SUFFIX
+    return patches.stamped_suffix(suffix, SUFFIX)
 
 
 def dist_name(name: str) -> str:

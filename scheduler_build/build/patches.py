@@ -26,6 +26,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from scheduler_build.atomic import write_atomic
 from scheduler_build.errors import UserError
 from scheduler_build.golang import toolchain
 from scheduler_build.resolve.patchfile import FilePatch, Hunk, PatchFile, parse  # noqa: F401 - the one patch parser
@@ -268,3 +269,20 @@ def _copy_tree(src: Path, dst: Path) -> None:
                 os.link(s, d)
             except OSError:
                 shutil.copyfile(s, d)
+
+
+def generated_patch(cache_root: Path, kind: str, file_name: str, text: str) -> Path:
+    """A patch the tool adds to a series (the debuggable recorder, compare's tie-break), content-addressed
+    under the cache: the build's series key hashes its name and bytes, so a changed text is a new build."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = Path(cache_root) / kind / digest / file_name
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text)
+    return path
+
+
+def stamped_suffix(suffix: str, mark: str) -> str:
+    """A version suffix with the build's kind appended: the spec's suffix, then `mark` (debug, compare)."""
+    suffix = suffix.strip().lstrip("-")
+    return f"{suffix}.{mark}" if suffix else mark

@@ -13,10 +13,9 @@ them), so the report names the plugin, not only its per-node reasons. It is appl
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
-from scheduler_build.atomic import write_atomic
+from scheduler_build.build import patches
 from scheduler_build.errors import UserError
 
 SCHEDULE_ONE = "pkg/scheduler/schedule_one.go"
@@ -69,19 +68,12 @@ def patch_text(minor: str) -> str:
 
 def patch_file(cache_root: Path, minor: str) -> Path:
     """The patch, content-addressed under the cache (the build's series key hashes its name and bytes)."""
-    text = patch_text(minor)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    path = Path(cache_root) / "compare" / digest / "zz-scheduler-build-tiebreak.patch"
-    if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, text)
-    return path
+    return patches.generated_patch(cache_root, "compare", "zz-scheduler-build-tiebreak.patch", patch_text(minor))
 
 
 def stamped_suffix(suffix: str) -> str:
     """The version suffix of a compare build: the spec's, then `compare`."""
-    suffix = suffix.strip().lstrip("-")
-    return f"{suffix}.{SUFFIX}" if suffix else SUFFIX
+    return patches.stamped_suffix(suffix, SUFFIX)
 
 
 def dist_name(name: str) -> str:
