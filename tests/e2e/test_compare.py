@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, unproven
 from testkit.stopped import Run, one_line_end
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(3600)]
@@ -67,6 +67,22 @@ def _side_dirs() -> set[Path]:
 
     root = settings.cache_dir({}) / "compare"
     return set(root.glob("side-*")) if root.is_dir() else set()
+
+
+def _processes_under(dirs: set[Path]) -> list[str]:
+    """Processes whose command line names one of `dirs`: a side's etcd and kube-apiserver run detached from the
+    compare (cluster/processes.py supervises by PID), so they are found by their state directory, not as children."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if any(str(d) in cmdline for d in dirs):
+            found.append(f"{proc.name}: {cmdline[:120]}")
+    return found
 
 
 def test_the_example_against_itself_moves_nothing(built_apiserver, snapshot, dist, tmp_path):
@@ -135,17 +151,23 @@ def test_a_snapshot_taken_from_a_cluster_up_cluster_replays(built_apiserver, dis
     assert doc["sides"]["a"]["bound"] == 6
 
 
+@unproven("seen here: exit 143 and one line, but four tmp* entries left in TMPDIR (issue 40, item 5)")
 def test_a_sigterm_mid_run_leaves_nothing(built_apiserver, snapshot, dist):
     before = _side_dirs()
     run = Run(["-m", "invoke", "compare", str(snapshot), "-a", str(EXAMPLE), "-b", str(EXAMPLE), "--apiserver",
                str(built_apiserver.binary), "--timeout", "300"], REPO, env={"SCHEDULER_BUILD_PATHS_DIST_DIR": str(dist)})
     try:
-        run.wait_until("side a's kube-scheduler running", lambda: run.running("kube-scheduler"), timeout=1800)
-        assert run.running("etcd") and run.running("kube-apiserver")
+        # Side a's etcd and kube-apiserver (found by their state directory) and its kube-scheduler (the build's
+        # own probe of the binary runs before any side starts, so the scheduler alone does not say it).
+        run.wait_until("side a's control plane and kube-scheduler running",
+                       lambda: len(_processes_under(_side_dirs() - before)) >= 2 and run.running("kube-scheduler"),
+                       timeout=1800)
+        sides = _side_dirs() - before
         run.stop(signal.SIGTERM)
         assert run.proc.returncode == 143, run.stderr()[-3000:]
         one_line_end(run.stderr())
         assert run.leftovers() == []
+        assert _processes_under(sides) == []
         assert _side_dirs() == before
     finally:
         run.close()
