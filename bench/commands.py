@@ -93,10 +93,6 @@ def extender_bench(c, nodes="100,1000,5000", seconds=3.0, concurrency=1, repeats
     """Python extender vs a Go stdlib extender: filter/prioritize, NodeList/NodeNames, rps and p50/p99."""
     if int(repeats) < 1:
         raise UserError(f"--repeats {repeats}: must be at least 1", "e.g. --repeats 3")
-    share = perf_shards.parse(shard) if shard else None
-    if share is not None and compare:
-        raise UserError("--compare with --shard: a shard holds part of the cells", "merge the shards (bench.merge), "
-                        "then compare the merged file with `inv bench.perf --compare` on a whole run")
     module = _bench_module("extender.run")
     sizes = [int(n) for n in str(nodes).split(",") if n.strip()]
     _report("bench.extender", module, lambda: module.run(sizes, float(seconds), int(concurrency), int(repeats)), json)
