@@ -27,6 +27,7 @@ import pytest
 from conftest import REPO, TEST_K8S_MINOR
 from testkit.registry_server import Registry
 from testkit.stopped import Run, one_line_end
+from scheduler_build.atomic import STAGING
 
 IMAGE_ARGS = ["--no-spec", "--k8s-version", TEST_K8S_MINOR]
 REPOSITORY = "acme/kube-scheduler"
@@ -73,12 +74,12 @@ def test_a_stopped_push_leaves_nothing_tags_nothing_and_the_next_one_succeeds(im
         elif moment == "archive":
             run.wait_until("the unpacked archive", lambda: any(run.tmpdir.glob("scheduler-build-archive-*")))
         else:
-            run.wait_until("the staged layout", lambda: any(dist.rglob(".tmp-image-*")))
+            run.wait_until("the staged layout", lambda: any(dist.rglob(f"{STAGING}image-*")))
         seconds = run.stop(signal.SIGTERM)
         assert run.proc.returncode == 143, run.stderr()[-3000:]
         one_line_end(run.stderr())
         assert run.leftovers(tmp_path) == []
-        assert not list(dist.rglob(".tmp-*")) if dist.exists() else True, "a staging directory was left"
+        assert not list(dist.rglob(f"{STAGING}*")) if dist.exists() else True, "a staging directory was left"
         assert _tags(registry) == [], "a stopped push tagged something"
         print(f"image.push stopped at {moment}: exited {seconds:.1f}s after SIGTERM")
         again = Run(argv, tmp_path)
