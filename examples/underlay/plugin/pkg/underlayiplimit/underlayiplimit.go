@@ -50,17 +50,6 @@ func (s *preFilterState) Clone() fwk.StateData {
 	return s
 }
 
-// nodeUsage is what Filter and Score need of one NodeInfo, computed once per
-// NodeInfo generation (the scheduler gives every change of a node's pods or
-// labels a new, never reused generation, preemption's simulated copies
-// included), so a node's pods are counted again only after they changed.
-type nodeUsage struct {
-	generation int64
-	optedIn    int64 // opted-in pods in the NodeInfo, finished ones left out
-	capacity   int64
-	capacityOK bool
-}
-
 // UnderlayIPLimit is the plugin; New creates one per profile that enables it.
 type UnderlayIPLimit struct {
 	handle fwk.Handle
@@ -75,11 +64,9 @@ type UnderlayIPLimit struct {
 	reserved map[types.UID]string
 	byNode   map[string]map[types.UID]struct{}
 
-	// usage caches nodeUsage by node name (*nodeUsage values, replaced whole,
-	// never changed in place). A sync.Map because its reads of existing keys
-	// take no lock: the per-node path costs one lookup instead of a walk over
-	// the node's pods with a label lookup each, as the CPU profile showed.
-	usage sync.Map
+	// usage caches each node's counts by NodeInfo generation (usagecache.go),
+	// so the per-node path neither walks the node's pods nor takes a lock.
+	usage *usageCache
 }
 
 var _ fwk.PreFilterPlugin = &UnderlayIPLimit{}
@@ -108,7 +95,7 @@ func New(_ context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error
 		return nil, err
 	}
 	return &UnderlayIPLimit{handle: h, args: *args, reserved: map[types.UID]string{},
-		byNode: map[string]map[types.UID]struct{}{}}, nil
+		byNode: map[string]map[types.UID]struct{}{}, usage: newUsageCache()}, nil
 }
 
 // Name returns the plugin's name.
@@ -156,12 +143,10 @@ func (pl *UnderlayIPLimit) capacity(node *v1.Node) (capacity int64, ok bool) {
 func (pl *UnderlayIPLimit) nodeUsage(nodeInfo fwk.NodeInfo) *nodeUsage {
 	node := nodeInfo.Node()
 	generation := nodeInfo.GetGeneration()
-	if cached, ok := pl.usage.Load(node.Name); ok {
-		if u := cached.(*nodeUsage); u.generation == generation {
-			return u
-		}
+	if u := pl.usage.get(node.Name, generation); u != nil {
+		return u
 	}
-	u := &nodeUsage{generation: generation}
+	u := &nodeUsage{name: node.Name, generation: generation}
 	for _, info := range nodeInfo.GetPods() {
 		pod := info.GetPod()
 		if pl.wants(pod) && pod.Status.Phase != v1.PodSucceeded && pod.Status.Phase != v1.PodFailed {
@@ -169,7 +154,7 @@ func (pl *UnderlayIPLimit) nodeUsage(nodeInfo fwk.NodeInfo) *nodeUsage {
 		}
 	}
 	u.capacity, u.capacityOK = pl.capacity(node)
-	pl.usage.Store(node.Name, u)
+	pl.usage.put(u)
 	return u
 }
 
@@ -254,11 +239,12 @@ func (pl *UnderlayIPLimit) cycle(state fwk.CycleState, pod *v1.Pod) *preFilterSt
 
 // PreFilter records whether the pod opts in, and copies the reservations for
 // Filter and Score; pods that do not opt in skip Filter.
-func (pl *UnderlayIPLimit) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+func (pl *UnderlayIPLimit) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, nodes []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	wants := pl.wants(pod)
 	s := &preFilterState{wants: wants}
 	if wants {
 		s.reserved = pl.reservations()
+		pl.usage.fit(len(nodes))
 	}
 	state.Write(stateKey, s)
 	if !wants {
