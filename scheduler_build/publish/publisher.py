@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from scheduler_build.errors import UserError
 from scheduler_build.image.info import ImageInfo
 
 Artifact = TypeVar("Artifact", contravariant=True)
@@ -30,6 +31,8 @@ class ImageArtifact:
     @classmethod
     def of_layout(cls, layout: Path) -> ImageArtifact:
         """A layout on disk (dist/'s with --no-build, an extracted archive): its record read and checked."""
+        if not (Path(layout) / "index.json").is_file():  # no layout at all: say that, not that its record is unreadable
+            raise UserError(f"no built image under {layout}", "run `inv image.build` first")
         return cls(Path(layout), ImageInfo.of_layout(Path(layout)))
 
 

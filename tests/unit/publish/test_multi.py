@@ -6,6 +6,7 @@ The images loaded here are tagged scheduler-build-test/multi:<random> and remove
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import tarfile
@@ -19,10 +20,12 @@ from scheduler_build.engine import Engine, connect
 from scheduler_build.errors import UserError
 from scheduler_build.image import layer, oci
 from scheduler_build.image.info import ImageInfo, PlatformEntry
-from scheduler_build.publish.archive import ArchivePublisher
+from scheduler_build.publish.archive import ArchivePublisher, write
 from scheduler_build.publish.daemon import DaemonPublisher
 from scheduler_build.publish.multi import MultiPublisher
 from scheduler_build.publish.publisher import ImageArtifact
+
+from tests.integration.test_input_errors import INV, assert_one_line, run
 
 EPOCH = 1700000000
 
@@ -30,6 +33,7 @@ EPOCH = 1700000000
 def loadable_image(root: Path, tag: str) -> ImageArtifact:
     """A one-platform layout the engine can load: a real gzip layer of a random file, a config naming its diff_id,
     and the image-info.json record (its local tag `tag`). Random content: a fresh image ID per test."""
+    root.mkdir(parents=True, exist_ok=True)
     lay = oci.Layout(root / "layout")
     binary, ca = root / "kube-scheduler", root / "ca.crt"
     binary.write_bytes(b"\x7fELF" + os.urandom(512))
@@ -141,3 +145,31 @@ def test_the_daemon_takes_a_fresh_image_while_it_is_assembled():
         assert early is daemon.early
     with MultiPublisher([("archive=x", ArchivePublisher(Path("x"), Path("c"), False))]).assembling() as early:
         assert early is None
+
+
+def test_image_push_from_an_archive_to_the_daemon_and_an_archive_at_the_command_line(tmp_path, engine, image):
+    """The front door end to end, no registry: --from-archive's layout goes to the engine, then to a new archive,
+    byte-identical to the one it came from (same layout, the image's own date). Then a file that is not ours
+    is refused before anything is published (nothing loaded for a fresh tag, the file untouched)."""
+    source = write(image.layout, tmp_path / "in.tar", EPOCH)
+    out = tmp_path / "out.tar"
+    cache = {"SCHEDULER_BUILD_PATHS_CACHE_DIR": str(tmp_path / "cache")}
+    proc = run(INV + ["image.push", "--from-archive", str(source), "--to", f"daemon,archive={out}", "--json"],
+               cwd=tmp_path, **cache)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout)
+    assert [d["to"] for d in result["destinations"]] == ["daemon", f"archive={out}"]
+    assert held(engine, image) and out.read_bytes() == source.read_bytes()
+
+    foreign = tmp_path / "foreign.tar"
+    foreign.write_text("not ours")
+    fresh_tag = f"scheduler-build-test/multi:{uuid.uuid4().hex[:12]}"
+    other = loadable_image(tmp_path / "other", fresh_tag)
+    try:
+        proc = run(INV + ["image.push", "--from-archive", str(write(other.layout, tmp_path / "other.tar", EPOCH)),
+                          "--to", f"daemon,archive={foreign}"], cwd=tmp_path, **cache)
+        assert_one_line(proc, 2, "is not as scheduler-build wrote it")
+        assert "--force" not in proc.stderr  # image.push has no --force: the hint names none
+        assert not held(engine, other) and foreign.read_text() == "not ours"
+    finally:
+        engine.remove_image(fresh_tag)
