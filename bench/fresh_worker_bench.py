@@ -43,7 +43,7 @@ import docker
 from bench import record
 from scheduler_build import settings
 from scheduler_build.build import pipeline as build
-from scheduler_build.build import registry_cache, warm, workspace_image
+from scheduler_build.build import shared_cache, warm, workspace_image
 from scheduler_build.build.compile import out_volume
 from scheduler_build.inputs.build import default_request
 from scheduler_build.progress import log
@@ -225,7 +225,7 @@ def _round(number: int, k8s_version: str, work: Path, hidden: list[Path], preexi
         assert fresh["sha256"] == cold["sha256"], f"round {number}: the fresh worker's binary differs"
         log(f"round {number}: local cold {cold['seconds']:.1f} s (+ {cold['push_seconds']:.1f} s push), fresh worker "
             f"{fresh['seconds']:.1f} s (builder load {fresh['builder_load_seconds']:.1f} s)")
-        refs = [registry_cache.ref(repo, kind, "<key>") for kind in ("ws", "gocache")]
+        refs = [shared_cache.ref(repo, kind, "<key>") for kind in ("ws", "gocache")]
         return {"cold": cold, "fresh": fresh, "registry_bytes": tree_bytes(work / "registry"),
                 "workspace_image_built": built, "cache_refs": refs}
     finally:

@@ -31,7 +31,7 @@ from scheduler_build.build import pipeline as build
 from scheduler_build.inputs import image as image_inputs
 from scheduler_build.image import assemble, oci
 from scheduler_build.image import request as image_request
-from scheduler_build.publish import registry
+from scheduler_build.publish import distribution, registry
 from scheduler_build.flows import image as image_flow
 from testkit import docker_sdk
 from testkit.registry_server import Registry
@@ -159,10 +159,10 @@ def _measure_pushes(client, result, engine_image, work: Path, repeats: int) -> d
     for i in range(repeats):
         reg = Registry(work / f"reg-{i}").start()
         try:
-            target = registry.Target(reg.host, "bench/kube-scheduler")
+            target = distribution.Target(reg.host, "bench/kube-scheduler")
             for key in ("push_cold", "push_warm"):
                 start = time.monotonic()
-                registry.push(result.layout, registry.Client(target))
+                registry.push(result.layout, distribution.Client(target))
                 times[key].append(time.monotonic() - start)
                 record.run(key.replace("_", " "), "ours", times[key][-1])
         finally:

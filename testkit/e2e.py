@@ -25,6 +25,7 @@ from scheduler_build.image import assemble
 from scheduler_build.image.gomodules import SbomInputs
 from scheduler_build.image.request import ImageRequest, PlatformInput
 from scheduler_build.publish import daemon
+from scheduler_build.publish.publisher import ImageArtifact
 from scheduler_build.atomic import write_atomic
 from scheduler_build.cluster import processes
 from scheduler_build.config import schedulerconfig
@@ -266,7 +267,7 @@ def scheduler_image(build_result: Any, dist_dir: Path, repository: str = "schedu
         force=False, base_tag="", spec_sha256="", spec_dir=None, sbom_inputs=SbomInputs(),
     )
     result = assemble.build(request, arch)
-    daemon.publish(result)
+    daemon.hold(ImageArtifact(result.layout, result.info))
     return next(p.local_tag for p in result.platforms if p.arch == arch)
 
 

@@ -31,7 +31,7 @@ from scheduler_build.build import debuggable as debuggable_mod
 from scheduler_build.build import k8s_agreement
 from scheduler_build.build import pgo as pgo_mod
 from scheduler_build.build import plugins as plugins_stage
-from scheduler_build.build import registry_cache
+from scheduler_build.build import shared_cache
 from scheduler_build.build import vendor
 from scheduler_build.build import verify
 from scheduler_build.build import warm
@@ -72,7 +72,7 @@ class BuildRequest:
     # and the patch series against the kubernetes tree, both from a build spec (plugins.py).
     plugin_sources: tuple
     patches: tuple[Path, ...]
-    # The registry as the shared cache (registry_cache.py): repositories, empty for none.
+    # The registry as the shared cache (shared_cache.py): repositories, empty for none.
     cache_from: str
     cache_to: str
     # A debuggable build (build/debuggable.py): the recorder patched in, `.debug` stamped, dist/<name>-debuggable.
@@ -177,8 +177,8 @@ def _plan(request: BuildRequest) -> _Plan:
     check_suffix(request.version_suffix)
     if request.go:
         toolchain.check_exact(request.go)
-    registry_cache.check_repo(request.cache_from, "--cache-from")
-    registry_cache.check_repo(request.cache_to, "--cache-to")
+    shared_cache.check_repo(request.cache_from, "--cache-from")
+    shared_cache.check_repo(request.cache_to, "--cache-to")
     owned.check_writable(Path(request.dist_dir), "--dist")  # before resolve, vendor and the workspace image
     phases: dict[str, float] = {}
     with _timed(phases, "resolve", request.k8s_version):
@@ -229,9 +229,9 @@ def _workspace_image(engine: Engine, request: BuildRequest, chosen: builder.Buil
     """The workspace image: local, else from the registry cache (--cache-from), else built."""
     key = workspace_image.image_key(chosen.image, chosen.go_version, vendored.vendor_key, custom.overlays, chosen.identity)
     if request.cache_from and engine.inspect_image(workspace_image.tag_for(key)) is None:
-        registry_cache.pull_workspace(engine, request.cache_from, key)
+        shared_cache.pull_workspace(engine, request.cache_from, key)
     if request.cache_from:
-        registry_cache.seed_gocache(engine, request.cache_from, key, request.gocache_volume)
+        shared_cache.seed_gocache(engine, request.cache_from, key, request.gocache_volume)
     image = workspace_image.ensure(engine, chosen.image, chosen.go_version, vendored.vendor_dir, vendored.vendor_key,
                                    custom.overlays, chosen.identity)
     log(f"    {image.tag} ({'cached' if image.cached else 'built'})")
@@ -345,8 +345,8 @@ def run(request: BuildRequest) -> BuildResult:
             log(f"    static {checked.arch} ELF, {checked.version_method}: {checked.version_output}")
         if request.cache_to:
             with _timed(plan.phases, "cache-to", request.cache_to):
-                registry_cache.push_workspace(plan.engine, request.cache_to, plan.workspace_image.key)
-                registry_cache.push_gocache(plan.engine, request.cache_to, plan.workspace_image.key, request.gocache_volume)
+                shared_cache.push_workspace(plan.engine, request.cache_to, plan.workspace_image.key)
+                shared_cache.push_gocache(plan.engine, request.cache_to, plan.workspace_image.key, request.gocache_volume)
         info = _record(plan, argv, binary, checked, started)
         info.write(staging)
         os.chmod(staging, umask_mode(0o777))

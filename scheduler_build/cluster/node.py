@@ -23,7 +23,7 @@ from typing import Callable
 
 from scheduler_build import kubeclient
 from scheduler_build.atomic import write_atomic
-from scheduler_build.cluster import containerd, controlplane, dns, hosttraces, network, registries
+from scheduler_build.cluster import containerd, controlplane, dns, hosttraces, network, pull_hosts
 from scheduler_build.cluster import node_config as cfg
 from scheduler_build.cluster.processes import ProcessRecord, alive, free_port, spawn, stop, wait_http
 from scheduler_build.errors import UserError
@@ -42,7 +42,7 @@ class NodeState:
     binaries: dict[str, str]
     iptables_before: dict = field(default_factory=dict)
     outside_before: list[str] = field(default_factory=list)
-    registries: list[str] = field(default_factory=list)  # servers the node pulls from (registries.py)
+    registries: list[str] = field(default_factory=list)  # servers the node pulls from (pull_hosts.py)
     processes: dict[str, ProcessRecord] = field(default_factory=dict)
 
     def save(self, state_dir: Path) -> None:
@@ -146,7 +146,7 @@ def _start_components(state: NodeState, cp: controlplane.ClusterState, cache_dir
 
 
 def up(apiserver: Path, binaries: dict[str, Path], state_dir: Path, cache_dir: Path, etcd: str,
-       timeout: float, pull_from: list[registries.NodeRegistry] | None = None) -> controlplane.ClusterState:
+       timeout: float, pull_from: list[pull_hosts.NodeRegistry] | None = None) -> controlplane.ClusterState:
     """Control plane on the node address plus one node; everything is torn down if a step fails."""
     state_dir = Path(state_dir).resolve()
     if os.geteuid() != 0:
@@ -166,7 +166,7 @@ def up(apiserver: Path, binaries: dict[str, Path], state_dir: Path, cache_dir: P
     try:
         cp = controlplane.up(apiserver, state_dir, etcd=etcd, timeout=timeout, node=(cfg.NODE_NAME, network.NODE_IP))
         state.save(state_dir)
-        registries.write(state_dir / "node" / "containerd" / "certs.d", pull_from or [])
+        pull_hosts.write(state_dir / "node" / "containerd" / "certs.d", pull_from or [])
         _start_components(state, cp, cache_dir, timeout)
     except BaseException:
         log("    node start failed: tearing everything down")

@@ -18,14 +18,15 @@ from scheduler_build.image import extender as extender_image
 from scheduler_build.image import provenance
 from scheduler_build.image import request as image_request
 from scheduler_build.platforms import host_arch  # not `platforms`: the tasks' --platforms flag has that name
-from scheduler_build.progress import log, phase
+from scheduler_build.progress import phase
 from scheduler_build.publish import archive as archive_stage
 from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.publish import sign as sign_stage
 from scheduler_build.publish import verify as verify_stage
 from scheduler_build.inputs.image import image_inputs
-from scheduler_build.inputs.publish import (ArchiveInputs, PushInputs, cosign_inputs, extender_image_inputs,
-                                            push_inputs, push_target, public_key, registry_inputs, signing)
+from scheduler_build.inputs.publish import (DESTINATIONS, TO_HELP, build_destinations, cosign_inputs,
+                                            extender_image_inputs, parse_to, push_destinations, public_key,
+                                            registry_inputs)
 from scheduler_build.settings import flag_help
 from scheduler_build.commands._common import build_request, emit, emit_json, user_errors
 
@@ -64,28 +65,25 @@ COMMON_HELP = {
         **COMMON_HELP,
         "force": flag_help("image.force"),
         "json": "print the result as JSON instead of one tag per line",
-        "oci-archive": "also write the whole layout (index, images, SBOMs, provenance) as one tar FILE, for air-gapped transfer",
+        "to": TO_HELP + "; valid here: daemon, archive=FILE (image.push publishes to a registry); default daemon",
+        "oci-archive": "also write the whole layout (index, images, SBOMs, provenance) as one tar FILE, for air-gapped "
+                       "transfer: the same as adding archive=FILE to --to",
         "debuggable": flag_help("build.debuggable", before="package the debuggable build (dist/<name>-debuggable, `build --debuggable`): "
                                 "tag <k8s>-<version>-debug, label org.scheduler-build.debuggable; the build: "),
     },
 )
 @user_errors
 def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None, repository=None,
-          source_date_epoch=None, force=False, json=False, oci_archive=None, debuggable=False):
+          source_date_epoch=None, force=False, json=False, oci_archive=None, debuggable=False, to=None):
     """Assemble reproducible FROM-scratch images (one per platform), their SBOMs, provenance and an OCI index."""
     opts = image_inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms, dist=dist, name=name,
                   version=version, repository=repository, source_date_epoch=source_date_epoch, force=force,
                   debuggable=debuggable)
     owned.check_writable(opts.dist_dir, "--dist")  # every output checked before any work starts
-    forced = oci_archive and owned.check_file(Path(oci_archive), opts.cache_dir, bool(force), "--oci-archive")
+    to_publisher = publishers.publishers(build_destinations(c, to, oci_archive, force=bool(force)))
     with phase("image.build"):
         planned = _plan(opts)
-        request, result = image_flow.package(planned, _request_for(c, planned), host_arch())
-    if oci_archive:
-        publishers.publisher(ArchiveInputs(Path(oci_archive), request.source_date_epoch)).publish(result.layout)
-        owned.remember_file(Path(oci_archive), opts.cache_dir)
-        if forced:
-            log(f"    replaced {oci_archive} (--force: it was not an archive scheduler-build wrote)", always=True)
+        request, result, _ = image_flow.package(planned, _request_for(c, planned), host_arch(), to_publisher)
     if json:
         emit_json(result.as_dict())
     else:
@@ -105,32 +103,31 @@ def build(c, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=No
         "sign": "sign the index and every image and attest each image's SLSA provenance with cosign (offline, no tlog)",
         "key": flag_help("sign.key", after="; its password: $COSIGN_PASSWORD, else sign.password"),
         "from-archive": "push the layout an `image.build --oci-archive` tar holds (digests unchanged) instead of dist/",
+        "to": TO_HELP + "; default registry",
     },
 )
 @user_errors
 def push(c, registry=None, spec=None, no_spec=False, k8s_version=None, platforms=None, dist=None, name=None, version=None,
          repository=None, source_date_epoch=None, retries=None, insecure=False, ca_cert=None, no_build=False, json=False,
-         sign=False, key=None, from_archive=None):
+         sign=False, key=None, from_archive=None, to=None):
     """Push the image index, every platform image and both SBOMs; with --sign, sign and attest; print each by digest."""
-    # Everything decided before any work: a bad key, target or registry setting fails before a build or upload.
-    def destination(loaded=None) -> PushInputs:
-        return push_inputs(c, target=push_target(c, registry, loaded), ca_cert=ca_cert, insecure=insecure,
-                           retries=retries, sign=sign, key=key)
-
-    if sign:
-        signing(c, sign, key)  # the key is checked before the archive is extracted or anything is planned
-    if from_archive:
-        publisher = publishers.publisher(destination())
+    # Everything decided before any work: a bad --to, key, target or registry setting fails before a build or upload.
+    requested = parse_to(to if to is not None else "registry", DESTINATIONS)
+    planned = None
+    if not from_archive:
+        planned = _plan(image_inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms,
+                                     dist=dist, name=name, version=version, repository=repository,
+                                     source_date_epoch=source_date_epoch))  # one spec load, one resolve
+    # In --to's order; the registry by the one precedence rule (inputs/publish.push_target: the spec's, if any).
+    to_publisher = publishers.publishers(push_destinations(
+        c, requested, spec=planned.spec if planned else None, registry=registry, ca_cert=ca_cert, insecure=insecure,
+        retries=retries, sign=sign, key=key))
+    if planned is None:
         with archive_stage.extracted(Path(from_archive)) as layout:
-            pushed = image_flow.push(None, layout, None, host_arch(), publisher)
+            pushed = image_flow.push(None, layout, None, host_arch(), to_publisher)
     else:
-        opts = image_inputs(c, spec=spec, no_spec=no_spec, k8s_version=k8s_version, platforms=platforms, dist=dist, name=name,
-                      version=version, repository=repository, source_date_epoch=source_date_epoch)
-        planned = _plan(opts)  # one spec load, one resolve for the whole push
-        # Where to: --registry, else the spec's image.repository, else registry.url (the one precedence rule).
-        publisher = publishers.publisher(destination(planned.spec))
-        layout = image_stage.layout_dir(opts.dist_dir, planned.name, planned.version) if no_build else None
-        pushed = image_flow.push(planned, layout, None if no_build else _request_for(c, planned), host_arch(), publisher)
+        layout = image_stage.layout_dir(planned.opts.dist_dir, planned.name, planned.version) if no_build else None
+        pushed = image_flow.push(planned, layout, None if no_build else _request_for(c, planned), host_arch(), to_publisher)
     if json:
         emit_json(pushed.as_dict())
     else:

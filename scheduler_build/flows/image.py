@@ -18,8 +18,8 @@ from scheduler_build.image import request as image_request
 from scheduler_build.progress import phase
 from scheduler_build.flows import publishers
 from scheduler_build.inputs.publish import DaemonInputs
-from scheduler_build.publish import daemon as daemon_stage
-from scheduler_build.publish.publisher import Published, Publisher
+from scheduler_build.publish.multi import MultiPublisher, PublishedEach
+from scheduler_build.publish.publisher import ImageArtifact
 from scheduler_build.publish import verify as verify_stage
 
 RequestFor = Callable[[str], build_stage.BuildRequest]  # arch -> the build of that platform
@@ -33,33 +33,46 @@ def build_missing(planned: image_request.Plan, request_for: RequestFor) -> None:
             build_stage.run(request_for(arch))
 
 
+def assemble(request: image_request.ImageRequest, host: str, to: MultiPublisher[ImageArtifact]
+             ) -> image_stage.ImageResult:
+    """Assemble (or reuse) the layout, handing each fresh platform image to the destinations that take it early
+    (the daemon: loaded while its layer is compressed, daemon.Preloader)."""
+    with to.assembling() as early:
+        return image_stage.build(request, host, early=early)
+
+
+def publish(result: image_stage.ImageResult, to: MultiPublisher[ImageArtifact]) -> PublishedEach:
+    return to.publish(ImageArtifact(result.layout, result.info))
+
+
 def build_and_load(request: image_request.ImageRequest, host: str) -> image_stage.ImageResult:
-    """Assemble the layout and have the engine hold its images: a fresh image is loaded while
-    its layer is compressed (daemon.Preloader), a reused one only when the engine lacks it."""
-    with daemon_stage.Preloader() as preload:
-        result = image_stage.build(request, host, early=preload)
-    publishers.publisher(DaemonInputs(frozenset(preload.loaded))).publish(result)
+    """Assemble the layout and have the engine hold its images (bench/ times this: image.build's default)."""
+    to = publishers.publishers([DaemonInputs()])
+    result = assemble(request, host, to)
+    publish(result, to)
     return result
 
 
-def package(planned: image_request.Plan, request_for: RequestFor, host: str
-            ) -> tuple[image_request.ImageRequest, image_stage.ImageResult]:
-    """Build the platforms dist/ lacks, then package what it holds and load it into the engine."""
+def package(planned: image_request.Plan, request_for: RequestFor, host: str, to: MultiPublisher[ImageArtifact]
+            ) -> tuple[image_request.ImageRequest, image_stage.ImageResult, PublishedEach]:
+    """image.build's conductor: build the platforms dist/ lacks, package what it holds, publish it to its
+    destinations (--to; the engine by default)."""
     build_missing(planned, request_for)
     request = image_request.prepare(planned)
-    return request, build_and_load(request, host)
+    result = assemble(request, host, to)
+    return request, result, publish(result, to)
 
 
 def push(planned: image_request.Plan | None, layout: Path | None, request_for: RequestFor | None, host: str,
-         publisher: Publisher[Path]) -> Published:
+         to: MultiPublisher[ImageArtifact]) -> PublishedEach:
     """image.push's conductor: the given layout (an extracted archive, or dist/'s with --no-build), else
-    build what dist/ lacks and assemble the layout first (no engine: nothing is loaded, and a current
-    layout is reused as it is); then publish it (flows/publishers: push, and sign when asked)."""
+    build what dist/ lacks and assemble the layout first (no engine unless --to names the daemon: a current
+    layout is reused as it is); then publish it to each destination in order (flows/publishers)."""
     if layout is None:
         assert planned is not None and request_for is not None
         build_missing(planned, request_for)
-        layout = image_stage.build(image_request.prepare(planned), host).layout
-    return publisher.publish(layout)
+        return publish(assemble(image_request.prepare(planned), host, to), to)
+    return to.publish(ImageArtifact.of_layout(layout))
 
 
 def rebuild_and_compare(report: verify_stage.Report, planned: image_request.Plan, request_for: RequestFor,

@@ -1,24 +1,26 @@
-"""The one factory of publishers (publish/publisher.py): a task's decided destination in, its publisher out.
+"""The one factory of publishers (publish/publisher.py): a task's decided destinations in, their publisher out.
 
-One registered case per inputs record, so a conductor asks for "the publisher of these inputs" and never
-builds a registry client, a signer or an engine connection itself."""
+One registered case per inputs record (inputs/publish.py), so a conductor asks for "the publisher of these
+destinations" (`publishers`: a publish/multi.MultiPublisher, in --to's order) and never builds a registry
+client, a signer or an engine connection itself."""
 
 from __future__ import annotations
 
 from functools import singledispatch
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from scheduler_build.inputs.publish import (ArchiveInputs, ChartPushInputs, CosignInputs, DaemonInputs, PushInputs,
                                             RegistryInputs, SigningInputs)
 from scheduler_build.publish import cosign as cosign_tool
-from scheduler_build.publish import registry as registry_stage
+from scheduler_build.publish import distribution
 from scheduler_build.publish import sign as sign_stage
-from scheduler_build.publish.publisher import Publisher
-from scheduler_build.publish.publishers.archive import ArchivePublisher
-from scheduler_build.publish.publishers.chart import ChartPublisher, ChartSigner
-from scheduler_build.publish.publishers.daemon import DaemonPublisher
-from scheduler_build.publish.publishers.registry import RegistryPublisher, Signer
+from scheduler_build.publish.archive import ArchivePublisher
+from scheduler_build.publish.chart import ChartPublisher, ChartSigner
+from scheduler_build.publish.daemon import DaemonPublisher
+from scheduler_build.publish.multi import MultiPublisher
+from scheduler_build.publish.publisher import ImageArtifact, Publisher
+from scheduler_build.publish.registry import RegistryPublisher, Signer
 
 
 @singledispatch
@@ -38,17 +40,22 @@ def _(inputs: ChartPushInputs) -> ChartPublisher:
 
 @publisher.register
 def _(inputs: ArchiveInputs) -> ArchivePublisher:
-    return ArchivePublisher(inputs.path, inputs.epoch)
+    return ArchivePublisher(inputs.path, inputs.cache_dir, inputs.replacing)
 
 
 @publisher.register
 def _(inputs: DaemonInputs) -> DaemonPublisher:
-    return DaemonPublisher(inputs.preloaded, None)
+    return DaemonPublisher()
 
 
-def client(access: RegistryInputs) -> registry_stage.Client:
+def publishers(destinations: Sequence[PushInputs | DaemonInputs | ArchiveInputs]) -> MultiPublisher[ImageArtifact]:
+    """Every decided image destination's publisher, in order: one artifact goes to each (publish/multi.py)."""
+    return MultiPublisher([(decided.to, publisher(decided)) for decided in destinations])
+
+
+def client(access: RegistryInputs) -> distribution.Client:
     """A registry client of decided values (image.verify makes its read-only one from the same)."""
-    return registry_stage.Client(target=access.target, creds=access.creds, ca_cert=access.ca_cert,
+    return distribution.Client(target=access.target, creds=access.creds, ca_cert=access.ca_cert,
                                  insecure=access.insecure, retries=access.retries, backoff=access.backoff)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from scheduler_build.build import debuggable
 from scheduler_build.build.pipeline import BuildRequest
 from scheduler_build.cluster import node as node_mod
-from scheduler_build.cluster import registries as registries_mod
+from scheduler_build.cluster import pull_hosts
 from scheduler_build.config import render, target
 from scheduler_build.errors import UserError
 from scheduler_build.extender.config import default_image_tag
@@ -31,7 +31,7 @@ class UpInputs:
     apiserver: Path | None  # --apiserver / cluster.apiserver; None: build `builds["kube-apiserver"]`
     builds: dict[str, BuildRequest]  # component -> its build (kube-apiserver, and with --node the node's)
     node: bool
-    registries: tuple[registries_mod.NodeRegistry, ...]  # with --node: where the node pulls from
+    registries: tuple[pull_hosts.NodeRegistry, ...]  # with --node: where the node pulls from
     cache_dir: Path
 
 
@@ -88,7 +88,7 @@ def up_inputs(c: Any, *, k8s_version: str | None = None, apiserver: str | None =
         timeout=float(option(c, "cluster.timeout", timeout)),
         apiserver=Path(explicit).expanduser() if explicit else None,
         builds={name: component_request(c, name, k8s_version) for name in components},
-        node=bool(node), registries=tuple(registries_mod.parse(urls, ca)) if node else (), cache_dir=_cache(c))
+        node=bool(node), registries=tuple(pull_hosts.parse(urls, ca)) if node else (), cache_dir=_cache(c))
 
 
 def load_inputs(c: Any, *, refs: list[str], spec: str | None = None, state_dir_flag: str | None = None) -> LoadInputs:

@@ -1,6 +1,6 @@
-"""Registry-free transfer: the whole OCI layout as one tar, and back.
+"""The archive destination (`--to archive=FILE`): the whole OCI layout as one tar, and back.
 
-`inv image.build --oci-archive FILE` writes the layout (oci-layout, index.json,
+`inv image.build --to archive=FILE` (or --oci-archive FILE) writes the layout (oci-layout, index.json,
 every blob: images, both SBOMs, the provenance statements, image-info.json) as a
 deterministic tar: sorted entries, mtime SOURCE_DATE_EPOCH, uid/gid 0, no
 owner names; the same layout gives the same bytes. `inv image.push
@@ -16,13 +16,18 @@ import os
 import shutil
 import tarfile
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from scheduler_build import owned
 from scheduler_build.atomic import umask_mode
 from scheduler_build.errors import UserError
 from scheduler_build.image import oci
 from scheduler_build.image.info import ImageInfo
+from scheduler_build.progress import log, phase
+from scheduler_build.publish.publisher import ImageArtifact
+
 
 def _members(layout: Path) -> list[Path]:
     return sorted((p for p in layout.rglob("*") if p.is_file()), key=lambda p: p.relative_to(layout).as_posix())
@@ -103,3 +108,32 @@ def check_record(archive: Path, layout: oci.Layout) -> ImageInfo:
                         f"{contents.index_digest[:19]}",
                         "write the archive again with `inv image.build --oci-archive FILE`")
     return info
+
+
+@dataclass(frozen=True)
+class Archived:
+    path: Path
+
+    @property
+    def references(self) -> list[str]:
+        return [str(self.path)]
+
+    def as_dict(self) -> dict:
+        return {"references": self.references}
+
+
+@dataclass(frozen=True)
+class ArchivePublisher:
+    """Every member's mtime is the image's own date (its record's source_date_epoch): the tar is reproducible."""
+
+    path: Path
+    cache_dir: Path  # where the file's digest is recorded, so the next write finds it ours (owned.py)
+    replacing: bool  # the file there was not one of ours and --force replaces it: said once it is done
+
+    def publish(self, artifact: ImageArtifact) -> Archived:
+        with phase("image.archive", str(self.path)):
+            written = write(artifact.layout, self.path, artifact.info.source_date_epoch)
+        owned.remember_file(written, self.cache_dir)
+        if self.replacing:
+            log(f"    replaced {written} (--force: it was not an archive scheduler-build wrote)", always=True)
+        return Archived(written)

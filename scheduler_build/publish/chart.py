@@ -4,7 +4,7 @@
 sorted under `<name>/`, owner root, mode 0644, every time stamp SOURCE_DATE_EPOCH, gzip
 without a name or time. `push` uploads it the way `helm push` does (Helm's OCI media
 types: the Chart.yaml metadata as the config, the archive as the one layer, tagged with
-the chart version) through the registry client image.push uses, to `<registry>/<name>`
+the chart version) through the distribution client image.push uses, to `<registry>/<name>`
 (what `helm pull oci://<registry>/<name> --version V` reads), and reads the manifest
 back by digest. `cosign sign` then signs that digest as it signs the image.
 """
@@ -18,12 +18,13 @@ import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import yaml
 
 from scheduler_build.image import oci
-from scheduler_build.progress import log
-from scheduler_build.publish import registry as registry_stage
+from scheduler_build.progress import log, phase
+from scheduler_build.publish import distribution
 from scheduler_build.errors import UserError
 
 CONFIG_MEDIA_TYPE = "application/vnd.cncf.helm.config.v1+json"
@@ -69,7 +70,7 @@ def manifest(chart_yaml: str, archive: bytes) -> tuple[bytes, bytes]:
     return config, oci.canonical(body)
 
 
-def push(files: dict[str, str], client: registry_stage.Client, epoch: int) -> PushedChart:
+def push(files: dict[str, str], client: distribution.Client, epoch: int) -> PushedChart:
     """Upload the chart to client.target (<registry>/<chart name>) tagged with its version; verify by digest."""
     meta = yaml.safe_load(files["Chart.yaml"])
     archive = package(files, epoch)
@@ -90,9 +91,9 @@ def push(files: dict[str, str], client: registry_stage.Client, epoch: int) -> Pu
     return PushedChart(f"{client.target.name}@{digest}", tag, digest)
 
 
-def chart_target(registry: str, chart_name: str) -> registry_stage.Target:
+def chart_target(registry: str, chart_name: str) -> distribution.Target:
     """Where Helm looks for `oci://<registry>/<chart name>`."""
-    return registry_stage.parse_target(f"{registry.rstrip('/')}/{chart_name}")
+    return distribution.parse_target(f"{registry.rstrip('/')}/{chart_name}")
 
 
 def as_dict(pushed: PushedChart) -> dict:
@@ -101,3 +102,23 @@ def as_dict(pushed: PushedChart) -> dict:
 
 def summary(pushed: PushedChart) -> str:
     return json.dumps(as_dict(pushed), sort_keys=True)
+
+
+ChartSigner = Callable[[list[str], distribution.Client], list[str]]  # (references, client) -> what was signed
+
+
+@dataclass(frozen=True)
+class ChartPublisher:
+    """The chart destination: push the chart's files as one OCI artifact, then sign it when asked."""
+
+    client: distribution.Client
+    epoch: int  # the chart archive's member dates
+    sign: ChartSigner | None  # None: push only
+
+    def publish(self, artifact: dict[str, str]) -> PushedChart:
+        with phase("chart.push", self.client.target.name):
+            pushed = push(artifact, self.client, self.epoch)
+        if self.sign is not None:
+            with phase("chart.sign", self.client.target.name):
+                self.sign([pushed.reference], self.client)
+        return pushed

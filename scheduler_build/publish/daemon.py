@@ -1,4 +1,4 @@
-"""Publish a built image layout into the local engine (`docker load`).
+"""The daemon destination (`--to daemon`): have the local engine hold a built image (`docker load`).
 
 Each platform's image goes in as a Docker archive holding the layout's own
 config and layer bytes, so the engine's image ID is the config digest and
@@ -22,6 +22,7 @@ import tarfile
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Iterator
 
@@ -30,8 +31,10 @@ from scheduler_build.errors import UserError
 from scheduler_build.image import layer, oci
 from scheduler_build.progress import log, phase
 
-if TYPE_CHECKING:  # the result type only: publishing never assembles
-    from scheduler_build.image.assemble import EarlyImage, ImageResult
+from scheduler_build.publish.publisher import ImageArtifact
+
+if TYPE_CHECKING:  # the early image's type only: publishing never assembles
+    from scheduler_build.image.assemble import EarlyImage
     from scheduler_build.image.info import PlatformEntry
 
 CHUNK = 1 << 20
@@ -45,22 +48,22 @@ def engine_has(engine: Engine, refs_to_ids: dict[str, str]) -> bool:
     return True
 
 
-def publish(result: ImageResult, engine: Engine | None = None, preloaded: frozenset[str] = frozenset()) -> bool:
+def hold(artifact: ImageArtifact, engine: Engine | None = None, preloaded: frozenset[str] = frozenset()) -> bool:
     """Make the engine hold every platform's image under its local tags; returns whether it loaded any.
 
-    A freshly assembled layout is always loaded, except the platforms a Preloader
-    already loaded (`preloaded`); a reused one only when the engine lacks it.
+    A platform a Preloader loaded while the image was assembled (`preloaded`) is not loaded again; any other is
+    loaded unless the engine already holds its config digest (= its image ID) under every local tag, as it does
+    after an earlier load of the same layout: same ID, same bytes.
     """
     engine = engine or connect()
-    if result.skipped:
-        expected = {ref: p.config_digest for p in result.platforms for ref in p.local_tags}
-        if engine_has(engine, expected):
-            return False
-        log("    the layout is current but the engine lacks its images: loading them again")
-    for p in result.platforms:
-        if result.skipped or p.platform not in preloaded:
-            load(engine, oci.Layout(result.layout), p)
-    return True
+    loaded = False
+    for p in artifact.info.platforms:
+        if p.platform in preloaded or engine_has(engine, {ref: p.config_digest for ref in p.local_tags}):
+            continue
+        log(f"    the engine lacks the {p.platform} image: loading it")
+        load(engine, oci.Layout(artifact.layout), p)
+        loaded = True
+    return loaded
 
 
 def docker_archive(layout: oci.Layout, manifest_digest: str, repo_tags: list[str], out) -> None:
@@ -148,7 +151,7 @@ def _chunks(image: EarlyImage) -> Iterator[bytes]:
 class Preloader:
     """`early` callback of assemble.build: loads each platform's image into the engine in a
     thread while the assembler compresses that platform's layer. Use as a context manager;
-    `loaded` then names the platforms the engine holds (pass it to publish as `preloaded`)."""
+    `loaded` then names the platforms the engine holds (DaemonPublisher does not load them again)."""
 
     def __init__(self, engine: Engine | None = None):
         self.engine = engine
@@ -183,3 +186,25 @@ class Preloader:
             thread.join()
         if exc_type is None and self._errors:
             raise self._errors[0]
+
+
+@dataclass(frozen=True)
+class Loaded:
+    references: list[str]  # the local tags the engine holds
+    loaded: bool  # False: the engine held them already
+
+    def as_dict(self) -> dict:
+        return {"references": self.references, "loaded": self.loaded}
+
+
+@dataclass(frozen=True)
+class DaemonPublisher:
+    """The daemon destination. `early` is its Preloader: a conductor hands it to the assembler (publish/multi.py's
+    `assembling`), so a fresh image is loaded while its layer is compressed and `publish` only loads the rest."""
+
+    engine: Engine | None = None  # None: connect when it first loads (the only destination that needs an engine)
+    early: Preloader = field(default_factory=Preloader)
+
+    def publish(self, artifact: ImageArtifact) -> Loaded:
+        loaded = hold(artifact, self.engine or self.early.engine, frozenset(self.early.loaded))
+        return Loaded(sorted({tag for p in artifact.info.platforms for tag in p.local_tags}), loaded)

@@ -26,7 +26,7 @@ from scheduler_build.errors import UserError
 from scheduler_build.image import oci, provenance
 from scheduler_build.image.info import ImageInfo
 from scheduler_build.progress import log
-from scheduler_build.publish import registry as registry_stage
+from scheduler_build.publish import distribution
 from scheduler_build.engine.credentials import engine_ca
 from scheduler_build.publish.cosign import OFFLINE_SIGN, Cosign
 
@@ -99,18 +99,18 @@ def registry_auth(host: str, creds: tuple[str, str] | None) -> Iterator[dict[str
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def registry_flags(client: registry_stage.Client) -> list[str]:
+def registry_flags(client: distribution.Client) -> list[str]:
     """What image.push's client allows, for cosign: plain HTTP for loopback registries or with --insecure,
     and the registry's CA (--ca-cert, else /etc/docker/certs.d/<host:port>/ca.crt, where the engine looks)."""
     host = client.target.host
-    flags = ["--allow-http-registry=true"] if client.insecure or registry_stage.is_loopback(host) else []
+    flags = ["--allow-http-registry=true"] if client.insecure or distribution.is_loopback(host) else []
     ca = client.ca_cert or engine_ca(host)
     if ca and Path(ca).is_file():
         flags.append(f"--registry-cacert={ca}")
     return flags
 
 
-def sign_references(cosign: Cosign, key: str, references: list[str], client: registry_stage.Client) -> list[str]:
+def sign_references(cosign: Cosign, key: str, references: list[str], client: distribution.Client) -> list[str]:
     """Sign pushed artifacts by digest (repo@sha256:...), as image.push --sign signs the image (config.chart --push)."""
     flags = registry_flags(client)
     with registry_auth(client.target.host, client.creds) as env:
@@ -121,7 +121,7 @@ def sign_references(cosign: Cosign, key: str, references: list[str], client: reg
     return list(references)
 
 
-def sign_pushed(cosign: Cosign, key: str, layout_dir: Path, client: registry_stage.Client) -> list[str]:
+def sign_pushed(cosign: Cosign, key: str, layout_dir: Path, client: distribution.Client) -> list[str]:
     """Sign the index and each platform image, attest each platform's provenance; returns what was signed."""
     layout = oci.Layout(layout_dir)
     contents = layout.read()

@@ -21,7 +21,7 @@ from scheduler_build.errors import UserError
 from scheduler_build.image import cyclonedx, oci, provenance, sbom
 from scheduler_build.image.request import LABEL_PREFIX
 from scheduler_build.progress import log
-from scheduler_build.publish import registry as registry_stage
+from scheduler_build.publish import distribution
 from scheduler_build.publish.cosign import OFFLINE_VERIFY, Cosign
 from scheduler_build.publish.sign import registry_auth, registry_flags
 
@@ -71,7 +71,7 @@ _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 _TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")  # the distribution spec's tag grammar
 
 
-def split_reference(ref: str) -> tuple[registry_stage.Target, str]:
+def split_reference(ref: str) -> tuple[distribution.Target, str]:
     """HOST[:PORT]/REPO@sha256:... or HOST[:PORT]/REPO:TAG -> (target, digest or tag)."""
     if "@" in ref:
         repo, _, reference = ref.partition("@")
@@ -84,10 +84,10 @@ def split_reference(ref: str) -> tuple[registry_stage.Target, str]:
     if not (_DIGEST.match(reference) if "@" in ref else _TAG.match(reference)):
         raise UserError(f"{ref!r}: {reference!r} is not a {'sha256 digest' if '@' in ref else 'tag'}",
                         "pass HOST[:PORT]/REPO@sha256:<64 hex digits> or HOST[:PORT]/REPO:TAG")
-    return registry_stage.parse_target(repo), reference
+    return distribution.parse_target(repo), reference
 
 
-def _manifest(client: registry_stage.Client, report: Report, reference: str) -> tuple[str, dict]:
+def _manifest(client: distribution.Client, report: Report, reference: str) -> tuple[str, dict]:
     """Fetch a manifest; its bytes must hash to the digest asked for (or named by the registry)."""
     body, _ = client.get_manifest(reference, ACCEPT)
     digest = oci.digest_of(body)
@@ -133,7 +133,7 @@ def provenance_problems(statement: dict, digest: str, labels: dict[str, str], pl
     return problems
 
 
-def attached_subjects(client: registry_stage.Client, digest: str) -> list[str]:
+def attached_subjects(client: distribution.Client, digest: str) -> list[str]:
     """The subjects of the (unverified) provenance statements in the Sigstore bundles attached to `digest`:
     explains why cosign found none that verify (it skips a statement naming another image)."""
     subjects = []
@@ -152,7 +152,7 @@ def attached_subjects(client: registry_stage.Client, digest: str) -> list[str]:
 
 
 def _check_provenance(cosign: Cosign, key: str, flags: list[str], report: Report, ref: str, digest: str,
-                      labels: dict[str, str], platform: str, client: registry_stage.Client) -> None:
+                      labels: dict[str, str], platform: str, client: distribution.Client) -> None:
     proc = cosign.run(["verify-attestation", "--key", key, "--type", provenance.COSIGN_TYPE, *OFFLINE_VERIFY, *flags, ref],
                       "cosign verify-attestation", check=False)
     statements = _payloads(proc.stdout) if proc.returncode == 0 else []
@@ -167,7 +167,7 @@ def _check_provenance(cosign: Cosign, key: str, flags: list[str], report: Report
         report.statements[digest] = statements[0]
 
 
-def referrers(client: registry_stage.Client, digest: str) -> list[dict]:
+def referrers(client: distribution.Client, digest: str) -> list[dict]:
     """The artifacts whose subject is `digest`: the OCI 1.1 referrers API, else the referrers tag."""
     # The client's request plumbing (auth header, retries) for the one GET it has no method for.
     response = client._retrying(f"referrers {digest[:19]}", lambda: client._request(
@@ -175,7 +175,7 @@ def referrers(client: registry_stage.Client, digest: str) -> list[dict]:
     body = response.content
     if response.status_code != 200 or not response.headers.get("Content-Type", "").startswith(oci.INDEX):
         try:
-            body, _ = client.get_manifest(registry_stage.referrers_tag(digest), [oci.INDEX])
+            body, _ = client.get_manifest(distribution.referrers_tag(digest), [oci.INDEX])
         except UserError:
             return []
     try:
@@ -184,7 +184,7 @@ def referrers(client: registry_stage.Client, digest: str) -> list[dict]:
         return []
 
 
-def _check_sboms(client: registry_stage.Client, report: Report, digest: str, labels: dict[str, str]) -> None:
+def _check_sboms(client: distribution.Client, report: Report, digest: str, labels: dict[str, str]) -> None:
     found = {r.get("artifactType"): r for r in referrers(client, digest)}
     binary_sha = labels.get(f"{LABEL_PREFIX}.binary.sha256", "")
     for media_type, name in ((sbom.MEDIA_TYPE, "sbom-spdx"), (cyclonedx.MEDIA_TYPE, "sbom-cyclonedx")):
@@ -212,7 +212,7 @@ def _check_signature(cosign: Cosign, key: str, flags: list[str], report: Report,
     report.add("signature", digest, proc.returncode == 0, "" if proc.returncode == 0 else cosign.last_line(proc))
 
 
-def verify(cosign: Cosign, key: str, ref: str, client: registry_stage.Client) -> Report:
+def verify(cosign: Cosign, key: str, ref: str, client: distribution.Client) -> Report:
     """Run every check on REF (an index or one image) and return the report."""
     target, reference = split_reference(ref)
     report = Report(ref)

@@ -24,7 +24,7 @@ from scheduler_build import platforms
 from scheduler_build.engine import connect
 from scheduler_build.build import elf
 from scheduler_build.engine import credentials as registry_auth
-from scheduler_build.publish import registry
+from scheduler_build.publish import distribution, registry
 from scheduler_build.errors import UserError
 
 from conftest import build_request
@@ -199,7 +199,7 @@ def test_push_plain_http_index_sbom_and_reproducible_digest(built_images, plain_
     assert body["mediaType"] == "application/vnd.oci.image.index.v1+json"
     assert sorted(m["platform"]["architecture"] for m in body["manifests"]) == sorted([platforms.host_arch(), _other_arch()])
     for p in result["platforms"]:
-        referrers = plain_registry.get(f"/v2/acme/kube-scheduler/manifests/{registry.referrers_tag(p['manifest_digest'])}",
+        referrers = plain_registry.get(f"/v2/acme/kube-scheduler/manifests/{distribution.referrers_tag(p['manifest_digest'])}",
                                        headers={"Accept": "application/vnd.oci.image.index.v1+json"}).json()
         by_type = {e["artifactType"]: e for e in referrers["manifests"]}
         assert sorted(by_type) == ["application/spdx+json", "application/vnd.cyclonedx+json"]
@@ -212,7 +212,7 @@ def test_push_plain_http_index_sbom_and_reproducible_digest(built_images, plain_
 
     # Referrers others listed at the tag-schema index (signatures, say) survive a re-push.
     first, second_platform = result["platforms"]
-    rtag = f"/v2/acme/kube-scheduler/manifests/{registry.referrers_tag(first['manifest_digest'])}"
+    rtag = f"/v2/acme/kube-scheduler/manifests/{distribution.referrers_tag(first['manifest_digest'])}"
     listing = plain_registry.get(rtag, headers={"Accept": "application/vnd.oci.image.index.v1+json"}).json()
     foreign = {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": second_platform["sbom_manifest_digest"],
                "size": second_platform["sbom_manifest_size"] if "sbom_manifest_size" in second_platform else
@@ -307,8 +307,8 @@ def test_push_auth_and_tls_never_leak_the_secret(built_images, tmp_path):
     assert secret not in local_save
 
 
-def _client_for(reg: Registry, **kwargs) -> registry.Client:
-    return registry.Client(registry.Target(reg.host, "acme/kube-scheduler"), **kwargs)
+def _client_for(reg: Registry, **kwargs) -> distribution.Client:
+    return distribution.Client(distribution.Target(reg.host, "acme/kube-scheduler"), **kwargs)
 
 
 def test_registry_killed_mid_push_retries_then_succeeds(built_images, tmp_path):

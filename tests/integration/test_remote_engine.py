@@ -174,7 +174,7 @@ def test_a_half_pushed_cache_entry_is_never_used(remote_spec_build, cache_repo):
     import requests
 
     from scheduler_build import engine as engine_mod
-    from scheduler_build.build import registry_cache
+    from scheduler_build.build import shared_cache
     from scheduler_build.build.workspace_image import KEY_LABEL
 
     registry, repo = cache_repo
@@ -195,9 +195,9 @@ def test_a_half_pushed_cache_entry_is_never_used(remote_spec_build, cache_repo):
     os.environ["DOCKER_HOST"] = engine.host
     try:
         api = engine_mod.connect()
-        assert api.in_registry(registry_cache.ref(repo, "ws", key))  # the tag is there ...
-        assert not registry_cache.pull_workspace(api, repo, key)  # ... and never used
-        assert not registry_cache.seed_gocache(api, repo, key, "scheduler-build-gocache")
+        assert api.in_registry(shared_cache.ref(repo, "ws", key))  # the tag is there ...
+        assert not shared_cache.pull_workspace(api, repo, key)  # ... and never used
+        assert not shared_cache.seed_gocache(api, repo, key, "scheduler-build-gocache")
         client = engine.client()
         assert client.images.list() == [] and client.volumes.list() == []
     finally:

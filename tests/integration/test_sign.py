@@ -22,7 +22,7 @@ from scheduler_build import platforms, settings
 from scheduler_build.image import cyclonedx, oci
 from scheduler_build.publish import cosign as cosign_tool
 from scheduler_build.engine import credentials as registry_auth
-from scheduler_build.publish import registry
+from scheduler_build.publish import distribution
 from scheduler_build.publish import verify as verify_stage
 
 from testkit.registry_server import Registry
@@ -171,7 +171,7 @@ def test_tampered_manifest_fails(release, own_registry):
     assert proc.returncode != 0 and "manifest-digest" in failed_checks(report)
     assert "hash to" in proc.stderr
     # An index altered and pushed under the tag: no signature verifies for it.
-    client = registry.Client(target=registry.parse_target(pushed["target"]))
+    client = distribution.Client(target=distribution.parse_target(pushed["target"]))
     client.connect()
     index = json.loads(client.get_manifest(pushed["index_digest"], [oci.INDEX])[0])
     index["annotations"]["org.opencontainers.image.version"] = "evil"
@@ -183,9 +183,9 @@ def test_tampered_manifest_fails(release, own_registry):
 def test_missing_sbom_fails_naming_it(release):
     pushed = signed_push(release, "acme/no-cyclonedx")
     image = pushed["references"][1].split("@")[1]
-    client = registry.Client(target=registry.parse_target(pushed["target"]))
+    client = distribution.Client(target=distribution.parse_target(pushed["target"]))
     client.connect()
-    tag = registry.referrers_tag(image)
+    tag = distribution.referrers_tag(image)
     index = json.loads(client.get_manifest(tag, [oci.INDEX])[0])
     index["manifests"] = [m for m in index["manifests"] if m.get("artifactType") != cyclonedx.MEDIA_TYPE]
     client.put_manifest(tag, oci.canonical(index), oci.INDEX)
@@ -209,7 +209,7 @@ def test_provenance_with_another_subject_fails(release):
         tool.run(["sign", "--key", key, *cosign_tool.OFFLINE_SIGN, f"{repo}@{digest}"], "sign")
     tool.run(["attest", "--key", key, "--type", "slsaprovenance1", "--predicate", str(predicate), *cosign_tool.OFFLINE_SIGN,
               f"{repo}@{index}"], "attest")
-    client = registry.Client(target=registry.parse_target(repo))
+    client = distribution.Client(target=distribution.parse_target(repo))
     client.connect()
     for entry in verify_stage.referrers(client, index):
         artifact = json.loads(client.get_manifest(entry["digest"], [oci.MANIFEST])[0])
@@ -225,7 +225,7 @@ def test_provenance_with_another_subject_fails(release):
     moved = oci.canonical(artifact)
     client.put_manifest(oci.digest_of(moved), moved, oci.MANIFEST)
     ours = {"mediaType": oci.MANIFEST, "digest": oci.digest_of(moved), "size": len(moved), "artifactType": artifact["artifactType"]}
-    client.put_manifest(registry.referrers_tag(image), registry.merged_referrers(client, image, ours), oci.INDEX)
+    client.put_manifest(distribution.referrers_tag(image), distribution.merged_referrers(client, image, ours), oci.INDEX)
     proc, report = verify(release, f"{repo}@{index}")
     assert proc.returncode != 0 and failed_checks(report) == {"provenance"}, report
     assert f"provenance of {image}: the attached provenance names subject {index}, not this image" in proc.stderr

@@ -77,15 +77,15 @@ def test_clear_command_removes_only_the_workspace_files_and_local_modules(tmp_pa
 def test_cache_repository_is_checked_before_anything_runs():
     import pytest
 
-    from scheduler_build.build import registry_cache
+    from scheduler_build.build import shared_cache
     from scheduler_build.errors import UserError
 
-    assert registry_cache.check_repo("127.0.0.1:5000/acme/sb-cache", "--cache-to") == "127.0.0.1:5000/acme/sb-cache"
-    assert registry_cache.check_repo("", "--cache-from") == ""
+    assert shared_cache.check_repo("127.0.0.1:5000/acme/sb-cache", "--cache-to") == "127.0.0.1:5000/acme/sb-cache"
+    assert shared_cache.check_repo("", "--cache-from") == ""
     for bad in ("registry:5000/acme/cache:tag", "Registry/Upper", "no-path", "reg/a b"):
         with pytest.raises(UserError, match="--cache-from"):
-            registry_cache.check_repo(bad, "--cache-from")
-    assert registry_cache.ref("r:1/a", "ws", "k" * 64) == f"r:1/a:ws-{'k' * 32}"
+            shared_cache.check_repo(bad, "--cache-from")
+    assert shared_cache.ref("r:1/a", "ws", "k" * 64) == f"r:1/a:ws-{'k' * 32}"
 
 
 def test_chunk_reader_feeds_a_streamed_tar(tmp_path):

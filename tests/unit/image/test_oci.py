@@ -23,7 +23,7 @@ from scheduler_build.image import oci
 from scheduler_build.image import request as image
 from scheduler_build.image import sbom
 from scheduler_build.engine import credentials as registry_auth
-from scheduler_build.publish import registry
+from scheduler_build.publish import distribution
 
 VERSION_M = """/x/kube-scheduler: go1.26.8
 \tpath\tscheduler-build.local/wrapper
@@ -258,15 +258,15 @@ def test_sbom_from_go_version_m():
 ])
 def test_registry_target_errors(text, words):
     with pytest.raises(UserError) as err:
-        registry.parse_target(text)
+        distribution.parse_target(text)
     assert words in str(err.value)
 
 
 def test_registry_target_ok():
-    assert registry.parse_target("127.0.0.1:5000/acme/kube-scheduler") == registry.Target("127.0.0.1:5000", "acme/kube-scheduler")
-    assert registry.parse_target("localhost/x").host == "localhost"
-    assert registry.is_loopback("127.0.0.1:5000") and registry.is_loopback("localhost:1") and not registry.is_loopback("ghcr.io")
-    assert registry.referrers_tag("sha256:ab12") == "sha256-ab12"
+    assert distribution.parse_target("127.0.0.1:5000/acme/kube-scheduler") == distribution.Target("127.0.0.1:5000", "acme/kube-scheduler")
+    assert distribution.parse_target("localhost/x").host == "localhost"
+    assert distribution.is_loopback("127.0.0.1:5000") and distribution.is_loopback("localhost:1") and not distribution.is_loopback("ghcr.io")
+    assert distribution.referrers_tag("sha256:ab12") == "sha256-ab12"
 
 
 def test_credentials_env_then_docker_config_then_helper(tmp_path, monkeypatch):
@@ -298,7 +298,7 @@ def test_retry_is_bounded_with_backoff_and_auth_is_final():
     import requests
 
     sleeps: list[float] = []
-    client = registry.Client(registry.Target("127.0.0.1:1", "x"), retries=3, backoff=0.5, sleep=sleeps.append)
+    client = distribution.Client(distribution.Target("127.0.0.1:1", "x"), retries=3, backoff=0.5, sleep=sleeps.append)
     calls = []
 
     def refused():
@@ -314,16 +314,16 @@ def test_retry_is_bounded_with_backoff_and_auth_is_final():
 
     def denied():
         calls.append(1)
-        raise registry.AuthFailed("denied")
+        raise distribution.AuthFailed("denied")
 
-    with pytest.raises(registry.AuthFailed):
+    with pytest.raises(distribution.AuthFailed):
         client._retrying("upload", denied)
     assert len(calls) == 1
 
 
 def test_reporting_reader_has_length_and_reports():
     seen = []
-    reader = registry._ReportingReader(io.BytesIO(b"x" * 10), 10, seen.append)
+    reader = distribution._ReportingReader(io.BytesIO(b"x" * 10), 10, seen.append)
     assert len(reader) == 10
     assert reader.read(4) == b"xxxx" and reader.read() == b"xxxxxx" and reader.read() == b""
     assert seen == [4, 10]

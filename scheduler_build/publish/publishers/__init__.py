@@ -1,1 +1,0 @@
-"""One publisher per destination (publish/publisher.py's protocol); flows/publishers.py composes them."""
