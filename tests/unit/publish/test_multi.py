@@ -91,6 +91,7 @@ def held(engine: Engine, artifact: ImageArtifact) -> bool:
     return found is not None and found.id == entry.image_id
 
 
+@pytest.mark.integration  # the real Docker engine: the integration tier
 def test_each_destination_in_order_and_every_result(tmp_path, engine, image):
     out = tmp_path / "out" / "image.tar"
     to = MultiPublisher([(f"archive={out}", ArchivePublisher(out, tmp_path / "cache", False)),
@@ -107,6 +108,7 @@ def test_each_destination_in_order_and_every_result(tmp_path, engine, image):
     assert MultiPublisher([("daemon", DaemonPublisher(engine=engine))]).publish(image).as_dict()["loaded"] is False
 
 
+@pytest.mark.integration  # the real Docker engine: the integration tier
 def test_the_first_failure_stops_the_rest_and_names_its_destination(tmp_path, engine, image):
     (tmp_path / "file").write_text("not a directory")
     bad = tmp_path / "file" / "image.tar"  # its directory is a file: the write fails for real
@@ -118,6 +120,7 @@ def test_the_first_failure_stops_the_rest_and_names_its_destination(tmp_path, en
     assert not held(engine, image)  # the daemon after it never ran
 
 
+@pytest.mark.integration  # the real Docker engine: the integration tier
 def test_a_failure_after_a_success_says_what_was_already_published(tmp_path, image):
     out = tmp_path / "image.tar"
     to = MultiPublisher([(f"archive={out}", ArchivePublisher(out, tmp_path / "cache", False)),
@@ -129,6 +132,7 @@ def test_a_failure_after_a_success_says_what_was_already_published(tmp_path, ima
     assert out.is_file() and not (tmp_path / "never.tar").exists()  # done before it; nothing after it
 
 
+@pytest.mark.integration  # the real Docker engine: the integration tier
 def test_one_destination_fails_with_its_own_message(tmp_path, image):
     """Negative control of the naming: alone, the destination's own error passes unchanged (image.push's errors
     keep the wording they had before --to)."""
@@ -147,6 +151,7 @@ def test_the_daemon_takes_a_fresh_image_while_it_is_assembled():
         assert early is None
 
 
+@pytest.mark.integration  # the real Docker engine: the integration tier
 def test_image_push_from_an_archive_to_the_daemon_and_an_archive_at_the_command_line(tmp_path, engine, image):
     """The front door end to end, no registry: --from-archive's layout goes to the engine, then to a new archive,
     byte-identical to the one it came from (same layout, the image's own date). Then a file that is not ours
