@@ -84,3 +84,104 @@ def test_only_bootstrapped_builder_images_are_planned_and_removed(tmp_path):
     finally:
         for ref in (ours, foreign):
             engine.remove_image(ref)
+
+
+def _labelled_image(engine, tmp_path: Path, ref: str, labels: dict[str, str]) -> str:
+    """A tiny image under `ref` carrying `labels` (FROM scratch: nothing to pull); its ID."""
+    text = "".join(f'LABEL {key}="{value}"\n' for key, value in labels.items())
+    (tmp_path / "Dockerfile").write_text(f"FROM scratch\n{text}")
+    return engine.build(tmp_path, ref, on_line=lambda line: None)
+
+
+def test_replaced_builder_and_workspace_images_are_ours_by_label_and_state(tmp_path):
+    """An untagged image of ours whose tag a newer one of the same kind took is planned (by ID) and removed,
+    not while a container uses it; an untagged look-alike of another cache, or whose tag holds an image of
+    another kind, is not planned."""
+    from scheduler_build.build import builder_image, workspace_image
+    from scheduler_build.engine import connect  # docker SDK: integration only
+
+    engine, tag = connect(), uuid.uuid4().hex[:8]
+    cache, other_cache = tmp_path / "cache", tmp_path / "other-cache"
+    boot_ref = f"{builder_image.BOOTSTRAP_REPO}:0.0.0-{tag}"
+    boot = {builder_image.GO_VERSION_LABEL: f"0.0.0-{tag}"}
+    key = uuid.uuid4().hex * 2
+    work_ref = workspace_image.tag_for(key)
+    work = {workspace_image.KEY_LABEL: key, workspace_image.VENDOR_DIR_LABEL: str(cache / "vendor" / tag)}
+    foreign_key = uuid.uuid4().hex * 2
+    foreign = {workspace_image.KEY_LABEL: foreign_key, workspace_image.VENDOR_DIR_LABEL: str(other_cache / "v")}
+    made: list[str] = []
+    client = engine._client
+    try:
+        for ref, labels in ((boot_ref, boot), (work_ref, work), (workspace_image.tag_for(foreign_key), foreign)):
+            made.append(_labelled_image(engine, tmp_path, ref, {**labels, "test.round": "old"}))
+            made.append(_labelled_image(engine, tmp_path, ref, {**labels, "test.round": "new"}))
+        old_boot, new_boot, old_work, new_work, old_foreign, _ = made
+        assert engine.inspect_image(old_boot).tags == ()  # the tag moved: replaced
+        planned = {item.name: item for item in clean.plan_images(engine, cache)}
+        assert old_boot in planned and old_work in planned, sorted(planned)
+        assert old_foreign not in planned  # another cache's: not ours to remove (the negative control)
+        assert new_boot not in planned and new_work not in planned  # the newer ones hold the tags
+        assert f"replaced by a newer one under {boot_ref}" in planned[old_boot].what
+        # A container still uses the old builder image: left, and said why.
+        user = client.containers.create(old_boot, command=["none"], name=f"sb-t-uses-{tag}")
+        assert clean.remove(planned[old_boot], engine) is False
+        assert engine.inspect_image(old_boot) is not None and "container" in clean.left_reason(planned[old_boot])
+        user.remove(force=True)
+        for image_id in (old_boot, old_work):
+            assert clean.remove(planned[image_id], engine) is True
+            assert engine.inspect_image(image_id) is None
+        assert engine.inspect_image(boot_ref).id == new_boot and engine.inspect_image(work_ref).id == new_work
+    finally:
+        for ref in [boot_ref, work_ref, workspace_image.tag_for(foreign_key), *made]:
+            try:
+                client.images.remove(ref, force=True)
+            except docker_errors().NotFound:
+                pass
+        for leftover in client.containers.list(all=True, filters={"name": f"sb-t-uses-{tag}"}):
+            leftover.remove(force=True)
+
+
+def docker_errors():
+    import docker.errors
+
+    return docker.errors
+
+
+def test_an_orphaned_builder_out_is_listed_and_removed_and_a_live_ones_is_not(tmp_path):
+    """A builder /out directory in our state whose container is gone is planned by `clean --volume` (named,
+    with its size) and removed, not while its builder's lock is held; the /out of a running builder, and a
+    directory of the user's beside them, are not planned."""
+    from scheduler_build.build import warm
+    from scheduler_build.engine import connect
+    from scheduler_build.filelock import turn
+
+    engine, tag = connect(), uuid.uuid4().hex[:8]
+    state, volume = tmp_path / "cache" / "builds", f"sb-t-gocache-{tag}"
+    image = suite_builder()
+    live = warm.container_name(engine.inspect_image(image).id, volume, state)
+    gone = warm.container_name("sha256:gone", volume, state)
+    orphan = state / "builders" / f"{gone}-0123abcd"
+    try:
+        warm._idle_builder(engine, live, image, volume, state)
+        (live_out,) = (state / "builders").glob(f"{live}-*")
+        orphan.mkdir(parents=True)
+        (orphan / "kube-scheduler").write_bytes(b"x" * 4096)
+        (state / "builders" / "notes").mkdir()  # the user's: not a name warm.py gives
+        env = {"INVOKE_PATHS_CACHE_DIR": str(tmp_path / "cache"), "INVOKE_BUILD_GOCACHE_VOLUME": volume}
+        dry = _inv(["clean", "--volume", "--dry-run", "--json"], env)
+        assert dry.returncode == 0, dry.stderr[-2000:]
+        planned = {i["name"]: i for i in json.loads(dry.stdout)["items"]}
+        assert planned[str(orphan)]["size"] == 4096 and "builder that is gone" in planned[str(orphan)]["what"]
+        assert str(live_out) not in planned and str(state / "builders" / "notes") not in planned
+        assert planned[live]["what"] == "long-lived builder container" and orphan.is_dir()
+        item = next(i for i in clean.plan_volume(engine, volume, state) if i.name == str(orphan))
+        with turn(state / f"{gone}.lock", "starting that builder"):
+            assert clean.remove(item, engine) is False and orphan.is_dir()  # a build is starting it: left
+        assert clean.remove(item, engine) is True and not orphan.exists()  # the negative control
+        assert live_out.is_dir() and (state / "builders" / "notes").is_dir()
+    finally:
+        engine.remove_container(live)
+        try:
+            engine._client.volumes.get(volume).remove(force=True)
+        except docker_errors().NotFound:
+            pass
