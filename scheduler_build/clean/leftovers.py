@@ -9,7 +9,9 @@
   vendored trees, whose tag a newer one of the same kind took (a forced bootstrap, a workspace rebuilt under its key).
   Ours by our labels (its kind's, and for a workspace image the vendored tree in this cache directory), never by a
   name; replaced when it has no tag and the tag its labels name is on another image with the same labels. One a
-  container still uses (a builder running on it) is left and named.
+  container still uses (a builder running on it) is left and named. A replaced builder that a replaced workspace
+  image was built on is not listed by the engine (a parent image); it goes with that image (the engine prunes
+  an untagged parent).
 """
 
 from __future__ import annotations
@@ -58,12 +60,12 @@ def remove_out(engine: Engine, directory: Path, state_dir: Path) -> bool:
 def _successor_tag(image: Image, cache_dir: Path | None) -> str:
     """The tag this untagged image of ours was replaced under ("" when it is not one of ours)."""
     labels = image.labels or {}
+    key, vendor_dir = labels.get(workspace_image.KEY_LABEL), labels.get(workspace_image.VENDOR_DIR_LABEL, "")
+    if key:  # first: a workspace image inherits its builder's labels (FROM it), the Go version's among them
+        root = str(Path(cache_dir).absolute()) + "/" if cache_dir is not None else ""
+        return workspace_image.tag_for(key) if vendor_dir.startswith(root) else ""
     if labels.get(GO_VERSION_LABEL):
         return f"{BOOTSTRAP_REPO}:{labels[GO_VERSION_LABEL]}"
-    key, vendor_dir = labels.get(workspace_image.KEY_LABEL), labels.get(workspace_image.VENDOR_DIR_LABEL, "")
-    root = str(Path(cache_dir).absolute()) + "/" if cache_dir is not None else ""
-    if key and vendor_dir.startswith(root):
-        return workspace_image.tag_for(key)
     return ""
 
 
@@ -82,12 +84,13 @@ def replaced_images(engine: Engine, cache_dir: Path | None) -> list[tuple[Image,
             if newer is not None and newer.id != image.id and newer.created >= image.created and all(
                     newer.labels.get(k) == image.labels.get(k) for k in _SAME_KIND):
                 found[image.id] = (image, tag)
-    return sorted(found.values(), key=lambda pair: pair[0].created)
+    # Newest first: an image built on another (a workspace image on its builder) goes before it.
+    return sorted(found.values(), key=lambda pair: pair[0].created, reverse=True)
 
 
 def remove_image(engine: Engine, image_id: str) -> bool:
-    """Remove a replaced image by its ID unless a container uses it (False: left)."""
+    """Remove a replaced image by its ID unless a container uses it, or an image built on it (a workspace image
+    of the builder it was) still stands (False: left)."""
     if image_id in engine.mounts_in_use()[1]:
         return False
-    engine.remove_image(image_id)
-    return True
+    return engine.remove_unused_image(image_id)

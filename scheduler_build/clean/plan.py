@@ -300,7 +300,7 @@ def _remove(item: Item, engine: Engine | None, dist_dir: Path | None) -> bool | 
 def left_reason(item: Item) -> str:
     """Why `remove` left an item (it returned False)."""
     if item.kind == "images":
-        return "a container still uses it"
+        return "a container, or an image built on it, still uses it"
     if item.what == leftovers.ORPHANED_OUT:
         return "a build is starting its builder (the builder's lock is held)"
     return "in use by a build (its builder's lock is held)"

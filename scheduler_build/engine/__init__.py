@@ -339,6 +339,20 @@ class Engine:
             volumes = self._client.df().get("Volumes") or []
         return next((int((v.get("UsageData") or {}).get("Size") or 0) for v in volumes if v.get("Name") == name), None)
 
+    def remove_unused_image(self, ref: str) -> bool:
+        """Remove one local image that nothing uses: False (and nothing removed) when a container or another
+        image (built on it) still does."""
+        with talking(f"remove image {ref}"):
+            try:
+                self._client.images.remove(ref, noprune=False)
+                return True
+            except docker.errors.ImageNotFound:
+                return True
+            except docker.errors.APIError as exc:
+                if exc.status_code == 409:  # conflict: a container or a dependent child image
+                    return False
+                raise UserError(f"cannot remove image {ref}: {exc.explanation or short(exc)}") from None
+
     def remove_image(self, ref: str) -> None:
         """Remove (untag) one local image reference."""
         with talking(f"remove image {ref}"):

@@ -86,53 +86,60 @@ def test_only_bootstrapped_builder_images_are_planned_and_removed(tmp_path):
             engine.remove_image(ref)
 
 
-def _labelled_image(engine, tmp_path: Path, ref: str, labels: dict[str, str]) -> str:
-    """A tiny image under `ref` carrying `labels` (FROM scratch: nothing to pull); its ID."""
+def _labelled_image(engine, tmp_path: Path, ref: str, labels: dict[str, str], base: str = "scratch") -> str:
+    """A tiny image under `ref` carrying `labels` (FROM scratch: nothing to pull; or FROM a builder, whose labels
+    it inherits as a real workspace image does); its ID."""
     text = "".join(f'LABEL {key}="{value}"\n' for key, value in labels.items())
-    (tmp_path / "Dockerfile").write_text(f"FROM scratch\n{text}")
+    (tmp_path / "Dockerfile").write_text(f"FROM {base}\n{text}")
     return engine.build(tmp_path, ref, on_line=lambda line: None)
 
 
 def test_replaced_builder_and_workspace_images_are_ours_by_label_and_state(tmp_path):
     """An untagged image of ours whose tag a newer one of the same kind took is planned (by ID) and removed,
-    not while a container uses it; an untagged look-alike of another cache, or whose tag holds an image of
-    another kind, is not planned."""
+    not while a container uses it; an untagged look-alike of another cache is not planned. A replaced builder
+    that a replaced workspace image was built on goes with it (the engine prunes an untagged parent)."""
     from scheduler_build.build import builder_image, workspace_image
     from scheduler_build.engine import connect  # docker SDK: integration only
 
     engine, tag = connect(), uuid.uuid4().hex[:8]
     cache, other_cache = tmp_path / "cache", tmp_path / "other-cache"
-    boot_ref = f"{builder_image.BOOTSTRAP_REPO}:0.0.0-{tag}"
-    boot = {builder_image.GO_VERSION_LABEL: f"0.0.0-{tag}"}
-    key = uuid.uuid4().hex * 2
-    work_ref = workspace_image.tag_for(key)
+    boot_ref, lone_ref = (f"{builder_image.BOOTSTRAP_REPO}:0.0.0-{tag}", f"{builder_image.BOOTSTRAP_REPO}:0.0.1-{tag}")
+    boot, lone = ({builder_image.GO_VERSION_LABEL: f"0.0.0-{tag}"}, {builder_image.GO_VERSION_LABEL: f"0.0.1-{tag}"})
+    key, foreign_key = uuid.uuid4().hex * 2, uuid.uuid4().hex * 2
+    work_ref, foreign_ref = workspace_image.tag_for(key), workspace_image.tag_for(foreign_key)
     work = {workspace_image.KEY_LABEL: key, workspace_image.VENDOR_DIR_LABEL: str(cache / "vendor" / tag)}
-    foreign_key = uuid.uuid4().hex * 2
     foreign = {workspace_image.KEY_LABEL: foreign_key, workspace_image.VENDOR_DIR_LABEL: str(other_cache / "v")}
     made: list[str] = []
     client = engine._client
     try:
-        for ref, labels in ((boot_ref, boot), (work_ref, work), (workspace_image.tag_for(foreign_key), foreign)):
-            made.append(_labelled_image(engine, tmp_path, ref, {**labels, "test.round": "old"}))
-            made.append(_labelled_image(engine, tmp_path, ref, {**labels, "test.round": "new"}))
-        old_boot, new_boot, old_work, new_work, old_foreign, _ = made
-        assert engine.inspect_image(old_boot).tags == ()  # the tag moved: replaced
+        # As it happens: a builder, a workspace image on it (it carries the builder's labels too), the builder
+        # bootstrapped again, the workspace rebuilt on the new one; another cache's workspace rebuilt; and a
+        # builder of another Go version bootstrapped twice, nothing built on it.
+        for ref, labels, base in ((boot_ref, boot, "scratch"), (work_ref, work, boot_ref), (boot_ref, boot, "scratch"),
+                                  (work_ref, work, boot_ref), (foreign_ref, foreign, boot_ref),
+                                  (foreign_ref, foreign, boot_ref), (lone_ref, lone, "scratch"), (lone_ref, lone, "scratch")):
+            made.append(_labelled_image(engine, tmp_path, ref, {**labels, "test.round": str(len(made))}, base))
+        old_boot, old_work, new_boot, new_work, old_foreign, _, old_lone, new_lone = made
+        assert engine.inspect_image(old_lone).tags == () and engine.inspect_image(old_work).tags == ()  # replaced
         planned = {item.name: item for item in clean.plan_images(engine, cache)}
-        assert old_boot in planned and old_work in planned, sorted(planned)
+        assert old_lone in planned and old_work in planned, sorted(planned)
         assert old_foreign not in planned  # another cache's: not ours to remove (the negative control)
-        assert new_boot not in planned and new_work not in planned  # the newer ones hold the tags
-        assert f"replaced by a newer one under {boot_ref}" in planned[old_boot].what
-        # A container still uses the old builder image: left, and said why.
-        user = client.containers.create(old_boot, command=["none"], name=f"sb-t-uses-{tag}")
-        assert clean.remove(planned[old_boot], engine) is False
-        assert engine.inspect_image(old_boot) is not None and "container" in clean.left_reason(planned[old_boot])
+        assert not {new_boot, new_work, new_lone} & set(planned)  # the newer ones hold the tags
+        assert old_boot not in planned  # the engine lists no parent of another image: it goes with its child
+        assert f"replaced by a newer one under {lone_ref}" in planned[old_lone].what
+        assert f"replaced by a newer one under {work_ref}" in planned[old_work].what
+        # A container still uses the replaced builder image: left, and said why.
+        user = client.containers.create(old_lone, command=["none"], name=f"sb-t-uses-{tag}")
+        assert clean.remove(planned[old_lone], engine) is False
+        assert engine.inspect_image(old_lone) is not None and "container" in clean.left_reason(planned[old_lone])
         user.remove(force=True)
-        for image_id in (old_boot, old_work):
+        for image_id in (old_work, old_lone):
             assert clean.remove(planned[image_id], engine) is True
             assert engine.inspect_image(image_id) is None
-        assert engine.inspect_image(boot_ref).id == new_boot and engine.inspect_image(work_ref).id == new_work
+        assert engine.inspect_image(old_boot) is None  # pruned with the workspace image built on it
+        assert [engine.inspect_image(ref).id for ref in (boot_ref, work_ref, lone_ref)] == [new_boot, new_work, new_lone]
     finally:
-        for ref in [boot_ref, work_ref, workspace_image.tag_for(foreign_key), *made]:
+        for ref in [work_ref, foreign_ref, *reversed(made), boot_ref, lone_ref]:  # an image built on another first
             try:
                 client.images.remove(ref, force=True)
             except docker_errors().NotFound:
