@@ -157,7 +157,7 @@ def docker_errors():
 def test_an_orphaned_builder_out_is_listed_and_removed_and_a_live_ones_is_not(tmp_path):
     """A builder /out directory in our state whose container is gone is planned by `clean --volume` (named,
     with its size) and removed, not while its builder's lock is held; the /out of a running builder, and a
-    directory of the user's beside them, are not planned."""
+    directory of the user's beside them, are not planned. `clean --volume` skips a busy builder and names it."""
     from scheduler_build.build import warm
     from scheduler_build.engine import connect
     from scheduler_build.filelock import turn
@@ -186,6 +186,17 @@ def test_an_orphaned_builder_out_is_listed_and_removed_and_a_live_ones_is_not(tm
             assert clean.remove(item, engine) is False and orphan.is_dir()  # a build is starting it: left
         assert clean.remove(item, engine) is True and not orphan.exists()  # the negative control
         assert live_out.is_dir() and (state / "builders" / "notes").is_dir()
+        # `clean --volume` while a build holds the live builder's lock: the builder and its volume are left and
+        # named; once free, both go (and the builder's /out with it).
+        with turn(state / f"{live}.lock", "compiling"):
+            busy = _inv(["clean", "--volume"], env)
+        assert busy.returncode == 0, busy.stderr[-2000:]
+        assert f"left volume {live}: in use by a build" in busy.stderr and f"left volume {volume}:" in busy.stderr
+        assert engine._client.containers.list(filters={"name": live}) and live_out.is_dir()
+        free = _inv(["clean", "--volume"], env)
+        assert free.returncode == 0 and "left volume" not in free.stderr, free.stderr[-2000:]
+        assert "removed" in free.stdout and live in free.stdout and not live_out.exists()
+        assert not engine._client.containers.list(all=True, filters={"name": live})
     finally:
         engine.remove_container(live)
         try:
