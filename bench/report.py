@@ -34,7 +34,9 @@ do not edit: change those and rerun it (`inv bench.report --check` fails when th
 Every row below is rendered from a raw file in [bench/results/](bench/results/), written by the `bench.*`
 task shown: its command line, git commit, the machine it measured (CPU count, memory, kernel) and every
 individual run in the order the sides ran. Figures are medians of runs that alternated between the two
-sides in one process; "n=1"/"n=2" marks a side with fewer than three runs. "load" is the 1-minute load
+sides in one process; "n=1"/"n=2" marks a side with fewer than three runs. The ratio's "per run" is the
+spread of the ratios of each pair of alternated runs (their range, or each of them); a commit ending
+`-dirty` was measured on a tree with changes no commit holds. "load" is the 1-minute load
 average before and after the bench (and its range over the runs): a load above the machine's CPU count
 means both sides waited for a core. How each bench works:
 [docs/benchmarks.md](docs/benchmarks.md); earlier runs and what was tried:
@@ -145,11 +147,24 @@ def row(root: Path, spec: dict) -> str:
     met = goal is not None and (ratio >= goal if higher else ratio <= goal)
     verdict = f" (goal {'≥' if higher else '≤'} {goal}: {'met' if met else 'missed'})" if goal is not None else ""
     n_text = few or f"n={min(counts.values())}" + ("" if counts[ours] == counts[base] else f"/{max(counts.values())}")
-    if spec.get("per_run"):  # the ratio of each pair of alternated runs, in the order they ran
-        verdict += " (per run: " + ", ".join(f"{a / b:.2f}" for a, b in zip(by_side[ours], by_side[base])) + ")"
+    verdict += _spread([a / b for a, b in zip(by_side[ours], by_side[base])], bool(spec.get("per_run")))
     return (f"| {spec['label']} | {fmt(med[ours])} | {spec['baseline']}, {fmt(med[base])} | {ratio:.2f}{verdict} | "
             f"{n_text} | {_load(raw, runs)} | `{raw['command']}` | [{spec['raw']}](bench/results/{spec['raw']}), "
-            f"{raw['commit'][:10]}, {_machine(raw)} | {raw['started'][:10]} |")
+            f"{_commit(raw)}, {_machine(raw)} | {raw['started'][:10]} |")
+
+
+def _spread(ratios: list[float], every: bool) -> str:
+    """The ratio of each pair of alternated runs (in the order they ran): all of them (a row's "per_run"), else
+    their range; one pair has no spread to show."""
+    if every:
+        return " (per run: " + ", ".join(f"{r:.2f}" for r in ratios) + ")"
+    return f" (per run {min(ratios):.2f}–{max(ratios):.2f})" if len(ratios) > 1 else ""
+
+
+def _commit(raw: dict) -> str:
+    """The raw file's commit, short; `-dirty` kept: the tree measured had changes no commit holds."""
+    commit = raw["commit"]
+    return commit[:10] + ("-dirty" if commit.endswith("-dirty") else "")
 
 
 def _raw_record(root: Path, name: str) -> dict:

@@ -13,12 +13,14 @@ What counts as ours, per kind:
   directory may be configured to a shared place, so nothing else in it is touched;
   `cluster/` holds a running control plane's state: `inv cluster.down` removes it).
 - volume: the Go build-cache volume named by build.gocache_volume and its `-out` sibling,
-  the long-lived builders that use it (build/warm.py), and the containers our runs created (labelled with the run's host and pid) whose run is
-  gone: a SIGKILL leaves one behind.
+  the long-lived builders that use it (build/warm.py), the caller's only and never one a build holds the lock
+  of (named as left), the /out directories in our state of builders that are gone (clean/leftovers.py), and the
+  containers our runs created (labelled with the run's host and pid) whose run is gone: a SIGKILL leaves one behind.
 - images: `scheduler-build/golang:*` images that `inv builder.bootstrap` built (they
   carry its Go-version label); a pulled or hand-made image of that name stays; and
   the `scheduler-build/workspace:*` images (the vendored trees, build/workspace_image.py)
-  built from this cache directory: another checkout's, on a shared engine, stay.
+  built from this cache directory: another checkout's, on a shared engine, stay; and the untagged images of
+  either kind a newer one replaced (clean/leftovers.py; one a container still uses is left and named).
 
 Planning is pure file-system and engine reads; removal takes the planned items.
 """
@@ -35,6 +37,7 @@ from pathlib import Path
 
 from scheduler_build.build.builder_image import BOOTSTRAP_REPO, GO_VERSION_LABEL
 from scheduler_build.build import warm
+from scheduler_build.clean import leftovers
 from scheduler_build.build.compile import out_volume
 from scheduler_build import owned
 from scheduler_build.atomic import STAGING
@@ -196,6 +199,9 @@ def plan_volume(engine: Engine, name: str, state_dir: Path | None = None) -> lis
     items = [Item("volume", builder, 0, "long-lived builder container", (state,))
              for builder, volume, labels in engine.containers_labelled(warm.VOLUME_LABEL)
              if volume == name and labels.get(warm.LABEL) == "1" and labels.get(warm.OWNER_LABEL) == uid] if name else []
+    if state_dir is not None:  # after the builders: stopping one removes its own /out
+        items += [Item("volume", str(out), tree_size(out), leftovers.ORPHANED_OUT, (str(state_dir),))
+                  for out, _ in leftovers.orphaned_outs(engine, state_dir)]
     for volume, what in ((name, "Go build cache volume"), (out_volume(name), "compile output volume")):
         size = engine.volume_size(volume) if name else None
         if size is not None:
@@ -239,7 +245,12 @@ def plan_images(engine: Engine, cache_dir: Path | None = None) -> list[Item]:
         if image.labels.get(WORKSPACE_KEY_LABEL) and image.labels.get(VENDOR_DIR_LABEL, "").startswith(root):
             items += [Item("images", tag, image.size, "workspace image (vendored tree)")
                       for tag in image.tags if tag.startswith(WORKSPACE_REPO + ":")]
-    return sorted(items, key=lambda item: item.name)
+    items = sorted(items, key=lambda item: item.name)
+    return items + [Item("images", image.id, image.size, f"{_KIND[tag.startswith(BOOTSTRAP_REPO)]} {leftovers.REPLACED} "
+                         f"one under {tag}") for image, tag in leftovers.replaced_images(engine, cache_dir)]
+
+
+_KIND = {True: "bootstrapped builder", False: "workspace image"}
 
 
 def remove(item: Item, engine: Engine | None = None, dist_dir: Path | None = None) -> bool:
@@ -269,15 +280,30 @@ def _remove(item: Item, engine: Engine | None, dist_dir: Path | None) -> bool | 
     elif item.kind == "volume" and item.what == "long-lived builder container":
         assert engine is not None
         return warm.stop_one(engine, item.name, Path(item.paths[0]))  # never under a build's compile
+    elif item.kind == "volume" and item.what == leftovers.ORPHANED_OUT:
+        assert engine is not None
+        return leftovers.remove_out(engine, Path(item.name), Path(item.paths[0]))
     elif item.kind == "volume" and item.what.startswith("container"):
         assert engine is not None
         engine.remove_containers({RUN_LABEL: item.paths[0]})
     elif item.kind == "volume":
         assert engine is not None
         engine.remove_volume(item.name)
+    elif item.kind == "images" and leftovers.REPLACED in item.what:
+        assert engine is not None
+        return leftovers.remove_image(engine, item.name)  # not under a container that still runs on it
     elif item.kind == "images":
         assert engine is not None
         engine.remove_image(item.name)
+
+
+def left_reason(item: Item) -> str:
+    """Why `remove` left an item (it returned False)."""
+    if item.kind == "images":
+        return "a container, or an image built on it, still uses it"
+    if item.what == leftovers.ORPHANED_OUT:
+        return "a build is starting its builder (the builder's lock is held)"
+    return "in use by a build (its builder's lock is held)"
 
 
 def _prune_empty(directory: Path, stop: Path) -> None:

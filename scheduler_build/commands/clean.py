@@ -14,9 +14,10 @@ from scheduler_build.commands._common import emit, flag_help, emit_json, user_er
     "dist": flag_help("paths.dist_dir", before="published outputs under the dist directory, those carrying our build records "
                      "(the default when nothing is chosen); the directory: "),
     "cache": "the stages' caches under paths.cache_dir (module snapshots, vendor trees, rootfs, tools...)",
-    "volume": flag_help("build.gocache_volume", after="; and containers of stopped runs"),
+    "volume": flag_help("build.gocache_volume", after="; your long-lived builders (not one a build is compiling in: "
+                        "named as left), the output directories of builders that are gone, and containers of stopped runs"),
     "images": "builder images scheduler-build/golang:* that builder.bootstrap built, and the workspace images "
-              "of this cache directory",
+              "of this cache directory; and the untagged ones of either a newer image replaced",
     "all": "all of the above",
     "dry-run": "list what would be removed, with sizes; remove nothing",
     "json": "print the items as JSON",
@@ -39,7 +40,8 @@ def clean(c, dist=False, cache=False, volume=False, images=False, all=False, dry
     busy: list[clean_stage.Item] = []
     if not decided.dry_run:
         for item in items:
-            if busy and item.kind == "volume" and item.what.endswith("volume"):
+            if item.kind == "volume" and item.what.endswith("volume") and any(
+                    b.what == "long-lived builder container" for b in busy):
                 busy.append(item)  # a busy builder uses it: the engine would refuse
                 continue
             log(f"    remove {item.kind} {item.name}")
@@ -52,4 +54,4 @@ def clean(c, dist=False, cache=False, volume=False, images=False, all=False, dry
     else:
         emit(clean_stage.table(items, "would remove" if dry_run else "removed"))
     for item in busy:
-        log(f"left {item.kind} {item.name}: in use by a build (its builder's lock is held); run clean again after it")
+        log(f"left {item.kind} {item.name}: {clean_stage.left_reason(item)}; run clean again after it")

@@ -28,14 +28,16 @@ STATE_DIR_HELP = flag_help("cluster.state_dir")
             "kube-controller-manager (root; see inv doctor --node)",
     "registry": flag_help("cluster.registries", "none"),
     "registry-ca": flag_help("cluster.registry_ca"),
+    "dist": flag_help("paths.dist_dir", after="; where the kube-apiserver built without --apiserver goes"),
 }, iterable=["registry"])
 @user_errors
 def up(c, k8s_version=None, apiserver=None, etcd=None, state_dir=None, timeout=None, json=False, node=False,
-       registry=None, registry_ca=None):
+       registry=None, registry_ca=None, dist=None):
     """Start etcd and kube-apiserver (127.0.0.1, or the node address with --node) with certificates and RBAC."""
     # Every flag is decided and checked before anything is built: a bad --timeout must not cost a kube-apiserver build.
     inputs = cluster_inputs.up_inputs(c, k8s_version=k8s_version, apiserver=apiserver, etcd=etcd, state_dir_flag=state_dir,
-                                      timeout=timeout, node=node, registry=registry, registry_ca=registry_ca)
+                                      timeout=timeout, node=node, registry=registry, registry_ca=registry_ca,
+                                      dist=dist)
     state = cluster_flow.up(inputs)
     emit(state.to_json() if json else state.admin_kubeconfig)
 
@@ -79,12 +81,14 @@ def status(c, state_dir=None, spec=None):
            "invoke has no optional positional arguments, so also: `inv cluster.load -- REF...`)",
     "spec": "load the spec's scheduler image and, when referenceExtender is enabled, the extender image",
     "state-dir": STATE_DIR_HELP,
+    "dist": flag_help("paths.dist_dir", after="; where --spec's image layout is read"),
 })
 @user_errors
-def load(c, ref=None, spec=None, state_dir=None):
+def load(c, ref=None, spec=None, state_dir=None, dist=None):
     """Import built images into the node's containerd (like `kind load`); nothing is pulled."""
     remainder = str(getattr(c, "remainder", "") or "").split()  # `inv cluster.load -- REF...`
-    inputs = cluster_inputs.load_inputs(c, refs=[*(ref or []), *remainder], spec=spec, state_dir_flag=state_dir)
+    inputs = cluster_inputs.load_inputs(c, refs=[*(ref or []), *remainder], spec=spec, state_dir_flag=state_dir,
+                                        dist=dist)
     directory, pairs = inputs.state_dir, inputs.images
     ctd_dir = directory / "node" / "containerd"
     with phase("cluster load", f"{len(pairs)} image(s)"):

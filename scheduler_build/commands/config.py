@@ -34,6 +34,7 @@ from scheduler_build.commands._common import emit, emit_json, flag_help, user_er
 @task(help={
     "spec": flag_help("spec.path"),
     "out": flag_help("config.out", after="; replaced atomically"),
+    "dist": flag_help("paths.dist_dir", after="; where --out defaults to and --pin-digest's image layout is read"),
     "image": "scheduler image reference to deploy, REPO:TAG or REPO:TAG@sha256:DIGEST "
              "(default: the spec's image, tag <k8s-version>-<version>)",
     "k8s-version": "Kubernetes version for the default image tag (default: the spec's kubernetes.version)",
@@ -48,10 +49,10 @@ from scheduler_build.commands._common import emit, emit_json, flag_help, user_er
 })
 @user_errors
 def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False, plain=False, tls_secrets=None,
-           json=False, force=False):
+           json=False, force=False, dist=None):
     """Render the KubeSchedulerConfiguration, ConfigMap, RBAC, Deployment (and extender) with a kustomization."""
     image = manifests.check_image_flag(image) if image else None
-    decided = render_inputs(c, spec=spec, out=out)
+    decided = render_inputs(c, spec=spec, out=out, dist=dist)
     loaded, out_dir = decided.spec, decided.out_dir
     if tls_secrets and Path(tls_secrets).resolve() == out_dir.resolve():
         raise UserError("--tls-secrets must name a directory apart from --out (it holds private keys)",
@@ -82,6 +83,7 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=Fals
 @task(help={
     "spec": flag_help("spec.path"),
     "out": "chart directory, written as a plain directory (default: <paths.dist_dir>/chart/<name>)",
+    "dist": flag_help("paths.dist_dir", after="; where --out defaults to and --pin-digest's image layout is read"),
     "image": "scheduler image the chart's values name, REPO:TAG or REPO:TAG@sha256:DIGEST "
              "(default: the spec's image, tag <k8s-version>-<version>)",
     "k8s-version": "Kubernetes version for the default image tag (default: the spec's kubernetes.version)",
@@ -97,10 +99,10 @@ def render(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=Fals
 })
 @user_errors
 def chart(c, spec=None, out=None, image=None, k8s_version=None, pin_digest=False, push=None, ca_cert=None,
-          insecure=False, sign=False, key=None, json=False, force=False):
+          insecure=False, sign=False, key=None, json=False, force=False, dist=None):
     """Write a Helm chart of the same objects config.render writes; values.yaml holds the per-cluster choices."""
     image = manifests.check_image_flag(image) if image else None
-    decided = chart_inputs(c, spec=spec, out=out)
+    decided = chart_inputs(c, spec=spec, out=out, dist=dist)
     loaded, out_dir = decided.spec, decided.out_dir
     owned.check_writable(out_dir, "--out")
     ref = _image(decided, image, k8s_version, pin_digest)
@@ -144,7 +146,9 @@ def _image(decided: RenderInputs, image, k8s_version, pin_digest) -> str:
 
 @task(help={
     "spec": flag_help("spec.path"),
-    "binary": "kube-scheduler to validate with (default: dist/<name>/<version>/linux-<arch>/kube-scheduler from inv build --spec)",
+    "binary": "kube-scheduler to validate with (default: <dist>/<name>/<version>/linux-<arch>/kube-scheduler from "
+              "inv build --spec)",
+    "dist": flag_help("paths.dist_dir", after="; where the built kube-scheduler is found without --binary"),
     "k8s-version": "Kubernetes version whose in-tree plugins are allowed (default: the spec's kubernetes.version)",
     "fields-only": flag_help("config.fields_only"),
     "write-config-to": "also save the binary's defaulted configuration to this file",
@@ -155,12 +159,12 @@ def _image(decided: RenderInputs, image, k8s_version, pin_digest) -> str:
 })
 @user_errors
 def validate(c, spec=None, binary=None, k8s_version=None, fields_only=False, write_config_to=None, json=False,
-             require_batching=False, list_gates=False):
+             require_batching=False, list_gates=False, dist=None):
     """Check the spec's fields, have the real kube-scheduler judge its configuration and gates, report batching."""
     spec_path = spec_path_of(c, spec)
     try:
         inputs = validate_inputs(c, spec=spec, binary=binary, k8s_version=k8s_version, fields_only=fields_only,
-                                 write_config_to=write_config_to, require_batching=require_batching)
+                                 write_config_to=write_config_to, require_batching=require_batching, dist=dist)
         if list_gates:
             version, lines = config_flow.changeable_gates(inputs)
             if json:

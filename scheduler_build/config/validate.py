@@ -34,7 +34,7 @@ from scheduler_build import spec as spec_mod
 from scheduler_build.build import builder_image as builder
 from scheduler_build.config import api_fields, batching, feature_gates, render, schedulerconfig
 from scheduler_build.resolve import intree, vocabulary
-from scheduler_build.errors import UserError
+from scheduler_build.errors import UserError, for_program
 from scheduler_build.progress import log, phase
 from scheduler_build.spec import Spec
 
@@ -67,7 +67,7 @@ def check_config_api(spec: Spec, k8s_version: str, cache_root: Path, strict: boo
         api = (vocabulary.config_api(k8s_version, cache_root) if strict
                else vocabulary.config_api_or_fallback(k8s_version, cache_root))
         if api is None:
-            log("    skipped: `inv config.validate` checks the fields once the API can be read")
+            log(for_program("    skipped: `inv config.validate` checks the fields once the API can be read"))
             return
         log(f"    extension points: {', '.join(api.extension_points)}")
     api_fields.check_api_fields(spec, api, lambda keys: vocabulary.introduced_in(keys, api.version, cache_root))
@@ -246,7 +246,8 @@ def batching_summary(binary: Path, binary_sha256: str, config: str, image: str, 
         gate_lines = [("warning: " if v.refused else "") + v.line(k8s_version)
                       for v in feature_gates.judge_output(verdict.output, gates or {}) if v.refused or v.warning]
         if not verdict.ok:
-            return gate_lines + [f"batching: not checked ({refusal_reason(verdict.output)}; see `inv config.validate`)"]
+            return gate_lines + [for_program(f"batching: not checked ({refusal_reason(verdict.output)}; "
+                                             "see `inv config.validate`)")]
         judged = decided if decided is not None else batching.judge(verdict.output, yaml.safe_load(config) or {}, gate)
         lines = gate_lines + [v.line() for v in judged]
         seen.parent.mkdir(parents=True, exist_ok=True)

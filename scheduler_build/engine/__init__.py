@@ -43,6 +43,7 @@ class Image:
     labels: dict[str, str] = field(default_factory=dict)
     env: tuple[str, ...] = ()
     size: int = 0  # bytes, as the engine reports it
+    created: str = ""  # the engine's creation time (RFC 3339: sorts as text)
 
     @property
     def short_id(self) -> str:
@@ -70,7 +71,8 @@ def run_labels() -> dict[str, str]:
 def _image(sdk_image: Any) -> Image:
     config = sdk_image.attrs.get("Config") or {}
     return Image(id=sdk_image.id, tags=tuple(sdk_image.tags or ()), labels=dict(config.get("Labels") or {}),
-                 env=tuple(config.get("Env") or ()), size=int(sdk_image.attrs.get("Size") or 0))
+                 env=tuple(config.get("Env") or ()), size=int(sdk_image.attrs.get("Size") or 0),
+                 created=str(sdk_image.attrs.get("Created") or ""))
 
 
 class Engine:
@@ -94,6 +96,18 @@ class Engine:
     def images(self, repository: str | None = None) -> list[Image]:
         with talking("list images"):
             return [_image(i) for i in self._client.images.list(name=repository)]
+
+    def images_labelled(self, key: str) -> list[Image]:
+        """Every image carrying label `key`, untagged ones (a tag moved to a newer image) included."""
+        with talking(f"list images labelled {key}"):
+            return [_image(i) for i in self._client.images.list(filters={"label": key})]
+
+    def mounts_in_use(self) -> tuple[set[str], set[str]]:
+        """(host directories bind-mounted, image IDs used) by any container, running or not."""
+        with talking("list containers"):
+            found = self._client.containers.list(all=True, ignore_removed=True)  # one removed meanwhile: not in use
+            binds = {m.get("Source", "") for c in found for m in (c.attrs.get("Mounts") or []) if m.get("Type") == "bind"}
+            return binds, {c.attrs.get("Image", "") for c in found}
 
     def build(self, context: Path | IO[bytes], tag: str, dockerfile: str = "Dockerfile",
               labels: dict[str, str] | None = None, buildargs: dict[str, str] | None = None,
@@ -324,6 +338,20 @@ class Engine:
         with talking("read its disk usage"):
             volumes = self._client.df().get("Volumes") or []
         return next((int((v.get("UsageData") or {}).get("Size") or 0) for v in volumes if v.get("Name") == name), None)
+
+    def remove_unused_image(self, ref: str) -> bool:
+        """Remove one local image that nothing uses: False (and nothing removed) when a container or another
+        image (built on it) still does."""
+        with talking(f"remove image {ref}"):
+            try:
+                self._client.images.remove(ref, noprune=False)
+                return True
+            except docker.errors.ImageNotFound:
+                return True
+            except docker.errors.APIError as exc:
+                if exc.status_code == 409:  # conflict: a container or a dependent child image
+                    return False
+                raise UserError(f"cannot remove image {ref}: {exc.explanation or short(exc)}") from None
 
     def remove_image(self, ref: str) -> None:
         """Remove (untag) one local image reference."""

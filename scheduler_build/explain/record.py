@@ -12,21 +12,23 @@ import json
 import re
 from typing import Any
 
+from scheduler_build.errors import for_program
+
 SIMULATOR = "kube-scheduler-simulator.sigs.k8s.io/"
 RECORD = "scheduler-build.io/debug-record"
 FORMAT = 1
 MAX_NODES = 5000  # per map: more than any record the recorder writes (its own bounds are far lower)
 MAX_TEXT = 1024  # characters kept of any reason or name
 HINT = ("no scheduling record on this pod: it was scheduled by a build without the recorder; "
-        "build and deploy the debuggable one (`scheduler-build build --debuggable`, then `image.build` and `deploy`) "
+        "build and deploy the debuggable one (`inv build --debuggable`, then `inv image.build` and `inv deploy`) "
         "and recreate the pod")
 # Told the spec's debuggable.podLabel (explain --spec), a pod without that label did not opt in: a
 # debuggable scheduler saw it and recorded nothing, by design.
 NOT_OPTED_IN = ("no scheduling record on this pod: it does not carry the label {label} (the spec's debuggable.podLabel), "
                 "so the recorder skips it; add the label to the pod's template and recreate the pod")
 # Neither told (no --spec) nor the label missing: both causes stay possible, and a recorder's failed write too.
-UNKNOWN = ("no scheduling record on this pod: it was scheduled by a build without the recorder (`scheduler-build build "
-           "--debuggable`, then `image.build` and `deploy`), or it did not carry "
+UNKNOWN = ("no scheduling record on this pod: it was scheduled by a build without the recorder (`inv build "
+           "--debuggable`, then `inv image.build` and `inv deploy`), or it did not carry "
            "the label the spec's debuggable.podLabel names (pass --spec to tell which), or the recorder could not "
            "write (the scheduler's log says so)")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -166,8 +168,9 @@ def explain(pod: Any, top: int = 3, pod_label: str | None = None) -> dict:
     doc: dict[str, Any] = {"format": FORMAT, "pod": identity, "recorded": False}
     if RECORD not in reader.annotations:
         labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
-        doc["hint"] = (UNKNOWN if pod_label is None else
-                       NOT_OPTED_IN.format(label=_text(pod_label)) if pod_label and pod_label not in labels else HINT)
+        doc["hint"] = for_program(UNKNOWN if pod_label is None else  # the hints name the command the user ran
+                                  NOT_OPTED_IN.format(label=_text(pod_label)) if pod_label and pod_label not in labels
+                                  else HINT)
         return doc
     record = reader.json(RECORD, dict)
     weights = {_text(k): v for k, v in (record.get("weights") or {}).items() if _int(v) is not None} \

@@ -75,7 +75,7 @@ def goflags(user: str) -> str:
     if any(flag.split("=", 1)[1] != "mod" for flag in mods):
         raise UserError(f"GOFLAGS={user!r} sets {mods[0]}: scheduler-build's go steps on this host need -mod=mod "
                         "(they resolve and tidy modules)", "drop -mod from GOFLAGS for scheduler-build, e.g. "
-                        "`env GOFLAGS= scheduler-build ...`; the compile in the builder uses -mod=vendor itself")
+                        "`env GOFLAGS= inv build ...`; the compile in the builder uses -mod=vendor itself")
     return " ".join(flags if mods else [*flags, "-mod=mod"])
 
 

@@ -66,16 +66,16 @@ def status_inputs(c: Any, *, state_dir_flag: str | None = None, spec: str | None
     return StatusInputs(state_dir(c, state_dir_flag), str(option(c, "spec.path", spec)), cache_dir(c))
 
 
-def component_request(c: Any, component: str, k8s_version: str | None = None) -> BuildRequest:
+def component_request(c: Any, component: str, k8s_version: str | None = None, dist: str | None = None) -> BuildRequest:
     """Our own hermetic build of one Kubernetes component (cached like every build): the builder.* and build.*
     settings of `inv build`, except what would make it another program: for this host, under its own name, unstamped."""
     return build_request(c, k8s_version=k8s_version, component=component, arch=host_arch(), os="linux", name=component,
-                         version_suffix="")
+                         version_suffix="", dist=dist)
 
 
 def up_inputs(c: Any, *, k8s_version: str | None = None, apiserver: str | None = None, etcd: str | None = None,
               state_dir_flag: str | None = None, timeout: Any = None, node: bool = False,
-              registry: list[str] | None = None, registry_ca: str | None = None) -> UpInputs:
+              registry: list[str] | None = None, registry_ca: str | None = None, dist: str | None = None) -> UpInputs:
     """Every value by the one precedence rule; --registry without --node is refused here."""
     urls = list(registry or []) or [u for u in str(option(c, "cluster.registries") or "").split(",") if u.strip()]
     ca = option(c, "cluster.registry_ca", registry_ca) or ""
@@ -87,11 +87,12 @@ def up_inputs(c: Any, *, k8s_version: str | None = None, apiserver: str | None =
         state_dir=state_dir(c, state_dir_flag), etcd=option(c, "cluster.etcd", etcd),
         timeout=float(option(c, "cluster.timeout", timeout)),
         apiserver=Path(explicit).expanduser() if explicit else None,
-        builds={name: component_request(c, name, k8s_version) for name in components},
+        builds={name: component_request(c, name, k8s_version, dist) for name in components},
         node=bool(node), registries=tuple(pull_hosts.parse(urls, ca)) if node else (), cache_dir=_cache(c))
 
 
-def load_inputs(c: Any, *, refs: list[str], spec: str | None = None, state_dir_flag: str | None = None) -> LoadInputs:
+def load_inputs(c: Any, *, refs: list[str], spec: str | None = None, state_dir_flag: str | None = None,
+                dist: str | None = None) -> LoadInputs:
     """The images to import: the references given and, with --spec, the spec's scheduler and extender images;
     a missing node is refused first."""
     directory = state_dir(c, state_dir_flag)
@@ -99,20 +100,20 @@ def load_inputs(c: Any, *, refs: list[str], spec: str | None = None, state_dir_f
         raise UserError(f"no running node in {directory}", "start one with `inv cluster.up --node`")
     pairs = [(one, "") for one in refs if one]
     if spec:
-        pairs += spec_images(c, spec)
+        pairs += spec_images(c, spec, dist)
     if not pairs:
         raise UserError("nothing to load", "pass image references, or --spec S")
     return LoadInputs(directory, tuple(pairs))
 
 
-def spec_images(c: Any, spec: str) -> list[tuple[str, str]]:
+def spec_images(c: Any, spec: str, dist: str | None = None) -> list[tuple[str, str]]:
     """(local image, name on the node) for the spec's scheduler and, when enabled, its reference extender."""
     loaded = load_spec(c, spec)
     assert loaded is not None  # an explicit --spec is loaded or refused
     release = target.kubernetes_release(loaded, None, _cache(c))
     # A spec with debuggable.enabled is packaged as the debuggable build, beside the release one (docs/explain.md).
     name = debuggable.dist_name(loaded.name) if loaded.debuggable.enabled else loaded.name
-    layout = assemble.layout_dir(Path(option(c, "paths.dist_dir")), name, release)
+    layout = assemble.layout_dir(Path(option(c, "paths.dist_dir", dist)), name, release)
     if not (layout / "index.json").is_file():
         raise UserError(f"no image built for {spec} under {layout}", f"run `inv image.build --spec {spec}` first")
     ImageInfo.of_layout(layout)  # an old, foreign or altered layout is one clear error before the node imports it

@@ -31,16 +31,16 @@ def spec_of(c: Any, spec: str | None, what: str) -> Spec:
     return loaded
 
 
-def render_inputs(c: Any, *, spec: str | None = None, out: str | None = None) -> RenderInputs:
+def render_inputs(c: Any, *, spec: str | None = None, out: str | None = None, dist: str | None = None) -> RenderInputs:
     loaded = spec_of(c, spec, "config.render")
-    dist_dir = Path(option(c, "paths.dist_dir"))
+    dist_dir = Path(option(c, "paths.dist_dir", dist))
     out_dir = Path(option(c, "config.out", out) or dist_dir / "config" / loaded.name)
     return RenderInputs(loaded, out_dir, dist_dir, cache_dir(c))
 
 
-def chart_inputs(c: Any, *, spec: str | None = None, out: str | None = None) -> RenderInputs:
+def chart_inputs(c: Any, *, spec: str | None = None, out: str | None = None, dist: str | None = None) -> RenderInputs:
     loaded = spec_of(c, spec, "config.chart")
-    dist_dir = Path(option(c, "paths.dist_dir"))
+    dist_dir = Path(option(c, "paths.dist_dir", dist))
     return RenderInputs(loaded, Path(out or dist_dir / "chart" / loaded.name), dist_dir, cache_dir(c))
 
 
@@ -72,7 +72,7 @@ class ValidateInputs:
 
 def validate_inputs(c: Any, *, spec: str | None = None, binary: str | None = None, k8s_version: str | None = None,
                     fields_only: Any = False, write_config_to: str | None = None,
-                    require_batching: Any = False) -> ValidateInputs:
+                    require_batching: Any = False, dist: str | None = None) -> ValidateInputs:
     """Every value by the one precedence rule; contradicting flags are refused before the spec is read."""
     only = option(c, "config.fields_only", fields_only)
     if write_config_to and only:  # the binary writes that file: with --fields-only nothing would
@@ -87,5 +87,5 @@ def validate_inputs(c: Any, *, spec: str | None = None, binary: str | None = Non
         spec=loaded, spec_path=named, k8s_version=k8s_version or None, binary=Path(binary) if binary else None, fields_only=only,
         write_config_to=Path(write_config_to) if write_config_to else None,
         require_batching=option(c, "config.require_batching", require_batching),
-        runner_image=option(c, "config.runner_image") or "", dist_dir=Path(option(c, "paths.dist_dir")),
+        runner_image=option(c, "config.runner_image") or "", dist_dir=Path(option(c, "paths.dist_dir", dist)),
         cache_dir=cache_dir(c))

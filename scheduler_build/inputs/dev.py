@@ -41,7 +41,7 @@ def kubeconfig_of(c: Any, kubeconfig: str | None, state_dir_flag: str | None) ->
 
 
 def dev_inputs(c: Any, *, spec: str | None = None, kubeconfig: str | None = None, state_dir_flag: str | None = None,
-               once: bool = False) -> DevInputs:
+               once: bool = False, dist: str | None = None) -> DevInputs:
     """Every value by the one precedence rule; no spec, or no cluster to run against, is refused here."""
     loaded = load_spec(c, spec)
     if loaded is None:
@@ -49,4 +49,5 @@ def dev_inputs(c: Any, *, spec: str | None = None, kubeconfig: str | None = None
     arch = spec_arches(loaded, False)[0]
     return DevInputs(spec=loaded, kubeconfig=kubeconfig_of(c, kubeconfig, state_dir_flag),
                      workdir=cache_dir(c) / "dev" / loaded.name,
-                     request=build_request(c, arch=arch, component="kube-scheduler", spec=loaded), once=bool(once))
+                     request=build_request(c, arch=arch, component="kube-scheduler", spec=loaded, dist=dist),
+                     once=bool(once))

@@ -20,7 +20,7 @@ from typing import Any
 from scheduler_build import settings
 from scheduler_build.settings import options
 from scheduler_build.engine import credentials as registry_auth
-from scheduler_build.errors import UserError
+from scheduler_build.errors import PROGRAM, UserError
 
 INVOKE_SECTIONS = frozenset({"run", "runners", "sudo", "tasks", "timeouts"})  # invoke's own (Config.global_defaults)
 # The key a bare value most likely meant, e.g. `spec: my.yaml` -> `spec: {path: my.yaml}`.
@@ -74,7 +74,7 @@ def check_environment(prefix: str) -> None:
         if var.startswith(ours) and var not in known and var not in NOT_SETTINGS:
             close = difflib.get_close_matches(var, list(known), n=1, cutoff=0.8)
             raise UserError(f"environment variable {var}: not a setting",
-                            f"did you mean {close[0]}?" if close else "`scheduler-build help settings` lists them "
+                            f"did you mean {close[0]}?" if close else f"{settings_list()} lists them "
                             f"(each as {prefix}_<SECTION>_<KEY>)")
 
 
@@ -95,3 +95,9 @@ def _did_you_mean(word: str, choices: Any, prefix: str = "") -> str | None:
 
 def _sections_hint() -> str:
     return "sections: " + ", ".join(settings.DEFAULTS)
+
+
+def settings_list() -> str:
+    """Where the user who ran this program finds every setting: its `help settings` task (the console script
+    has one; invoke's `inv` has no help task, so docs/settings.md there)."""
+    return "docs/settings.md" if PROGRAM[0] == "inv" else f"`{PROGRAM[0]} help settings`"

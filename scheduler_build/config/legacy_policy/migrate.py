@@ -18,7 +18,7 @@ from scheduler_build.config.legacy_policy.tables import (
 )
 from scheduler_build.config.render import dump
 from scheduler_build.config.schedulerconfig import CONFIG_API, CONFIG_KIND
-from scheduler_build.errors import UserError
+from scheduler_build.errors import UserError, for_program
 from scheduler_build.spec.formats import DNS1123_SUBDOMAIN
 
 KNOWN_FIELDS = {"kind", "apiversion", "predicates", "priorities", "extenders", "hardpodaffinitysymmetricweight",
@@ -39,7 +39,7 @@ class Migration:
 
     def text(self) -> str:
         """The configuration as YAML, with every warning and note recorded as a comment at the top."""
-        header = ["# Migrated from a legacy scheduler Policy by `inv config.migrate-policy`."]
+        header = [for_program("# Migrated from a legacy scheduler Policy by `inv config.migrate-policy`.")]  # as run
         header += [f"# WARNING: {w}" for w in self.warnings] or ["# Every field had an equivalent."]
         header += [f"# NOTE: {n}" for n in self.notes]
         return "\n".join(header) + "\n" + dump(self.config)

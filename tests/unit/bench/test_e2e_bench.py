@@ -29,7 +29,7 @@ def test_variants_interleaved_per_round_render_as_a_pods_per_second_row(tmp_path
     (tmp_path / "bench/results/e.json").write_text(json.dumps(raw))
     spec = {"raw": "e.json", "measure": "throughput", "ours": "b", "baseline_side": "a", "field": "pods_per_second",
             "label": "b vs a", "baseline": "in-tree", "goal": 0.9}
-    assert "| 90.0 pods/s | in-tree, 100.0 pods/s | 0.90 (goal ≥ 0.9: met) | n=3 |" in report.row(tmp_path, spec)
+    assert "| 90.0 pods/s | in-tree, 100.0 pods/s | 0.90 (goal ≥ 0.9: met) (per run 0.90–0.90) | n=3 |" in report.row(tmp_path, spec)
     # Negative control: variant a run twice in a row in one round breaks the alternation with b.
     raw["runs"].insert(1, dict(raw["runs"][0]))
     for i, run in enumerate(raw["runs"]):  # these runs took no time: order them as logged

@@ -38,4 +38,4 @@ def test_each_cell_alternates_python_and_go_and_logs_every_run(tmp_path):
     (tmp_path / "bench/results/x.json").write_text(json.dumps(raw))
     spec = {"raw": "x.json", "measure": "100 nodes NodeNames filter", "ours": "python", "baseline_side": "go",
             "field": "p99_s", "label": "p99", "baseline": "Go"}
-    assert "| 6.00 ms | Go, 8.00 ms | 0.75 |" in report.row(Path(tmp_path), spec)
+    assert "| 6.00 ms | Go, 8.00 ms | 0.75 (per run 0.50–1.00) |" in report.row(Path(tmp_path), spec)

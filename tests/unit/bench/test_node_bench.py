@@ -72,4 +72,4 @@ def test_each_round_runs_pod_then_host_and_logs_both_to_the_raw_file(monkeypatch
     (tmp_path / "bench/results/n.json").write_text(json.dumps(raw))
     spec = {"raw": "n.json", "measure": "throughput", "ours": "pod", "baseline_side": "host", "field": "pods_per_second",
             "label": "pod vs host", "baseline": "host process"}
-    assert "| 10.0 pods/s | host process, 10.0 pods/s | 1.00 | n=3 |" in report.row(tmp_path, spec)
+    assert "| 10.0 pods/s | host process, 10.0 pods/s | 1.00 (per run 1.00–1.00) | n=3 |" in report.row(tmp_path, spec)

@@ -125,7 +125,7 @@ def test_a_throughput_row_is_higher_is_better_and_its_goal_a_floor(tmp_path):
         run["pods_per_second"] = 90.0 if run["side"] == "spec" else 100.0
     path.write_text(json.dumps(raw))
     spec.update(ours="spec", baseline_side="vanilla", field="pods_per_second")
-    assert "| 90.0 pods/s | y, 100.0 pods/s | 0.90 (goal ≥ 0.9: met) |" in report.row(tmp_path, dict(spec, goal=0.9))
+    assert "| 90.0 pods/s | y, 100.0 pods/s | 0.90 (goal ≥ 0.9: met) (per run 0.90–0.90) |" in report.row(tmp_path, dict(spec, goal=0.9))
     assert "0.90 (goal ≥ 0.95: missed)" in report.row(tmp_path, dict(spec, goal=0.95))
     # Negative control: the same runs read as seconds (lower is better) give the inverse verdict.
     seconds = dict(spec, field="seconds", goal=0.95)
@@ -146,10 +146,10 @@ def _with_fields(tmp_path: Path, python: dict, go: dict) -> dict:
 def test_a_latency_row_is_lower_is_better_in_milliseconds(tmp_path):
     spec = _with_fields(tmp_path, {"p99_s": 0.0074, "rps": 495.5}, {"p99_s": 0.016, "rps": 176.0})
     text = report.row(tmp_path, dict(spec, field="p99_s", goal=0.5))
-    assert "| 7.40 ms | y, 16.0 ms | 0.46 (goal ≤ 0.5: met) |" in text
+    assert "| 7.40 ms | y, 16.0 ms | 0.46 (goal ≤ 0.5: met) (per run 0.46–0.46) |" in text
     assert "0.46 (goal ≤ 0.4: missed)" in report.row(tmp_path, dict(spec, field="p99_s", goal=0.4))
     # The same runs' requests/s are higher-is-better by default: 2.82 meets a floor of 2.
-    assert "| 495.5 rps | y, 176.0 rps | 2.82 (goal ≥ 2: met) |" in report.row(tmp_path, dict(spec, field="rps", goal=2))
+    assert "| 495.5 rps | y, 176.0 rps | 2.82 (goal ≥ 2: met) (per run 2.82–2.82) |" in report.row(tmp_path, dict(spec, field="rps", goal=2))
     # Negative control: "better" overrides the field's default, and the verdict flips.
     assert "0.46 (goal ≥ 0.5: missed)" in report.row(tmp_path, dict(spec, field="p99_s", goal=0.5, better="higher"))
 
@@ -167,8 +167,32 @@ def test_a_field_the_report_cannot_render_is_one_clear_error(tmp_path):
 def test_per_run_ratios_pair_the_alternated_runs_in_order(tmp_path):
     spec = dict(_raw(tmp_path, ["ours", "native"] * 3), per_run=True)  # seconds 1, 2, 3, 4, 5, 6
     assert "| 0.75 (per run: 0.50, 0.75, 0.83) |" in report.row(tmp_path, spec)
-    # Negative control: without per_run only the ratio of the medians is shown.
-    assert "| 0.75 |" in report.row(tmp_path, dict(spec, per_run=False))
+    # Without per_run: their range (every generated row shows its spread).
+    assert "| 0.75 (per run 0.50–0.83) |" in report.row(tmp_path, dict(spec, per_run=False))
+
+
+def test_every_row_shows_its_per_run_spread_and_one_pair_has_none(tmp_path):
+    shown = report.row(tmp_path, _raw(tmp_path, ["ours", "native"] * 3))  # seconds 1, 2, 3, 4, 5, 6
+    assert "| 0.75 (per run 0.50–0.83) |" in shown
+    assert "| 0.50 |" in report.row(tmp_path, _raw(tmp_path, ["ours", "native"]))  # n=1: nothing to spread
+    rendered = report.render(REPO)
+    rows = [line for line in rendered.splitlines() if line.startswith("| ") and "](bench/results/" in line]
+    assert rows and all("per run" in line.split(" | ")[3] or "| n=1 |" in line for line in rows), \
+        [line[:80] for line in rows if "per run" not in line]
+
+
+def test_a_raw_file_of_a_dirty_tree_is_marked_dirty(tmp_path):
+    spec = _raw(tmp_path, ["ours", "native"] * 3)
+    assert f"{'0' * 10}, " in report.row(tmp_path, spec) and "-dirty" not in report.row(tmp_path, spec)  # clean
+    raw = json.loads((tmp_path / "bench/results/x.json").read_text())
+    (tmp_path / "bench/results/x.json").write_text(json.dumps(dict(raw, commit="0" * 40 + "-dirty")))
+    assert f"{'0' * 10}-dirty, " in report.row(tmp_path, spec)
+    dirty = [name for name in {s["raw"] for s in json.loads((REPO / report.ROWS).read_text())["rows"]}
+             if json.loads((REPO / "bench/results" / name).read_text())["commit"].endswith("-dirty")]
+    assert dirty and all(f"[{name}](bench/results/{name}), " in report.render(REPO) for name in dirty)
+    for name in dirty:
+        line = next(line for line in report.render(REPO).splitlines() if f"[{name}]" in line)
+        assert "-dirty, " in line
 
 
 def _edit_record(root: Path, index: int, old: str, new: str) -> None:

@@ -49,6 +49,9 @@ ENGINE_CALLS = {
     "remove_volume": lambda e: e.remove_volume("v"),
     "volume_size": lambda e: e.volume_size("v"),
     "remove_image": lambda e: e.remove_image("x:y"),
+    "remove_unused_image": lambda e: e.remove_unused_image("x:y"),
+    "images_labelled": lambda e: e.images_labelled("a"),
+    "mounts_in_use": lambda e: e.mounts_in_use(),
 }
 # Calls whose answer already says "could not" (an optional pull, a best-effort removal): no error is right.
 ANSWERS = {"pull": lambda r: r[0] is False, "fetch_image": lambda r: r[0] is False,
