@@ -94,7 +94,7 @@ def plan(h: harness.Harness, spec: Spec, workloads: list[variants.Workload], con
                                for rep, lb in groups for v in chosen]
     root = module_root(h.kubernetes)
     body = {"count": count, "workloads": args["workloads"], "variants": args["variants"], "repeats": args["repeats"],
-            "cwd": f"{root}/{harness.UPSTREAM_DIR}/misc", "unsettable": run.UNSETTABLE,
+            "cwd": f"{root}/{harness.UPSTREAM_DIR}/misc", "unsettable": run.UNSETTABLE, "runs": RUNS,
             "env": {"PATH": "/usr/local/bin", "TEST_SRCDIR": TEST_SRCDIR, "TEST_WORKSPACE": TEST_WORKSPACE},
             "shards": planned}
     return body, files
