@@ -193,6 +193,15 @@ def run_job(kube: Any, plan: job.JobPlan, timeout: float, keep: bool) -> tuple[f
             delete(kube, plan.name, plan.namespace)
 
 
+def render_only(plan: job.JobPlan, directory: Path) -> Path:
+    """--render-only: the Job and its NetworkPolicy as one YAML file for GitOps; nothing is applied."""
+    target = Path(directory) / f"{plan.name}.yaml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(target, yaml.safe_dump_all(job.render(plan), sort_keys=False))
+    log(f"wrote {target} (nothing applied)")
+    return target
+
+
 def run_on(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repeats: int, inputs: ClusterInputs,
            push: Callable[[harness_image.Built], str], cache_dir: Path, gocache_volume: str, builder_image: str,
            pull: bool, command: str, out: Path) -> dict | None:
@@ -205,9 +214,7 @@ def run_on(spec: Spec, workloads: list[variants.Workload], chosen: list[str], re
     plan = job.JobPlan(name, inputs.namespace, image, inputs.parallel, inputs.cpus, inputs.memory, body["workloads"],
                        body["variants"], repeats)
     if inputs.render_only is not None:
-        target = inputs.render_only / f"{name}.yaml"
-        write_atomic(target, yaml.safe_dump_all(job.render(plan), sort_keys=False))
-        log(f"wrote {target} (nothing applied)")
+        render_only(plan, inputs.render_only)
         return None
     from scheduler_build import kubeclient
 
