@@ -181,10 +181,10 @@ def collect(kube: Any, body: dict, meta: dict, head: dict, state: follow.State, 
 
 def run_job(kube: Any, plan: job.JobPlan, timeout: float, keep: bool) -> tuple[follow.State, list[dict]]:
     """Create the Job, follow it to its end; delete it afterwards unless `keep`, and always when interrupted."""
-    apply(kube, job.render(plan))
-    log(f"    created job {plan.namespace}/{plan.name}: {plan.count} shard(s), image {plan.image}")
     interrupted = True
-    try:
+    try:  # from before the create: a signal between the Job's create and the NetworkPolicy's must delete it too
+        apply(kube, job.render(plan))
+        log(f"    created job {plan.namespace}/{plan.name}: {plan.count} shard(s), image {plan.image}")
         found = watch(kube, plan.name, plan.namespace, plan.count, timeout)
         interrupted = False
         return found
