@@ -207,3 +207,26 @@ def test_the_image_is_deterministic_non_root_and_runs_the_runner(tmp_path: Path)
     assert config["User"] == "65532:65532" and config["Entrypoint"] == [job.RUNNER]
     changed = harness_image.build(harness_image.entries(h, etcd_bin, runner, {"count": 2}, {}), "amd64", tmp_path / "cache")
     assert changed.manifest_digest != first.manifest_digest  # negative control: another plan, another image
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--parallel", "2"], "--parallel needs --on KUBECONFIG"),
+    (["--on", "/nonexistent/kubeconfig", "--parallel", "2"], "--on /nonexistent/kubeconfig: no such file"),
+    (["--on", "KUBECONFIG", "--parallel", "2", "--variants", "vanilla,extender"], "--variants extender: not with --on"),
+    (["--on", "KUBECONFIG", "--parallel", "0"], "--parallel 0: must be at least 1"),
+    (["--on", "KUBECONFIG", "--parallel", "2", "--shard", "1/2"], "take no --shard"),
+])
+def test_bench_perf_on_is_decided_before_anything_is_built(args, words, tmp_path):
+    """Each refusal is one line and comes before the compile (it would take minutes; these take a second)."""
+    import subprocess
+    import sys
+
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+                          "contexts: [{name: c, context: {cluster: c, user: u}}]\nusers: [{name: u, user: {}}]\n"
+                          "current-context: c\n")
+    args = [str(kubeconfig) if a == "KUBECONFIG" else a for a in args]
+    proc = subprocess.run([sys.executable, "-m", "invoke", "bench.perf", "--registry", "127.0.0.1:5000/acme/s", *args],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and words in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and "compile" not in proc.stderr
