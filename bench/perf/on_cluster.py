@@ -179,13 +179,15 @@ def collect(kube: Any, body: dict, meta: dict, head: dict, state: follow.State, 
     return collected
 
 
-def run_job(kube: Any, plan: job.JobPlan, timeout: float, keep: bool) -> tuple[follow.State, list[dict]]:
-    """Create the Job, follow it to its end; delete it afterwards unless `keep`, and always when interrupted."""
+def run_job(kube: Any, plan: job.JobPlan, timeout: float, keep: bool,
+            then: Callable[[follow.State, list[dict]], Any] = lambda state, pods: (state, pods)) -> Any:
+    """Create the Job, follow it to its end and call `then(state, pods)` (the collect: the pods' logs go with
+    the Job); delete it afterwards unless `keep`, and always when interrupted or failed."""
     interrupted = True
     try:  # from before the create: a signal between the Job's create and the NetworkPolicy's must delete it too
         apply(kube, job.render(plan))
         log(f"    created job {plan.namespace}/{plan.name}: {plan.count} shard(s), image {plan.image}")
-        found = watch(kube, plan.name, plan.namespace, plan.count, timeout)
+        found = then(*watch(kube, plan.name, plan.namespace, plan.count, timeout))
         interrupted = False
         return found
     finally:
@@ -219,14 +221,17 @@ def run_on(spec: Spec, workloads: list[variants.Workload], chosen: list[str], re
     from scheduler_build import kubeclient
 
     kube = kubeclient.from_kubeconfig(inputs.kubeconfig)
-    state, pods = run_job(kube, plan, inputs.timeout, inputs.keep)
     head = {"schema": record.SCHEMA, "task": merge.TASK, "command": command, "commit": record.commit(),
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "machine": {"cpus": inputs.cpus, "memory": inputs.memory, "job": f"{inputs.namespace}/{name}"}}
     shard_dir = out.with_suffix(".shards")
-    collected = collect(kube, body, meta, head, state, pods, shard_dir, tuple(h.plugin_names))
-    if state.failed or state.condition:
-        log(f"    job {name}: {state.condition or 'failed indexes'}; finished shards kept in {shard_dir}")
+
+    def collected_from(state: follow.State, pods: list[dict]) -> list[tuple[str, dict]]:
+        if state.failed or state.condition:
+            log(f"    job {name}: {state.condition or 'failed indexes'}; finished shards kept in {shard_dir}")
+        return collect(kube, body, meta, head, state, pods, shard_dir, tuple(h.plugin_names))
+
+    collected = run_job(kube, plan, inputs.timeout, inputs.keep, collected_from)
     if not collected:
         every = ", ".join(f"{k}/{inputs.parallel}" for k in range(1, inputs.parallel + 1))
         raise UserError(f"shard {every} missing (have none): no shard of job {name} finished",

@@ -101,5 +101,9 @@ def test_a_pod_whose_flags_or_index_do_not_fit_the_image_says_so_in_one_line(run
     body, _ = _plan(tmp_path, ["vanilla"])
     wrong = _pod(runner, body, tmp_path, 0, count=3)
     assert wrong.returncode == 2 and "are not the image's plan" in wrong.stderr and shard_plan.BEGIN not in wrong.stdout
+    body["env"]["REFUSE"] = "/"  # every config refused, the ungated retry too: no JSON at all
+    failed = _pod(runner, body, tmp_path, 0)
+    assert failed.returncode == 1 and "failed (exit 1)" in failed.stderr  # the pod fails: its index is retried
+    assert shard_plan.BEGIN in failed.stdout  # and still says what it ran
     outside = _pod(runner, body, tmp_path, 2)
     assert outside.returncode == 2 and 'JOB_COMPLETION_INDEX "2": not an index in 0..1' in outside.stderr

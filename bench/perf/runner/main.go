@@ -108,6 +108,14 @@ func main() {
 	}
 	block, _ := json.Marshal(map[string]any{"shard": shard, "runs": out, "load_before": before, "load_after": loadavg()})
 	fmt.Printf("%s\n%s\n%s\n", begin, block, end)
+	for _, r := range out {
+		// A run that left no JSON failed outright: the pod fails, so backoffLimitPerIndex retries the shard.
+		// One that left its JSON and exited non-zero (a threshold miss) is the caller's to judge.
+		if r.Exit != 0 && string(r.Items) == "null" {
+			fmt.Fprintf(os.Stderr, "perf-shard %s: %s %s failed (exit %d)\n", shard, r.Workload, r.Variant, r.Exit)
+			os.Exit(1)
+		}
+	}
 }
 
 func runCell(p plan, c cell) result {
