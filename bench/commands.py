@@ -207,7 +207,6 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants=perf_variants.DEFAUL
     from scheduler_build import settings
     from scheduler_build.inputs.common import spec_at
     from scheduler_build.build import pgo
-    from scheduler_build.safeyaml import load_json
 
     if int(repeats) < 1:
         raise UserError(f"--repeats {repeats}: must be at least 1", "e.g. --repeats 3")
@@ -215,27 +214,13 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants=perf_variants.DEFAUL
     if share is not None and compare:
         raise UserError("--compare with --shard: a shard holds part of the cells", "merge the shards (bench.merge), "
                         "then compare the merged file with `inv bench.perf --compare` on a whole run")
-    try:
-        threshold = float(threshold)
-    except ValueError:
-        threshold = -1.0
-    if not 0 < threshold < 1:
-        raise UserError(f"--threshold {threshold}: must be a fraction between 0 and 1", "e.g. --threshold 0.1 (10%)")
-    reference = None
-    if compare:
-        if not Path(compare).is_file():
-            raise UserError(f"--compare {compare}: no such file", "pass a file an earlier `inv bench.perf --json FILE` wrote")
-        reference = load_json(Path(compare).read_bytes())
-        reference = reference.get("results", reference) if isinstance(reference, dict) else {}  # a raw file or figures
+    reference, threshold = _reference(compare, threshold)
     loaded = spec_at(Path(spec or option(c, "spec.path")))
     chosen = perf_variants.parse_variants(variants)
     if on or render_only or parallel is not None:
-        if shard or compare or profile or pgo_profile or chart:
-            raise UserError("--on/--parallel/--render-only take no --shard, --compare, --profile, --pgo-profile or "
-                            "--chart", "the Job makes the shards; compare or chart the merged raw file afterwards")
-        decided = _cluster_inputs(c, loaded, on, parallel, render_only, keep, registry, namespace, cpus, memory,
-                                  timeout)
-        _perf_on(c, loaded, workloads, chosen, int(repeats), json, *decided)
+        _perf_on(c, loaded, workloads, chosen, int(repeats), json, *_cluster_inputs(
+            c, loaded, on, parallel, render_only, keep, registry, namespace, cpus, memory, timeout,
+            local_only=bool(shard or compare or profile or pgo_profile or chart)))
         return
     pgo_loaded = pgo.load(pgo_profile, "--pgo-profile") if pgo_profile else None
     perf_variants.check_pgo(chosen, pgo_loaded)
@@ -267,8 +252,28 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants=perf_variants.DEFAUL
         emit(f"no regression beyond {threshold * 100:.0f}% against {compare}")
 
 
-def _cluster_inputs(c, loaded, on, parallel, render_only, keep, registry, namespace, cpus, memory, timeout):
-    """bench.perf --on's decided inputs: the kubeconfig read and checked, the registry and its access, the counts."""
+def _reference(compare, threshold) -> tuple[dict | None, float]:
+    """--compare's reference figures (a raw file or figures) and --threshold, checked."""
+    from scheduler_build.safeyaml import load_json
+
+    try:
+        threshold = float(threshold)
+    except ValueError:
+        threshold = -1.0
+    if not 0 < threshold < 1:
+        raise UserError(f"--threshold {threshold}: must be a fraction between 0 and 1", "e.g. --threshold 0.1 (10%)")
+    if not compare:
+        return None, threshold
+    if not Path(compare).is_file():
+        raise UserError(f"--compare {compare}: no such file", "pass a file an earlier `inv bench.perf --json FILE` wrote")
+    reference = load_json(Path(compare).read_bytes())
+    return (reference.get("results", reference) if isinstance(reference, dict) else {}), threshold
+
+
+def _cluster_inputs(c, loaded, on, parallel, render_only, keep, registry, namespace, cpus, memory, timeout,
+                    local_only=False):
+    """bench.perf --on's decided inputs: the kubeconfig read and checked, the registry and its access, the counts.
+    local_only: a flag of a local run was given too (--shard, --compare, --profile, --pgo-profile, --chart)."""
     from bench.perf import job as perf_job
     from bench.perf import on_cluster
     from bench.perf import shard_plan
@@ -276,6 +281,9 @@ def _cluster_inputs(c, loaded, on, parallel, render_only, keep, registry, namesp
     from scheduler_build.inputs import publish as publish_inputs
     from scheduler_build.publish import registry as registry_stage
 
+    if local_only:
+        raise UserError("--on/--parallel/--render-only take no --shard, --compare, --profile, --pgo-profile or "
+                        "--chart", "the Job makes the shards; compare or chart the merged raw file afterwards")
     if not on and not render_only:
         raise UserError("--parallel needs --on KUBECONFIG (or --render-only DIR)", "e.g. --on ~/.kube/config --parallel 2")
     if on:
