@@ -27,9 +27,11 @@ from bench import record
 from bench.perf import follow, harness, harness_image, job, merge, report, shard_plan, variants
 from scheduler_build import platforms
 from scheduler_build.atomic import write_atomic
+from scheduler_build.config.render import dump
 from scheduler_build.errors import UserError
 from scheduler_build.progress import log, phase
 from scheduler_build.resolve import vocabulary
+from scheduler_build.safeyaml import load_yaml
 from scheduler_build.spec import Spec
 from testkit import etcd
 
@@ -69,13 +71,13 @@ def _prepared(spec: Spec, workloads: list[variants.Workload], chosen: list[str],
     labels = variants.pod_labels(spec)
     if labels and not any(w.case.endswith(variants.LABELLED) for w in workloads):  # as run._with_labelled
         extra = variants.labelled(workloads[0])
-        case = next(c for c in yaml.safe_load(upstream.read_text()) if c.get("name") == workloads[0].case)
+        case = next(c for c in load_yaml(upstream.read_text()) if c.get("name") == workloads[0].case)
         pod_path = f"{shard_plan.CELLS}/labelled/pod.yaml"
         cases, pod = variants.labelled_files(upstream.read_text(), (h.misc_dir / case["defaultPodTemplatePath"]).read_text(),
                                              workloads[0].case, labels, Path(pod_path))
-        files[pod_path] = yaml.safe_dump(pod).encode()
-        files[f"{shard_plan.CELLS}/labelled/performance-config.yaml"] = yaml.safe_dump(cases).encode()
-        configs[extra.label] = (yaml.safe_dump(cases), f"{shard_plan.CELLS}/labelled/performance-config.yaml")
+        files[pod_path] = dump(pod).encode()  # as run._labelled_config writes them
+        files[f"{shard_plan.CELLS}/labelled/performance-config.yaml"] = dump(cases).encode()
+        configs[extra.label] = (dump(cases), f"{shard_plan.CELLS}/labelled/performance-config.yaml")
         thresholds[extra.label] = None
         workloads = [*workloads, extra]
     has_gate = variants.GATE in vocabulary.feature_gates(h.kubernetes, cache_dir)
