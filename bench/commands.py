@@ -182,10 +182,23 @@ def startup_bench(c, repeats=15, json=False):
                "per variant, and report each plugin's share of scheduling CPU (docs/bench-perf.md)",
     "shard": "I/N: run only the I-th of N shares of the cells (whole repeats of a workload, its variants "
              "interleaved) and write a partial raw file naming its shard; join the N with bench.merge",
+    "on": "KUBECONFIG: run the shards as one Kubernetes Indexed Job on that cluster (docs/bench-perf.md)",
+    "parallel": "with --on: the shards (completions = parallelism of the Job; default 2)",
+    "render-only": "with --parallel: build and push the harness image, write the Job's manifests into this "
+                   "directory, apply nothing",
+    "keep": "with --on: keep the finished Job and its pods (deleted otherwise; always deleted on Ctrl-C/SIGTERM)",
+    "registry": "with --on: HOST[:PORT]/REPO for the harness image (pushed to REPO/perf-harness; default: the "
+                "spec's image.repository, else registry.url)",
+    "namespace": "with --on: the Job's namespace (default default)",
+    "cpus": "with --on: whole CPUs per shard, request = limit (default 2)",
+    "memory": "with --on: memory per shard, request = limit (default 4Gi)",
+    "timeout": "with --on: seconds the Job may run before it is deleted (default 7200)",
 })
 @user_errors
 def perf_bench(c, spec=None, workloads="500Nodes", variants=perf_variants.DEFAULT_VARIANTS, repeats=3, json=None,
-               chart=None, compare=None, threshold="0.1", pgo_profile=None, profile=False, shard=None):
+               chart=None, compare=None, threshold="0.1", pgo_profile=None, profile=False, shard=None, on=None,
+               parallel=None, render_only=None, keep=False, registry=None, namespace="default", cpus=2, memory="4Gi",
+               timeout=7200):
     """Upstream's scheduler_perf against the spec's build: vanilla vs the spec's plugins vs its extender."""
     from bench.perf import results as perf_results
     from bench.perf import report as perf_report
@@ -194,7 +207,6 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants=perf_variants.DEFAUL
     from scheduler_build import settings
     from scheduler_build.inputs.common import spec_at
     from scheduler_build.build import pgo
-    from scheduler_build.safeyaml import load_json
 
     if int(repeats) < 1:
         raise UserError(f"--repeats {repeats}: must be at least 1", "e.g. --repeats 3")
@@ -202,20 +214,14 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants=perf_variants.DEFAUL
     if share is not None and compare:
         raise UserError("--compare with --shard: a shard holds part of the cells", "merge the shards (bench.merge), "
                         "then compare the merged file with `inv bench.perf --compare` on a whole run")
-    try:
-        threshold = float(threshold)
-    except ValueError:
-        threshold = -1.0
-    if not 0 < threshold < 1:
-        raise UserError(f"--threshold {threshold}: must be a fraction between 0 and 1", "e.g. --threshold 0.1 (10%)")
-    reference = None
-    if compare:
-        if not Path(compare).is_file():
-            raise UserError(f"--compare {compare}: no such file", "pass a file an earlier `inv bench.perf --json FILE` wrote")
-        reference = load_json(Path(compare).read_bytes())
-        reference = reference.get("results", reference) if isinstance(reference, dict) else {}  # a raw file or figures
+    reference, threshold = _reference(compare, threshold)
     loaded = spec_at(Path(spec or option(c, "spec.path")))
     chosen = perf_variants.parse_variants(variants)
+    if on or render_only or parallel is not None:
+        _perf_on(c, loaded, workloads, chosen, int(repeats), json, *_cluster_inputs(
+            c, loaded, on, parallel, render_only, keep, registry, namespace, cpus, memory, timeout,
+            local_only=bool(shard or compare or profile or pgo_profile or chart)))
+        return
     pgo_loaded = pgo.load(pgo_profile, "--pgo-profile") if pgo_profile else None
     perf_variants.check_pgo(chosen, pgo_loaded)
 
@@ -244,6 +250,77 @@ def perf_bench(c, spec=None, workloads="500Nodes", variants=perf_variants.DEFAUL
             emit("\n".join(f"REGRESSION {line}" for line in found))
             raise UserError(f"{len(found)} regression(s) against {compare}", "see the REGRESSION lines above")
         emit(f"no regression beyond {threshold * 100:.0f}% against {compare}")
+
+
+def _reference(compare, threshold) -> tuple[dict | None, float]:
+    """--compare's reference figures (a raw file or figures) and --threshold, checked."""
+    from scheduler_build.safeyaml import load_json
+
+    try:
+        threshold = float(threshold)
+    except ValueError:
+        threshold = -1.0
+    if not 0 < threshold < 1:
+        raise UserError(f"--threshold {threshold}: must be a fraction between 0 and 1", "e.g. --threshold 0.1 (10%)")
+    if not compare:
+        return None, threshold
+    if not Path(compare).is_file():
+        raise UserError(f"--compare {compare}: no such file", "pass a file an earlier `inv bench.perf --json FILE` wrote")
+    reference = load_json(Path(compare).read_bytes())
+    return (reference.get("results", reference) if isinstance(reference, dict) else {}), threshold
+
+
+def _cluster_inputs(c, loaded, on, parallel, render_only, keep, registry, namespace, cpus, memory, timeout,
+                    local_only=False):
+    """bench.perf --on's decided inputs: the kubeconfig read and checked, the registry and its access, the counts.
+    local_only: a flag of a local run was given too (--shard, --compare, --profile, --pgo-profile, --chart)."""
+    from bench.perf import job as perf_job
+    from bench.perf import on_cluster
+    from bench.perf import shard_plan
+    from scheduler_build import kubeclient
+    from scheduler_build.inputs import publish as publish_inputs
+    from scheduler_build.publish import registry as registry_stage
+
+    if local_only:
+        raise UserError("--on/--parallel/--render-only take no --shard, --compare, --profile, --pgo-profile or "
+                        "--chart", "the Job makes the shards; compare or chart the merged raw file afterwards")
+    if not on and not render_only:
+        raise UserError("--parallel needs --on KUBECONFIG (or --render-only DIR)", "e.g. --on ~/.kube/config --parallel 2")
+    if on:
+        kubeclient.check_kubeconfig(Path(on), "--on")
+    try:
+        count, whole, seconds = int(2 if parallel is None else parallel), int(cpus), float(timeout)
+    except ValueError:
+        raise UserError(f"--parallel {parallel} / --cpus {cpus} / --timeout {timeout}: numbers", "e.g. --parallel 2") from None
+    target = publish_inputs.push_target(c, registry, loaded)
+    target = registry_stage.Target(target.host, f"{target.repository}/perf-harness")
+    access = publish_inputs.registry_inputs(c, target)
+    inputs = on_cluster.ClusterInputs(Path(on) if on else Path(), count, namespace, whole, str(memory),
+                                      Path(render_only).resolve() if render_only else None, bool(keep), seconds)
+    perf_job.check(perf_job.JobPlan("x", namespace, "x@sha256:" + "0" * 64, count, whole, str(memory), "", "", 1))
+    return inputs, access, shard_plan
+
+
+def _perf_on(c, loaded, workloads, chosen, repeats, json, inputs, access, shard_plan):
+    """bench.perf --on: the Job's merged raw file (or, with --render-only, its manifests)."""
+    from bench.perf import harness_image, on_cluster
+    from bench.perf import report as perf_report
+    from scheduler_build import settings
+    from scheduler_build.flows import publishers
+
+    shard_plan.on_cluster_variants(chosen)
+    import time
+
+    target = Path(json).resolve() if json else record.default_path("bench.perf", time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                                               time.gmtime()))
+    raw = on_cluster.run_on(loaded, perf_variants.parse_workloads(workloads), chosen, repeats, inputs,
+                            lambda built: harness_image.push(built, publishers.client(access)),
+                            settings.cache_dir(c.config), settings.gocache_volume(option(c, "build.gocache_volume")),
+                            option(c, "builder.image"), option(c, "builder.pull"), record.command_line(sys.argv), target)
+    if raw is None:
+        return
+    log(f"raw file: {record.write(raw, target)} ({inputs.parallel} shards, one Indexed Job)")
+    emit(perf_report.markdown(raw["results"]))
 
 
 @task(name="merge", help={

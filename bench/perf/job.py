@@ -59,7 +59,11 @@ def _container(plan: JobPlan) -> dict:
         "name": "shard", "image": plan.image, "imagePullPolicy": "IfNotPresent", "command": [RUNNER],
         "args": ["--count", str(plan.count), "--workloads", plan.workloads, "--variants", plan.variants,
                  "--repeats", str(plan.repeats)],
-        "env": [{"name": "TMPDIR", "value": "/tmp"}],
+        # The Job controller sets JOB_COMPLETION_INDEX itself; naming it from the index annotation too makes
+        # the template say which variable the runner reads (and holds on clusters that predate the variable).
+        "env": [{"name": "TMPDIR", "value": "/tmp"},
+                {"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
+                    "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}],
         "resources": {"requests": dict(resources), "limits": dict(resources)},  # equal: Guaranteed QoS
         "securityContext": {"runAsNonRoot": True, "runAsUser": USER, "runAsGroup": USER,
                             "allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,

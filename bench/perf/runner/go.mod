@@ -1,0 +1,3 @@
+module scheduler-build.io/perf-shard
+
+go 1.22
