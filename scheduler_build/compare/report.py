@@ -54,6 +54,7 @@ def _side_doc(side: Any, shot: snapshot_mod.Snapshot, source: str) -> dict:
             "seconds": round(side.seconds, 3),
             "pods_per_second": round(len(side.scheduled) / side.seconds, 1) if side.seconds > 0 else None,
             "peak_rss_mib": round(side.peak_rss_kib / 1024, 1),
+            "apiserver_peak_rss_mib": round(side.apiserver_peak_rss_kib / 1024, 1),
             "utilisation": utilisation(shot, placement)}
 
 
@@ -98,7 +99,8 @@ def text(doc: dict, limit: int = 20) -> str:
             ("apiserver", sa["apiserver_version"], sb["apiserver_version"]),
             ("bound", sa["bound"], sb["bound"]), ("unschedulable", sa["unschedulable"], sb["unschedulable"]),
             ("seconds", sa["seconds"], sb["seconds"]), ("pods/s", sa["pods_per_second"], sb["pods_per_second"]),
-            ("peak RSS MiB", sa["peak_rss_mib"], sb["peak_rss_mib"])]
+            ("scheduler peak MiB", sa["peak_rss_mib"], sb["peak_rss_mib"]),
+            ("apiserver peak MiB", sa["apiserver_peak_rss_mib"], sb["apiserver_peak_rss_mib"])]
     for resource in RESOURCES:
         ua, ub = sa["utilisation"][resource], sb["utilisation"][resource]
         rows.append((f"{resource} mean/sd/max", "/".join(f"{ua[k]:.1%}" for k in ("mean", "stddev", "max")),
