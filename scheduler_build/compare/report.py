@@ -93,7 +93,7 @@ def text(doc: dict, limit: int = 20) -> str:
     lines = [f"compare {doc['snapshot']} ({doc['mode']}, {s['pods']} pods; ties: {doc['tieBreaking']})",
              f"  moved: {s['moved']}   newly unschedulable: {s['newly_unschedulable']}   "
              f"newly scheduled: {s['newly_scheduled']}", ""]
-    lines.append(f"  {'':12} {'a':>28} {'b':>28}")
+    lines.append(f"  {'':18} {'a':>28} {'b':>28}")
     sa, sb = doc["sides"]["a"], doc["sides"]["b"]
     rows = [("scheduler", sa["scheduler_version"], sb["scheduler_version"]),
             ("apiserver", sa["apiserver_version"], sb["apiserver_version"]),
@@ -107,7 +107,7 @@ def text(doc: dict, limit: int = 20) -> str:
                      "/".join(f"{ub[k]:.1%}" for k in ("mean", "stddev", "max"))))
     na, nb = sa["utilisation"]["nodes_used"], sb["utilisation"]["nodes_used"]
     rows.append(("nodes used", f"{na['count']}/{na['of']}", f"{nb['count']}/{nb['of']}"))
-    lines += [f"  {name:12} {str(x):>28} {str(y):>28}" for name, x, y in rows]
+    lines += [f"  {name:18} {str(x):>28} {str(y):>28}" for name, x, y in rows]
     for title, items, show in (
             ("moved", doc["moved"], lambda m: f"{m['pod']}: {m['a']} -> {m['b']}"),
             ("newly unschedulable", doc["newly_unschedulable"],
