@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, unproven
+from conftest import REPO
 from testkit.stopped import Run, one_line_end
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(3600)]
@@ -155,7 +155,6 @@ def test_a_snapshot_taken_from_a_cluster_up_cluster_replays(built_apiserver, dis
     assert doc["sides"]["a"]["bound"] == 6
 
 
-@unproven("seen here: exit 143 and one line, but four tmp* entries left in TMPDIR (issue 40, item 5)")
 def test_a_sigterm_mid_run_leaves_nothing(built_apiserver, snapshot, dist):
     before = _side_dirs()
     run = Run(["-m", "scheduler_build", "compare", str(snapshot), "-a", str(EXAMPLE), "-b", str(EXAMPLE), "--apiserver",
