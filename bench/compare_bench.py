@@ -11,6 +11,7 @@ made once before the first timed run (the build cache), so the runs time replays
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +30,13 @@ def _inv(*argv: str) -> subprocess.CompletedProcess:
 
 def run(spec: str, nodes: int, pods: int, label: str, repeats: int, apiserver: str) -> dict:
     work = Path(tempfile.mkdtemp(prefix="bench-compare-"))
+    try:  # the snapshot and reports are the bench's scratch: the figures go to the raw file
+        return _runs(work, spec, nodes, pods, label, repeats, apiserver)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _runs(work: Path, spec: str, nodes: int, pods: int, label: str, repeats: int, apiserver: str) -> dict:
     shot = work / "snapshot.json"
     args = ["snapshot.generate", "--nodes", str(nodes), "--pods", str(pods), "--out", str(shot)]
     done = _inv(*args, *(["--pod-label", label] if label else []))
