@@ -54,6 +54,7 @@ def _side_doc(side: Any, shot: snapshot_mod.Snapshot, source: str) -> dict:
             "seconds": round(side.seconds, 3),
             "pods_per_second": round(len(side.scheduled) / side.seconds, 1) if side.seconds > 0 else None,
             "peak_rss_mib": round(side.peak_rss_kib / 1024, 1),
+            "apiserver_peak_rss_mib": round(side.apiserver_peak_rss_kib / 1024, 1),
             "utilisation": utilisation(shot, placement)}
 
 
@@ -92,20 +93,21 @@ def text(doc: dict, limit: int = 20) -> str:
     lines = [f"compare {doc['snapshot']} ({doc['mode']}, {s['pods']} pods; ties: {doc['tieBreaking']})",
              f"  moved: {s['moved']}   newly unschedulable: {s['newly_unschedulable']}   "
              f"newly scheduled: {s['newly_scheduled']}", ""]
-    lines.append(f"  {'':12} {'a':>28} {'b':>28}")
+    lines.append(f"  {'':18} {'a':>28} {'b':>28}")
     sa, sb = doc["sides"]["a"], doc["sides"]["b"]
     rows = [("scheduler", sa["scheduler_version"], sb["scheduler_version"]),
             ("apiserver", sa["apiserver_version"], sb["apiserver_version"]),
             ("bound", sa["bound"], sb["bound"]), ("unschedulable", sa["unschedulable"], sb["unschedulable"]),
             ("seconds", sa["seconds"], sb["seconds"]), ("pods/s", sa["pods_per_second"], sb["pods_per_second"]),
-            ("peak RSS MiB", sa["peak_rss_mib"], sb["peak_rss_mib"])]
+            ("scheduler peak MiB", sa["peak_rss_mib"], sb["peak_rss_mib"]),
+            ("apiserver peak MiB", sa["apiserver_peak_rss_mib"], sb["apiserver_peak_rss_mib"])]
     for resource in RESOURCES:
         ua, ub = sa["utilisation"][resource], sb["utilisation"][resource]
         rows.append((f"{resource} mean/sd/max", "/".join(f"{ua[k]:.1%}" for k in ("mean", "stddev", "max")),
                      "/".join(f"{ub[k]:.1%}" for k in ("mean", "stddev", "max"))))
     na, nb = sa["utilisation"]["nodes_used"], sb["utilisation"]["nodes_used"]
     rows.append(("nodes used", f"{na['count']}/{na['of']}", f"{nb['count']}/{nb['of']}"))
-    lines += [f"  {name:12} {str(x):>28} {str(y):>28}" for name, x, y in rows]
+    lines += [f"  {name:18} {str(x):>28} {str(y):>28}" for name, x, y in rows]
     for title, items, show in (
             ("moved", doc["moved"], lambda m: f"{m['pod']}: {m['a']} -> {m['b']}"),
             ("newly unschedulable", doc["newly_unschedulable"],

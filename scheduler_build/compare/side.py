@@ -51,6 +51,7 @@ class SideResult:
     scheduled: list[str] = field(default_factory=list)
     seconds: float = 0.0  # first pod created -> every pod settled
     peak_rss_kib: int = 0  # the scheduler process's VmHWM
+    apiserver_peak_rss_kib: int = 0  # the kube-apiserver's VmHWM (read before it is stopped)
 
 
 def _version(binary: Path) -> str:
@@ -62,7 +63,9 @@ def _version(binary: Path) -> str:
     return text.split()[-1] if text else ""
 
 
-def _peak_rss(record: processes.ProcessRecord) -> int:
+def _peak_rss(record: processes.ProcessRecord | None) -> int:
+    if record is None or not processes.alive(record):  # a pid reused by another process is not read
+        return 0
     try:
         for line in Path(f"/proc/{record.pid}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
@@ -72,15 +75,31 @@ def _peak_rss(record: processes.ProcessRecord) -> int:
     return 0
 
 
+def _file_kubeconfig(state: controlplane.ClusterState, workdir: Path) -> str:
+    """The admin kubeconfig naming its certificate files instead of embedding them. The kubernetes Python
+    client writes embedded certificate data to temporary files (tmp* in TMPDIR) that it removes only in an
+    atexit hook, and a process ended by a signal (the extender re-raises SIGTERM once drained) never runs it;
+    with file paths it writes none. The files are the side's own (removed with its directory)."""
+    pki = Path(state.ca_file).parent
+    path = workdir / "admin-files.kubeconfig"
+    doc = {"apiVersion": "v1", "kind": "Config", "current-context": "side",
+           "clusters": [{"name": "side", "cluster": {"server": state.server, "certificate-authority": state.ca_file}}],
+           "users": [{"name": "admin", "user": {"client-certificate": str(pki / "admin.crt"),
+                                                "client-key": str(pki / "admin.key")}}],
+           "contexts": [{"name": "side", "context": {"cluster": "side", "user": "admin"}}]}
+    write_atomic(path, yaml.safe_dump(doc, sort_keys=True), 0o600)
+    return str(path)
+
+
 def _with_extender(config: dict, url: str) -> dict:
     extenders = [dict(e, urlPrefix=url) if e.get("urlPrefix") == EXTENDER_MARK else e for e in config.get("extenders") or []]
     return dict(config, extenders=extenders) if extenders else config
 
 
-def _start_extender(run: SideRun, state: controlplane.ClusterState, started: list) -> str:
+def _start_extender(run: SideRun, kubeconfig: str, started: list) -> str:
     port = processes.free_port()
     argv = [sys.executable, "-m", "scheduler_build.extender", "--host", "127.0.0.1", "--port", str(port),
-            "--kubeconfig", state.admin_kubeconfig]
+            "--kubeconfig", kubeconfig]
     started.append(processes.spawn(f"extender-{run.label}", argv, run.workdir / "extender.log"))
     deadline = time.monotonic() + run.timeout
     while time.monotonic() < deadline:
@@ -130,11 +149,12 @@ def run_side(run: SideRun, shot: snapshot_mod.Snapshot, pending_only: bool) -> S
         log(f"==> side {run.label}: control plane")
         state = controlplane.up(run.apiserver, state_dir, etcd=run.etcd, timeout=run.timeout)
         result.apiserver_version = state.version
-        api = kubeclient.from_kubeconfig(state.admin_kubeconfig)
+        kubeconfig = _file_kubeconfig(state, run.workdir)
+        api = kubeclient.from_kubeconfig(kubeconfig)
         replay_mod.load_cluster(api, shot)
         config = run.config
         if run.reference_extender:
-            config = _with_extender(config, _start_extender(run, state, started))
+            config = _with_extender(config, _start_extender(run, kubeconfig, started))
         log(f"==> side {run.label}: {result.version} scheduling {len(shot.pods)} pods")
         scheduler = _start_scheduler(run, state, config, started)
         replay = replay_mod.create_pods(api, shot, run.scheduler_name, pending_only)
@@ -143,6 +163,7 @@ def run_side(run: SideRun, shot: snapshot_mod.Snapshot, pending_only: bool) -> S
         result.outcomes, result.scheduled = replay.outcomes, replay.scheduled
         result.seconds = replay.settled_at - replay.created_at
         result.peak_rss_kib = _peak_rss(scheduler)
+        result.apiserver_peak_rss_kib = _peak_rss(state.processes.get("kube-apiserver"))
         log(f"<== side {run.label}: {len(replay.scheduled)} pods settled in {result.seconds:.1f}s")
         return result
     finally:

@@ -71,3 +71,13 @@ def test_outputs_need_an_existing_directory(shot, binary):
         take_inputs({}, kubeconfig=None, out=None)
     with pytest.raises(UserError, match="snapshot.generate needs --out"):
         generate_inputs(nodes=1, pods=1, out=None)
+
+
+def test_both_builds_of_a_side_go_to_the_decided_dist_dir(shot, tmp_path):
+    """The decided paths.dist_dir reaches the compare build and the kube-apiserver build (a setting, here as the
+    caller's settings; the e2e test passes it by environment and checks the build lands there)."""
+    dist = tmp_path / "elsewhere"
+    inputs = compare_inputs({"paths": {"dist_dir": str(dist)}}, snapshot=str(shot), a=str(EXAMPLE), b=str(EXAMPLE))
+    for side in (inputs.a, inputs.b):
+        assert side.request is not None and side.apiserver is not None
+        assert Path(side.request.dist_dir) == dist and Path(side.apiserver.dist_dir) == dist

@@ -20,7 +20,7 @@ def _side(label: str, placement: dict[str, str], reasons: dict[str, str] | None 
     outcomes = {k: Outcome(node=placement.get(k, "")) for k in KEYS}
     for k, reason in (reasons or {}).items():
         outcomes[k] = Outcome(reason=reason, unschedulable=True)
-    return SideResult(label, "v1.36.3", "v1.36.3", outcomes, list(KEYS), seconds, 2048)
+    return SideResult(label, "v1.36.3", "v1.36.3", outcomes, list(KEYS), seconds, 2048, 3 * 1024 * 1024)
 
 
 def _build(a, b) -> dict:
@@ -33,6 +33,9 @@ def test_the_same_placement_reports_nothing():
     doc = _build(_side("a", placement), _side("b", placement))
     assert doc["summary"] == {"pods": 4, "moved": 0, "newly_unschedulable": 0, "newly_scheduled": 0}
     assert {"moved", "newly_unschedulable", "newly_scheduled", "sides", "pods"} <= set(doc)
+    assert doc["sides"]["a"]["peak_rss_mib"] == 2.0 and doc["sides"]["a"]["apiserver_peak_rss_mib"] == 3072.0
+    assert [line.split() for line in report.text(doc).splitlines() if "peak MiB" in line] == [
+        ["scheduler", "peak", "MiB", "2.0", "2.0"], ["apiserver", "peak", "MiB", "3072.0", "3072.0"]]
 
 
 def test_moves_and_changes_of_fit_are_told_apart_with_the_plugins():
