@@ -187,8 +187,8 @@ def startup_bench(c, repeats=15, json=False):
     "render-only": "with --parallel: build and push the harness image, write the Job's manifests into this "
                    "directory, apply nothing",
     "keep": "with --on: keep the finished Job and its pods (deleted otherwise; always deleted on Ctrl-C/SIGTERM)",
-    "registry": "with --on: HOST[:PORT]/REPO for the harness image (pushed to REPO/perf-harness; default: the "
-                "spec's image.repository, else registry.url)",
+    "registry": flag_help("registry.url", spec="image.repository (when it names a registry host)",
+                          before="with --on: the harness image goes to REPO/perf-harness of ", after=""),
     "namespace": "with --on: the Job's namespace (default default)",
     "cpus": "with --on: whole CPUs per shard, request = limit (default 2)",
     "memory": "with --on: memory per shard, request = limit (default 4Gi)",
@@ -279,7 +279,7 @@ def _cluster_inputs(c, loaded, on, parallel, render_only, keep, registry, namesp
     from bench.perf import shard_plan
     from scheduler_build import kubeclient
     from scheduler_build.inputs import publish as publish_inputs
-    from scheduler_build.publish import registry as registry_stage
+    from scheduler_build.publish import distribution
 
     if local_only:
         raise UserError("--on/--parallel/--render-only take no --shard, --compare, --profile, --pgo-profile or "
@@ -293,7 +293,7 @@ def _cluster_inputs(c, loaded, on, parallel, render_only, keep, registry, namesp
     except ValueError:
         raise UserError(f"--parallel {parallel} / --cpus {cpus} / --timeout {timeout}: numbers", "e.g. --parallel 2") from None
     target = publish_inputs.push_target(c, registry, loaded)
-    target = registry_stage.Target(target.host, f"{target.repository}/perf-harness")
+    target = distribution.Target(target.host, f"{target.repository}/perf-harness")
     access = publish_inputs.registry_inputs(c, target)
     inputs = on_cluster.ClusterInputs(Path(on) if on else Path(), count, namespace, whole, str(memory),
                                       Path(render_only).resolve() if render_only else None, bool(keep), seconds)

@@ -30,7 +30,7 @@ from bench.perf import harness, job, shard_plan
 from scheduler_build.errors import UserError
 from scheduler_build.image import layer, oci
 from scheduler_build.progress import log, phase
-from scheduler_build.publish import registry
+from scheduler_build.publish import distribution, registry
 
 RUNNER_SOURCE = Path(__file__).resolve().parent / "runner"
 FIXTURES = "cmd/kube-apiserver/app/testing/testdata"  # the test API server's serving certificates
@@ -131,7 +131,7 @@ def build(found: list[layer.Entry], arch: str, cache_dir: Path) -> Built:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def push(built: Built, client: registry.Client) -> str:
+def push(built: Built, client: distribution.Client) -> str:
     """Push the layout; the reference the Job runs (by digest)."""
     with phase("push", f"harness image to {client.target.name}"):
         registry.push(built.layout, client)

@@ -150,6 +150,7 @@ FLAG_ONLY = {
     ("snapshot.take", "out"): "the snapshot file",
     ("snapshot.generate", "out"): "the snapshot file",
     ("bench.compare", "spec"): "the spec compared against itself, the example by default",
+    ("bench.perf", "timeout"): "with --on: how long the Job may run, not a deploy or cluster wait",
     ("bench.compare", "apiserver"): "passed to compare's --apiserver",
     ("doctor", "kubeconfig"): "a cluster to judge, only when given",
     ("init", "name"): "the new spec's name, not build.name",
