@@ -27,7 +27,8 @@ from scheduler_build.golang import gotool
 from scheduler_build.resolve import framework_surface
 from scheduler_build.resolve.framework_surface import FrameworkSurface
 from scheduler_build.retarget import surface_diff
-from scheduler_build.scaffold import signatures
+from scheduler_build.resolve import versions
+from scheduler_build.scaffold import handle_fake, signatures
 
 KLOG = '"k8s.io/klog/v2"'
 _FUNC = re.compile(r"^func\b.*$")
@@ -266,10 +267,23 @@ def fix(sources: dict[str, str], old: FrameworkSurface, new: FrameworkSurface,
     rewritten = {name: context_factories(name, move_imports(name, text, new, still_there, fixes), fixes)
                  for name, text in sorted(sources.items())}
     rewritten = {name: rewrite_calls(name, text, changes, fixes, new.version) for name, text in rewritten.items()}
+    rewritten = {name: regenerated_fake(name, text, new, fixes) for name, text in rewritten.items()}
     rewritten = stubs(rewritten, old, new, changes, fixes)
     fixes.not_fixed += signature_mismatches(rewritten, new)
     fixes.files = {name: text for name, text in rewritten.items() if text != sources[name]}
     return fixes
+
+
+def regenerated_fake(name: str, text: str, new: FrameworkSurface, fixes: Fixes) -> str:
+    """The scaffold's generated Handle fake, generated again from the target's Handle (its new and changed
+    methods); a hand-written fake is left to `stubs`."""
+    package = re.search(r"^package (\w+)", text, re.M)
+    if handle_fake.MARK not in text.split("\nimport", 1)[0] or not package:
+        return text
+    fresh = handle_fake.render_file(new, package.group(1), versions.minor_of(new.version))
+    if fresh != text:
+        fixes.done.append(f"{name}:1: the generated Handle fake regenerated from Kubernetes {new.version}'s Handle")
+    return fresh
 
 
 def gofmt(text: str) -> str:
