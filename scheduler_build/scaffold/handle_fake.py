@@ -14,6 +14,7 @@ import re
 from scheduler_build.errors import UserError
 from scheduler_build.resolve.framework_surface import KUBERNETES_PACKAGE, STAGING_PACKAGE, FrameworkSurface
 from scheduler_build.scaffold import signatures
+from scheduler_build.templating import render
 
 FAKE = "fakeHandle"
 TEMPLATE = "scaffold/handle_fake_test.go.j2"
@@ -60,8 +61,6 @@ def imports(surface: FrameworkSurface, bodies: list[str]) -> list[str]:
 
 def render_file(surface: FrameworkSurface, package: str, minor: str) -> str:
     """The whole generated test file for `package` (what the scaffold writes, and retarget --fix rewrites)."""
-    from scheduler_build.templating import render  # jinja2, loaded only when a file is rendered
-
     bodies = methods(surface)
     return render(TEMPLATE, package=package, minor=minor, handle_fake=FAKE, handle_methods=bodies,
                   handle_imports=imports(surface, bodies), T={"Handle": f"{surface.home_alias('Handle')}.Handle"})
