@@ -6,6 +6,9 @@ prefix, and each go.mod requires a Go one minor newer than the host's (its stagi
 renumbered too). The Go toolchain module of that minor is served beside them, linked from the real
 module cache after one download through the real proxy (verified against the checksum database).
 
+The renumbered k8s.io/kube-scheduler carries the real next framework's plugin-API changes (issue 41),
+and k8s.io/kubernetes follows them, with a removed feature gate (testkit/next_framework.py).
+
 GOPROXY is then `file://<synthetic>,file://<real module cache>/cache/download,<the real proxy>`:
 the synthetic modules come first, everything else from what the machine already downloaded. A
 module cache (GOMODCACHE) and a toolkit cache (paths.cache_dir) of the test's own keep the synthetic
