@@ -32,7 +32,7 @@ from scheduler_build.resolve import gomod, versions
 SCHEDULER_MODULE = "k8s.io/kube-scheduler"
 STAGING_DIR = "framework"
 KUBERNETES_DIR = "pkg/scheduler/framework"
-CACHE_FORMAT = 7
+CACHE_FORMAT = 8
 STAGING_PACKAGE = "k8s.io/kube-scheduler/framework"
 KUBERNETES_PACKAGE = "k8s.io/kubernetes/pkg/scheduler/framework"
 SIGN_INTERFACE = "SignPlugin"
@@ -191,7 +191,7 @@ def parse_go(text: str, version: str = "", package: str = STAGING_PACKAGE) -> Fr
                             embeds={k: tuple(v) for k, v in embeds.items()}, homes=homes, imports=parse_imports(text))
 
 
-_IMPORT_BLOCK = re.compile(r"^import\s*\((.*?)^\)|^import\s+(.*)$", re.M | re.S)
+_IMPORT_BLOCK = re.compile(r"^import\s*\((.*?)^\)|^import[ \t]+([^\n]*)$", re.M | re.S)
 _IMPORT = re.compile(r'^\s*(?:([\w.]+)\s+)?"([^"]+)"', re.M)
 
 
