@@ -52,11 +52,24 @@ def real_framework_dir() -> Path:
     return Path(toolchain.mod_download(REAL_MODULE, REAL_VERSION)["Dir"])
 
 
+# v0.38.0-beta.0 declares GenericPodGroup in types.go, wrapping a v1beta1 CompositePodGroup this tree's
+# k8s.io/api lacks (v1alpha3 there): the PodGroup half is what RootGroupReadiness needs to compile.
+_GENERIC_POD_GROUP = """
+// GenericPodGroup wraps a PodGroup API object (v0.38.0-beta.0's also wraps a CompositePodGroup).
+type GenericPodGroup struct {
+	// PodGroup is a PodGroup API object.
+	PodGroup *schedulingapi.PodGroup
+}
+"""
+
+
 def _listers(text: str, real: str, path: str) -> str:
     start = real.find("// RootGroupReadiness holds")
     if start < 0:
         raise PatchMissed(f"{REAL_MODULE}@{REAL_VERSION} {path}: no RootGroupReadiness")
-    return text.rstrip("\n") + "\n\n" + real[start:]
+    if 'schedulingapi "k8s.io/api/scheduling/v1beta1"' not in text:
+        raise PatchMissed(f"{path}: no schedulingapi import for GenericPodGroup")
+    return text.rstrip("\n") + "\n" + _GENERIC_POD_GROUP + "\n" + real[start:]
 
 
 def _deprecate(text: str, path: str) -> str:

@@ -36,7 +36,7 @@ from scheduler_build.resolve import gomod, versions
 from testkit import next_framework
 
 STAGING_PREFIX = "./staging/src/"
-FORMAT = "2"  # bump when the synthetic proxy's layout changes
+FORMAT = "3"  # bump when the synthetic proxy's layout changes
 COMPLETE = ".complete"
 
 
