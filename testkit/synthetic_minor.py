@@ -6,6 +6,9 @@ prefix, and each go.mod requires a Go one minor newer than the host's (its stagi
 renumbered too). The Go toolchain module of that minor is served beside them, linked from the real
 module cache after one download through the real proxy (verified against the checksum database).
 
+The renumbered k8s.io/kube-scheduler carries the real next framework's plugin-API changes (issue 41),
+and k8s.io/kubernetes follows them, with a removed feature gate (testkit/next_framework.py).
+
 GOPROXY is then `file://<synthetic>,file://<real module cache>/cache/download,<the real proxy>`:
 the synthetic modules come first, everything else from what the machine already downloaded. A
 module cache (GOMODCACHE) and a toolkit cache (paths.cache_dir) of the test's own keep the synthetic
@@ -30,9 +33,10 @@ from scheduler_build.golang import gotool
 from scheduler_build.golang import toolchain
 from scheduler_build.errors import UserError
 from scheduler_build.resolve import gomod, versions
+from testkit import next_framework
 
 STAGING_PREFIX = "./staging/src/"
-FORMAT = "1"  # bump when the synthetic proxy's layout changes
+FORMAT = "3"  # bump when the synthetic proxy's layout changes
 COMPLETE = ".complete"
 
 
@@ -79,14 +83,19 @@ def edit_gomod(text: str, go: str, renumber: dict[str, tuple[str, str]]) -> str:
     return text
 
 
-def rewrite_zip(src: Path, dst: Path, module: str, old: str, new: str, go_mod: bytes) -> None:
-    """The module zip under `module@new/`, its go.mod replaced by `go_mod`."""
+def rewrite_zip(src: Path, dst: Path, module: str, old: str, new: str, go_mod: bytes,
+                patch: next_framework.Patch | None = None) -> None:
+    """The module zip under `module@new/`, its go.mod replaced by `go_mod`, each file through `patch`
+    (path in the module, bytes -> bytes; next_framework.py) when given."""
     old_prefix, new_prefix = f"{module}@{old}/", f"{module}@{new}/"
     tmp = dst.with_suffix(".tmp")
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zout:
         for info in zin.infolist():
-            name = new_prefix + info.filename[len(old_prefix):]
+            rel = info.filename[len(old_prefix):]
+            name = new_prefix + rel
             data = go_mod if name == new_prefix + "go.mod" else zin.read(info)
+            if patch is not None and rel != "go.mod":
+                data = patch(rel, data)
             out = zipfile.ZipInfo(name, info.date_time)
             out.external_attr, out.compress_type = info.external_attr, zipfile.ZIP_DEFLATED
             zout.writestr(out, data, compresslevel=1)
@@ -94,7 +103,7 @@ def rewrite_zip(src: Path, dst: Path, module: str, old: str, new: str, go_mod: b
 
 
 def publish(proxy: Path, module: str, old: str, new: str, go: str, renumber: dict[str, tuple[str, str]],
-            listed: list[str] | None = None) -> None:
+            listed: list[str] | None = None, patch: next_framework.Patch | None = None) -> None:
     """module@old from the real module cache, renumbered to `new`, into the file proxy."""
     found = gotool.mod_download(module, old)
     at = proxy / module / "@v"
@@ -103,7 +112,7 @@ def publish(proxy: Path, module: str, old: str, new: str, go: str, renumber: dic
     (at / f"{new}.mod").write_text(go_mod)
     info = json.loads(Path(found["Info"]).read_text())
     (at / f"{new}.info").write_text(json.dumps({"Version": new, "Time": info.get("Time", "")}))
-    rewrite_zip(Path(found["Zip"]), at / f"{new}.zip", module, old, new, go_mod.encode())
+    rewrite_zip(Path(found["Zip"]), at / f"{new}.zip", module, old, new, go_mod.encode(), patch)
     (at / "list").write_text("\n".join([*(listed or []), new]) + "\n")
 
 
@@ -153,10 +162,12 @@ def _make_proxy(root: Path, source: str, new: str, go_line: str, release: str, s
     tmp = Path(tempfile.mkdtemp(prefix=".proxy-", dir=root))
     try:
         renumber = {m: (staging_version(source), staging_version(new)) for m in staging}
-        publish(tmp, versions.KUBERNETES_MODULE, source, new, go_line, renumber, listed)
+        publish(tmp, versions.KUBERNETES_MODULE, source, new, go_line, renumber, listed, next_framework.kubernetes_patch)
+        real = next_framework.real_framework_dir()  # the real next framework, applied to the renumbered tree
         for module in staging:
+            patch = next_framework.staging_patch(real) if module == next_framework.REAL_MODULE else None
             try:
-                publish(tmp, module, staging_version(source), staging_version(new), go_line, renumber)
+                publish(tmp, module, staging_version(source), staging_version(new), go_line, renumber, patch=patch)
             except UserError:  # refused by the proxy (sample-cli-plugin, ...): no build needs it, as for the real release
                 continue
         serve_toolchain(tmp, release)

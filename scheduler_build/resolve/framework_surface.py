@@ -32,7 +32,7 @@ from scheduler_build.resolve import gomod, versions
 SCHEDULER_MODULE = "k8s.io/kube-scheduler"
 STAGING_DIR = "framework"
 KUBERNETES_DIR = "pkg/scheduler/framework"
-CACHE_FORMAT = 6
+CACHE_FORMAT = 8
 STAGING_PACKAGE = "k8s.io/kube-scheduler/framework"
 KUBERNETES_PACKAGE = "k8s.io/kubernetes/pkg/scheduler/framework"
 SIGN_INTERFACE = "SignPlugin"
@@ -60,6 +60,7 @@ class FrameworkSurface:
     signatures: dict[str, tuple[str, ...]] = field(default_factory=dict)  # SignPlugin -> ("SignPod(ctx ...) (...)",)
     embeds: dict[str, tuple[str, ...]] = field(default_factory=dict)  # Handle -> (PodNominator, PluginsRunner, ...)
     homes: dict[str, str] = field(default_factory=dict)  # exported type -> the import path declaring it
+    imports: dict[str, str] = field(default_factory=dict)  # alias -> import path, as the framework's files import them
 
     def method_set(self, interface: str) -> tuple[str, ...]:
         """Every method signature of `interface`, its embedded interfaces' included (as declared, unqualified)."""
@@ -99,7 +100,8 @@ class FrameworkSurface:
                 "also_implement": {k: list(v) for k, v in self.also_implement.items()},
                 "deprecated": dict(self.deprecated), "methods": {k: list(v) for k, v in self.methods.items()},
                 "purpose": dict(self.purpose), "signatures": {k: list(v) for k, v in self.signatures.items()},
-                "embeds": {k: list(v) for k, v in self.embeds.items()}, "homes": dict(self.homes)}
+                "embeds": {k: list(v) for k, v in self.embeds.items()}, "homes": dict(self.homes),
+                "imports": dict(self.imports)}
 
     @classmethod
     def from_dict(cls, version: str, data: dict) -> "FrameworkSurface":
@@ -108,7 +110,8 @@ class FrameworkSurface:
                    deprecated=dict(data["deprecated"]),
                    methods={k: tuple(v) for k, v in data["methods"].items()}, purpose=dict(data["purpose"]),
                    signatures={k: tuple(v) for k, v in data["signatures"].items()},
-                   embeds={k: tuple(v) for k, v in data.get("embeds", {}).items()}, homes=dict(data.get("homes", {})))
+                   embeds={k: tuple(v) for k, v in data.get("embeds", {}).items()}, homes=dict(data.get("homes", {})),
+                   imports=dict(data.get("imports", {})))
 
 
 def merged(first: FrameworkSurface, second: FrameworkSurface) -> FrameworkSurface:
@@ -122,7 +125,8 @@ def merged(first: FrameworkSurface, second: FrameworkSurface) -> FrameworkSurfac
         also_implement=both(first.also_implement, second.also_implement),
         deprecated=both(first.deprecated, second.deprecated), methods=both(first.methods, second.methods),
         purpose=both(first.purpose, second.purpose), signatures=both(first.signatures, second.signatures),
-        embeds=both(first.embeds, second.embeds), homes=both(first.homes, second.homes))
+        embeds=both(first.embeds, second.embeds), homes=both(first.homes, second.homes),
+        imports=both(first.imports, second.imports))
 
 
 def parse_go(text: str, version: str = "", package: str = STAGING_PACKAGE) -> FrameworkSurface:
@@ -184,7 +188,25 @@ def parse_go(text: str, version: str = "", package: str = STAGING_PACKAGE) -> Fr
                             constants=tuple(dict.fromkeys(constants)), also_implement=also, deprecated=deprecated,
                             methods={k: tuple(v) for k, v in methods.items()}, purpose=purpose,
                             signatures={k: tuple(v) for k, v in signatures.items()},
-                            embeds={k: tuple(v) for k, v in embeds.items()}, homes=homes)
+                            embeds={k: tuple(v) for k, v in embeds.items()}, homes=homes, imports=parse_imports(text))
+
+
+_IMPORT_BLOCK = re.compile(r"^import\s*\((.*?)^\)|^import[ \t]+([^\n]*)$", re.M | re.S)
+_IMPORT = re.compile(r'^\s*(?:([\w.]+)\s+)?"([^"]+)"', re.M)
+
+
+def parse_imports(text: str) -> dict[str, str]:
+    """alias -> import path of the Go files' imports (`klog` for k8s.io/klog/v2): how the interfaces'
+    qualified types (`types.UID`, `clientset.Interface`) are imported where a plugin spells them (pure)."""
+    found: dict[str, str] = {}
+    blocks = "\n".join(block or line for block, line in _IMPORT_BLOCK.findall(text))
+    for alias, path in _IMPORT.findall(blocks):
+        if alias in ("_", "."):
+            continue
+        parts = path.split("/")
+        name = alias or (parts[-2] if re.fullmatch(r"v\d+", parts[-1]) and len(parts) > 1 else parts[-1])
+        found.setdefault(name.replace("-", "_"), path)
+    return found
 
 
 def _note_asks(name: str, comment: list[str], also: dict[str, tuple[str, ...]], purpose: dict[str, str]) -> None:

@@ -27,7 +27,8 @@ from scheduler_build.golang import gotool
 from scheduler_build.resolve import framework_surface
 from scheduler_build.resolve.framework_surface import FrameworkSurface
 from scheduler_build.retarget import surface_diff
-from scheduler_build.scaffold import signatures
+from scheduler_build.resolve import versions
+from scheduler_build.scaffold import handle_fake, signatures
 
 KLOG = '"k8s.io/klog/v2"'
 _FUNC = re.compile(r"^func\b.*$")
@@ -218,18 +219,32 @@ def move_imports(name: str, text: str, new: FrameworkSurface, still_there: froze
     return out
 
 
-def context_factories(name: str, text: str, fixes: Fixes) -> str:
+def context_factories(name: str, text: str, fixes: Fixes, in_package: tuple[str, ...] = ()) -> str:
     """A factory without the context the framework passes since 1.28 (`New(obj runtime.Object, h Handle)`) gains
-    `_ context.Context` first; calls of it in the file are passed `context.TODO()`."""
+    `_ context.Context` first; calls of it in the file, and of `in_package` (the old-style factories other files
+    of its Go package declare: its tests call them), are passed `context.TODO()`."""
     factories = [m.group(1) for m in _FACTORY.finditer(text)]
-    if not factories:
+    if not factories and not in_package:
         return text
     out = _FACTORY.sub(lambda m: f"func {m.group(1)}(_ context.Context, {m.group(2)} runtime.Object, {m.group(3)} "
                                  + m.group(0).split(f"{m.group(3)} ", 1)[1], text)
     for factory in factories:
         fixes.done.append(f"{name}: {factory} takes the context.Context a plugin factory is given (Kubernetes 1.28+)")
-        out = re.sub(rf"(?<![\w.]){factory}\((?!_ context)(?=[^)]*,)", f"{factory}(context.TODO(), ", out)
-    return _ensure_import(out, '"context"')
+    for factory in dict.fromkeys([*factories, *in_package]):
+        before = out
+        out = re.sub(rf"(?<![\w.]){factory}\((?!_ context|context\.|ctx\b)(?!\))", f"{factory}(context.TODO(), ", out)
+        if out != before and factory not in factories:
+            fixes.done.append(f"{name}: its calls of {factory} pass context.TODO() (the factory gained a context)")
+    return _ensure_import(out, '"context"') if out != text else text
+
+
+def _package_factories(sources: dict[str, str]) -> dict[str, tuple[str, ...]]:
+    """Directory -> the old-style factories its files declare (one Go package per directory)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for name, text in sources.items():
+        directory = name.rpartition("/")[0]
+        found[directory] = found.get(directory, ()) + tuple(m.group(1) for m in _FACTORY.finditer(text))
+    return found
 
 
 _DECLARATION = re.compile(r"^func \(\w+ \*?(\w+)\) ((\w+)\(.*)\{\s*(?:.*\})?\s*$")
@@ -257,19 +272,60 @@ def signature_mismatches(sources: dict[str, str], new: FrameworkSurface) -> list
     return out
 
 
+_POINTER = re.compile(r"\*(?:framework|fwk)\.([A-Z]\w*)\b")
+
+
+def interface_params(name: str, text: str, new: FrameworkSurface, fixes: Fixes) -> str:
+    """An extension-point method declared with a pointer to a framework struct the target made an interface
+    of the same name (1.27's `state *framework.CycleState, nodeInfo *framework.NodeInfo`, `fwk.CycleState`
+    and `fwk.NodeInfo` from 1.34 on) takes the interface, when that alone gives the target's signature.
+    Bodies are not touched: a field the interface reads through a getter is listed by the compile."""
+    points = [i for i in new.interfaces if i.endswith(("Plugin", "Extensions")) and i != "Plugin"]
+    lines = text.splitlines(keepends=True)
+    for number, line in enumerate(lines):
+        match = _DECLARATION.match(line)
+        interface = match and next((i for i in points if match.group(3) in new.methods.get(i, ())), None)
+        if not interface:
+            continue
+        head = match.group(2)
+        swapped = _POINTER.sub(lambda m: f"fwk.{m.group(1)}" if m.group(1) in new.interfaces else m.group(0), head)
+        wanted = surface_diff._shape(new.signature(interface, match.group(3)))
+        if swapped != head and surface_diff._shape(swapped.strip().replace("framework.", "fwk.")) == wanted:
+            lines[number] = line.replace(head, swapped, 1)
+            fixes.done.append(f"{name}:{number + 1}: {match.group(1)}.{match.group(3)} takes the interfaces "
+                              f"{interface} declares in Kubernetes {new.version} (was a pointer to a struct)")
+    return "".join(lines)
+
+
 def fix(sources: dict[str, str], old: FrameworkSurface, new: FrameworkSurface,
         still_there: frozenset[str] = frozenset()) -> Fixes:
     """The rewritten files of a module (path -> text: its own .go files) and what was and was not fixed.
     `still_there`: the names the target's k8s.io/kubernetes/pkg/scheduler/framework still declares."""
     changes = surface_diff.diff(old, new)
     fixes = Fixes()
-    rewritten = {name: context_factories(name, move_imports(name, text, new, still_there, fixes), fixes)
+    factories = _package_factories(sources)
+    rewritten = {name: context_factories(name, move_imports(name, interface_params(name, text, new, fixes), new,
+                                                            still_there, fixes), fixes,
+                                         factories.get(name.rpartition("/")[0], ()))
                  for name, text in sorted(sources.items())}
     rewritten = {name: rewrite_calls(name, text, changes, fixes, new.version) for name, text in rewritten.items()}
+    rewritten = {name: regenerated_fake(name, text, new, fixes) for name, text in rewritten.items()}
     rewritten = stubs(rewritten, old, new, changes, fixes)
     fixes.not_fixed += signature_mismatches(rewritten, new)
     fixes.files = {name: text for name, text in rewritten.items() if text != sources[name]}
     return fixes
+
+
+def regenerated_fake(name: str, text: str, new: FrameworkSurface, fixes: Fixes) -> str:
+    """The scaffold's generated Handle fake, generated again from the target's Handle (its new and changed
+    methods); a hand-written fake is left to `stubs`."""
+    package = re.search(r"^package (\w+)", text, re.M)
+    if handle_fake.MARK not in text.split("\nimport", 1)[0] or not package:
+        return text
+    fresh = handle_fake.render_file(new, package.group(1), versions.minor_of(new.version))
+    if fresh != text:
+        fixes.done.append(f"{name}:1: the generated Handle fake regenerated from Kubernetes {new.version}'s Handle")
+    return fresh
 
 
 def gofmt(text: str) -> str:

@@ -28,7 +28,7 @@ from scheduler_build.resolve.framework_surface import FrameworkSurface
 from scheduler_build.errors import UserError
 from scheduler_build.golang import gotool
 from scheduler_build.golang import toolchain
-from scheduler_build.scaffold import framework_points, manifest, signatures
+from scheduler_build.scaffold import framework_points, handle_fake, manifest, signatures
 from scheduler_build.scaffold.inputs import (POINT_KEYS, Point, check_out_dir, parse_points, points_of,  # noqa: F401
                                              split_points, validate_module, validate_name)
 from scheduler_build.atomic import staging_dir
@@ -113,6 +113,7 @@ def render_files(name: str, points: tuple[str, ...], module: str, resolution: ve
         f"pkg/{package}/{package}.go": render(_TEMPLATES + "plugin.go.j2", **context),
         f"pkg/{package}/args.go": render(_TEMPLATES + "args.go.j2", **context),
         f"pkg/{package}/{package}_test.go": render(_TEMPLATES + "plugin_test.go.j2", **context),
+        f"pkg/{package}/handle_fake_test.go": render(_TEMPLATES + "handle_fake_test.go.j2", **context),
         "cmd/scheduler/main.go": render(_TEMPLATES + "main.go.j2", **context),
         "config/scheduler-config.yaml": _sample_config(name, context["chosen"] + context["generic"],
                                                        context["scheduler_name"]),
@@ -141,6 +142,7 @@ def _context(name: str, points: tuple[str, ...], module: str, resolution: versio
     signed = [p for p in templated if p.key in points and p.interface in surface.sign_points()]
     reads_pod = any(has[k] for k in ("prefilter", "filter", "prescore", "score"))
     types = dict(api.types, MaxScore=f"{owner}.{surface.score_bound('Max')}")
+    fake_methods = handle_fake.methods(surface)  # from the release's Handle: its new methods need no code change
     return dict(
         sign=bool(signed),
         reads_pod=reads_pod,
@@ -171,6 +173,9 @@ def _context(name: str, points: tuple[str, ...], module: str, resolution: versio
         args_imports=_imports([['\t"fmt"'], ['\t"k8s.io/apimachinery/pkg/runtime"',
                                               '\tframeworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"']]),
         scheduler_name=kebab(name) + "-scheduler",
+        handle_fake=handle_fake.FAKE,
+        handle_methods=fake_methods,
+        handle_imports=handle_fake.imports(surface, fake_methods),
     )
 
 

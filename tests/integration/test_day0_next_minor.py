@@ -9,7 +9,18 @@ it. Through the real CLI and the real `go`:
   module cache), and with no proxy and nothing cached the error is one line naming the Go and the fixes;
 - it scaffolds (`go mod tidy` by that toolchain) and the spec validates field by field against the
   vocabulary and in-tree plugins derived from it (a misspelt plugin is refused: the negative control);
-- `plugin.retarget`'s rewrite to it changes only the numbers: no note, the same replaced modules.
+- `plugin.retarget`'s rewrite of go.mod to it changes only the numbers: no note, the same replaced modules.
+
+Issue 41: the next minor carries the REAL next framework (k8s.io/kube-scheduler v0.38.0-beta.0's
+plugin-API changes, testkit/next_framework.py), a removed feature gate and a new `Deprecated:` symbol:
+- its framework, read as the toolkit reads any release's, declares what v0.38.0-beta.0 declares
+  (Handle's method set, PlacementFeasiblePlugin, the cycle states, the preemption interfaces);
+- the scaffold for it (no code change) writes a Handle fake with the new methods;
+- retarget's API diff names each change, the logger argument of NominatedPodsForNode among them;
+- `config.validate` refuses the removed gate in one line naming it and the minor (the same spec on the
+  source minor is accepted: the negative control);
+- with SB_DAY0_COMPILE=1: that scaffold vets and tests clean (`go vet`, `go test` by the newer Go), and
+  a 1.37 plugin calling `NominatedPodsForNode(name)` is ported by `plugin.retarget --fix` and compiles.
 
 Not in `.ci/run`: the compile against it (a cold kube-scheduler-sized compile with the newer Go).
 `SB_DAY0_COMPILE=1` runs `inv plugin.retarget` to it for real (its compile and vet in the
@@ -36,7 +47,9 @@ from scheduler_build.golang import toolchain
 from scheduler_build.resolve import gomod, versions
 from scheduler_build.retarget import gomod_edit
 from scheduler_build.retarget import run as retarget_run
-from testkit import minors, synthetic_minor
+from scheduler_build.resolve import framework_surface
+from scheduler_build.retarget import surface_diff
+from testkit import minors, next_framework, synthetic_minor
 
 pytestmark = pytest.mark.integration  # also given by the directory
 REPO = Path(__file__).resolve().parents[2]
@@ -94,6 +107,11 @@ def test_the_next_minor_scaffolds_and_validates_field_by_field(day0, tmp_path):
     written = gomod.parse((tmp_path / "plugin" / "go.mod").read_text())
     assert written.go == synthetic.go and written.requires["k8s.io/kubernetes"] == synthetic.version
     assert (tmp_path / "plugin" / "go.sum").is_file()  # tidied, by the toolchain the go line needs
+    fake = (tmp_path / "plugin" / "pkg" / "dayzero" / "handle_fake_test.go").read_text()
+    for method in ("func (fakeHandle) SharedPodGroupHierarchyTracker() fwk.PodGroupHierarchyTracker {",
+                   "func (fakeHandle) PreemptionManager() fwk.PreemptionManager {",
+                   "func (fakeHandle) NominatedPodsForNode(klog.Logger, string) []fwk.PodInfo {"):
+        assert method in fake, fake  # from the next minor's Handle, with no code change
     spec = {"name": "dayzero-scheduler", "version": "0.1.0", "kubernetes": {"version": synthetic.minor},
             "plugins": [{"path": "./plugin", "package": result["package"], "names": ["DayZero"]}],
             "profiles": [{"schedulerName": "dayzero-scheduler",
@@ -135,15 +153,108 @@ def test_retarget_to_the_next_minor_changes_only_the_numbers(day0, tmp_path, mon
     assert new.replaces == {m: (p, renumber.get(v, v)) for m, (p, v) in mod.replaces.items()}
 
 
+def surfaces(synthetic, served, monkeypatch):
+    """The source minor's framework and the next minor's, as the toolkit reads any release's."""
+    for name, value in synthetic.env.items():
+        monkeypatch.setenv(name, value)
+    cache = Path(synthetic.env["SCHEDULER_BUILD_PATHS_CACHE_DIR"])
+    source = served[list(served)[-1]]
+    return framework_surface.framework_surface(source, cache), framework_surface.framework_surface(synthetic.version, cache)
+
+
+def test_the_next_minor_carries_the_real_next_framework(day0, monkeypatch):
+    synthetic, served = day0
+    _, new = surfaces(synthetic, served, monkeypatch)
+    real = framework_surface.parse_go(framework_surface._package_text(next_framework.real_framework_dir() / "framework"))
+    for interface in ("Handle", "PlacementFeasiblePlugin", "CycleState", "PlacementCycleState", "PodGroupCycleState",
+                      "PreemptionManager", "PreemptionExecutor", "PreemptionVictim", "PreemptionCandidate",
+                      "ReprieveFilter", "PodGroupHierarchyTracker"):
+        assert new.method_set(interface) == real.method_set(interface), interface
+    assert "PlacementProgress" in new.homes
+    assert next_framework.DEPRECATED in new.deprecated and next_framework.DEPRECATED not in real.deprecated
+
+
+def test_retarget_names_each_change_of_the_next_framework(day0, monkeypatch):
+    synthetic, served = day0
+    old, new = surfaces(synthetic, served, monkeypatch)
+    lines = [change.line() for change in surface_diff.diff(old, new)]
+    wanted = ["PodNominator.NominatedPodsForNode: NominatedPodsForNode(nodeName string) []PodInfo -> "
+              "NominatedPodsForNode(logger klog.Logger, nodeName string) []PodInfo",
+              "Handle.SharedPodGroupHierarchyTracker: added", "Handle.PreemptionManager: added",
+              "PlacementFeasiblePlugin: new interface (a new extension point)", "PreemptionManager: new interface",
+              "PreemptionExecutor: new interface", "PreemptionVictim: new interface",
+              "PreemptionCandidate: new interface", "ReprieveFilter: new interface",
+              "CycleState.GetPodGroupSchedulingCycle: renamed GetPodGroupCycleState",
+              "PodGroupCycleState.PlacementState: added"]
+    for want in wanted:
+        assert any(line.startswith(want) for line in lines), (want, lines)
+
+
+def test_validate_refuses_the_gate_the_next_minor_removed(day0, tmp_path):
+    synthetic, served = day0
+    gate = next_framework.REMOVED_GATE
+    spec = {"name": "gates", "version": "0.1.0", "kubernetes": {"version": synthetic.minor}, "featureGates": {gate: True},
+            "profiles": [{"schedulerName": "gates"}]}
+    path = tmp_path / "scheduler.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    refused = inv(synthetic, "config.validate", "--spec", str(path), "--fields-only")
+    assert refused.returncode != 0
+    [line] = [entry for entry in refused.stderr.splitlines() if entry.startswith("error:")]
+    assert f"featureGates.{gate}" in line and synthetic.minor in line and "no feature gate" in line, line
+    assert "Traceback" not in refused.stderr
+    spec["kubernetes"]["version"] = list(served)[-1]  # the source minor still knows it (GA): accepted
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    accepted = inv(synthetic, "config.validate", "--spec", str(path), "--fields-only")
+    assert accepted.returncode == 0, accepted.stderr[-3000:]
+
+
+NOMINATED = """package dayzero
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// nominatedElsewhere counts the pods nominated to the node, a 1.37 plugin's call.
+func (pl *DayZero) nominatedElsewhere(ctx context.Context, pod *v1.Pod, nodeName string) int {
+	if pl.handle == nil || pod == nil {
+		return 0
+	}
+	return len(pl.handle.NominatedPodsForNode(nodeName)) + int(fwk.MaxTotalScore*0)
+}
+"""
+
+
 @pytest.mark.skipif(os.environ.get("SB_DAY0_COMPILE") != "1", reason="the compile against the next minor: SB_DAY0_COMPILE=1")
-def test_retarget_to_the_next_minor_compiles_in_the_bootstrapped_builder(day0, tmp_path):
+def test_the_next_minor_scaffold_vets_and_tests_clean(day0, tmp_path):
+    synthetic, _ = day0
+    made = inv(synthetic, "scaffold.plugin", "--name", "DayZero", "--points", "prefilter,filter,score,reserve,permit",
+               "--module", "example.com/dayzero", "--k8s-version", synthetic.minor, "--out", str(tmp_path / "plugin"))
+    assert made.returncode == 0, made.stderr[-3000:]
+    env = {**os.environ, **synthetic.env, "GOTOOLCHAIN": f"go{synthetic.toolchain}", "GOFLAGS": "-mod=mod"}
+    for argv in (["go", "vet", "./pkg/..."], ["go", "test", "-count=1", "./pkg/..."]):
+        done = subprocess.run(argv, cwd=tmp_path / "plugin", env=env, capture_output=True, text=True)
+        assert done.returncode == 0, (argv, done.stdout[-3000:], done.stderr[-3000:])
+
+
+@pytest.mark.skipif(os.environ.get("SB_DAY0_COMPILE") != "1", reason="the compile against the next minor: SB_DAY0_COMPILE=1")
+def test_retarget_fix_ports_a_1_37_plugin_to_the_next_minor(day0, tmp_path):
     synthetic, served = day0
     source = served[list(served)[-1]]
     made = inv(synthetic, "scaffold.plugin", "--name", "DayZero", "--points", "filter,score", "--module",
                "example.com/dayzero", "--k8s-version", source, "--out", str(tmp_path / "plugin"), "--no-tidy")
     assert made.returncode == 0, made.stderr[-3000:]
-    got = inv(synthetic, "plugin.retarget", "--path", str(tmp_path / "plugin"), "--k8s-version", synthetic.minor, "--json")
+    calling = tmp_path / "plugin" / "pkg" / "dayzero" / "nominated.go"
+    calling.write_text(NOMINATED)
+    got = inv(synthetic, "plugin.retarget", "--path", str(tmp_path / "plugin"), "--k8s-version", synthetic.minor,
+              "--fix", "--allow-dirty", "--json")
     assert got.returncode == 0, got.stderr[-5000:]
     result = json.loads(got.stdout)
     assert result["compiles"] is True and (result["from"], result["to"]) == (source, synthetic.version)
-    assert result["notes"] == [] and result["changes"] == []
+    assert "pl.handle.NominatedPodsForNode(klog.FromContext(ctx), nodeName)" in calling.read_text(), calling.read_text()
+    fake = (tmp_path / "plugin" / "pkg" / "dayzero" / "handle_fake_test.go").read_text()
+    assert "PreemptionManager() fwk.PreemptionManager" in fake  # the generated fake, regenerated for the target
+    said = json.dumps(result)
+    assert "NominatedPodsForNode" in said and next_framework.DEPRECATED in said, said[:3000]

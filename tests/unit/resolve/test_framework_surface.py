@@ -78,3 +78,11 @@ def test_cache_round_trip(tmp_path, monkeypatch):
     path.write_text(json.dumps({"format": framework_surface.CACHE_FORMAT, **surface.to_dict()}))
     monkeypatch.setattr(framework_surface.toolchain, "mod_download", lambda *a, **k: (_ for _ in ()).throw(AssertionError("downloaded")))
     assert framework_surface.framework_surface("v1.37.2", tmp_path) == surface
+
+
+def test_imports_are_read_from_import_declarations_only():
+    text = ('package framework\n\nimport "fmt"\n\nimport (\n\tklog "k8s.io/klog/v2"\n\t"k8s.io/client-go/tools/events"\n'
+            '\tv1 "k8s.io/api/core/v1"\n\t_ "embed"\n)\n\nfunc f() string {\n\treturn "x"\n}\n')
+    assert framework_surface.parse_imports(text) == {"fmt": "fmt", "klog": "k8s.io/klog/v2",
+                                                     "events": "k8s.io/client-go/tools/events", "v1": "k8s.io/api/core/v1"}
+    assert framework_surface.parse_go(text).imports["klog"] == "k8s.io/klog/v2"

@@ -108,3 +108,26 @@ def test_a_1_27_plugin_gets_the_moved_imports_and_the_context_factory_and_its_sc
     assert any(line.startswith(f"{name}:37: NodeLabelScore.Score does not have ScorePlugin's signature")
                for line in result.not_fixed), result.not_fixed
     assert subprocess.run(["gofmt", "-e"], input=text, capture_output=True, text=True).returncode == 0
+
+
+OLD_FILTER = Path(__file__).resolve().parents[2] / "data" / "retarget" / "oldfilter"
+
+
+def test_a_1_27_filter_plugin_is_ported_whole_its_points_taking_the_interfaces_and_its_tests_the_context(surfaces):
+    """tests/data/retarget/oldfilter (1.27: `*framework.CycleState`, `*framework.NodeInfo`, `New(obj, h)` called
+    by its tests) against v1.37.2's real framework: nothing is left to port by hand."""
+    sources = {str(p.relative_to(OLD_FILTER)): p.read_text() for p in sorted(OLD_FILTER.rglob("*.go"))}
+    old = framework_surface.parse_go("", "v1.27.10", framework_surface.KUBERNETES_PACKAGE)
+    result = fix.fix(sources, old, surfaces[0], frozenset({"NewCycleState", "NewNodeInfo"}))
+    assert result.not_fixed == []
+    plugin = fix.gofmt(result.files["pkg/zonecap/zonecap.go"])
+    assert ("func (z *ZoneCap) Filter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeInfo fwk.NodeInfo) "
+            "*fwk.Status {") in plugin
+    assert "func (z *ZoneCap) Unreserve(ctx context.Context, state fwk.CycleState, pod *v1.Pod, nodeName string) {" in plugin
+    assert '"k8s.io/kubernetes/pkg/scheduler/framework"' not in plugin  # nothing of it is used any more
+    tests = fix.gofmt(result.files["pkg/zonecap/zonecap_test.go"])
+    assert tests.count("New(context.TODO(), &runtime.Unknown{") == 2  # the factory is in another file of the package
+    assert "framework.NewCycleState()" in tests and "framework.NewNodeInfo(" in tests  # still in k8s.io/kubernetes
+    # The negative control: a point whose types differ beyond pointer -> interface is not touched.
+    score = OLD_SCORE.read_text()
+    assert "Score(ctx context.Context, state *framework.CycleState" in fix.interface_params("s.go", score, surfaces[0], fix.Fixes())
