@@ -98,7 +98,23 @@ def _leaf(fn: str) -> str:
     for prefix, group in _GROUPS:
         if prefix in fn:
             return group
-    return fn.rsplit("/", 1)[-1]  # package path dropped: sync.(*RWMutex).RLock
+    return _without_type_arguments(fn).rsplit("/", 1)[-1]  # package path dropped: sync.(*RWMutex).RLock
+
+
+def _without_type_arguments(fn: str) -> str:
+    """`sync/atomic.(*Pointer[go.shape.struct { a/b.c int }]).Load` as `sync/atomic.(*Pointer[...]).Load`: a
+    generic's type arguments hold package paths and dots that would cut the name in the wrong place."""
+    out, depth = [], 0
+    for ch in fn:
+        if ch == "[":
+            depth += 1
+            if depth == 1:
+                out.append("[...]")
+        elif ch == "]":
+            depth = max(depth - 1, 0)
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out)
 
 
 def attribute(stacks: list[Stack], plugins: dict[str, str]) -> Attribution:

@@ -152,3 +152,12 @@ def test_merge_failure_is_one_clear_line(tmp_path):
     with pytest.raises(Exception) as caught:
         cpu.merge([bad], tmp_path / "out.pprof")
     assert "go tool pprof -proto failed" in str(caught.value) and not (tmp_path / "out.pprof").exists()
+
+
+def test_a_generic_leaf_is_named_by_its_function_not_cut_inside_its_type_arguments():
+    """The run's own leaf: `sync/atomic.(*Pointer[go.shape.struct { example.com/x.name string }]).Load` was
+    reported as `x.name string }]).Load`."""
+    fn = ("sync/atomic.(*Pointer[go.shape.struct { example.com/acme/underlay/pkg/underlayiplimit.name string; "
+          "example.com/acme/underlay/pkg/underlayiplimit.capacityOK bool }]).Load")
+    assert cpu._leaf(fn) == "atomic.(*Pointer[...]).Load"
+    assert cpu._leaf("k8s.io/kubernetes/pkg/scheduler.(*Scheduler).ScheduleOne") == "scheduler.(*Scheduler).ScheduleOne"
