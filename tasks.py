@@ -30,6 +30,7 @@ from scheduler_build.cli.task_api import user_errors
 from testkit import pythons as supported_pythons
 from testkit import versions as test_versions
 from testkit import warmup
+from testkit.beside import Beside
 from testkit.e2e import pytest_argv
 
 REPO = Path(__file__).resolve().parent
@@ -47,6 +48,9 @@ TIERS = [
     ("remote-engine-and-pipelines", f"({LAST}) and not node"),
 ]
 NO_TESTS = 5  # pytest's exit code when a selection is empty (e.g. no node tests on this machine)
+# A tier started when another one starts, and collected at its own turn (testkit/beside.py): the e2e tier
+# waits on its control planes most of the time, the integration tier keeps both cores compiling.
+STARTED_WITH = {"integration": "e2e"}
 
 
 def _pytest(argv: list[str]) -> None:
@@ -78,8 +82,12 @@ def test(c, fast=False, k=None, marker=None, verbose=False, pythons=False, keep_
             _unit_tests_on_each_end(records(), verbose)
         return
     out = records()
-    with warmup.running(out / "warmup.log"):  # the later tiers' tools, built on the core the unit tiers leave idle
-        run_tiers([name for name, _ in TIERS], lambda name, out: _tier(name, out, verbose), out, keep_going)
+    early = Beside(REPO, log)
+    try:
+        with warmup.running(out / "warmup.log"):  # the later tiers' tools, built on the core the unit tiers leave idle
+            run_tiers([name for name, _ in TIERS], lambda name, out: _tier(name, out, verbose, early), out, keep_going)
+    finally:
+        early.stop_all()  # a tier started early whose turn never came (a failing tier, Ctrl-C)
 
 
 def records() -> Path:
@@ -140,13 +148,22 @@ def cpu_busy(before: str, after: str) -> float | None:
     return round(1 - (delta[3] + delta[4]) / total, 2) if total > 0 else None
 
 
-def _tier(name: str, out: Path, verbose: bool) -> int:
+def _tier(name: str, out: Path, verbose: bool, early: Beside | None = None) -> int:
     if name == "unit-pythons":
         return _unit_tests_on_each_end(out, verbose)
-    marker = dict(TIERS)[name]
-    argv = [sys.executable, "-m", "pytest", "-m", marker, *_records_args(out, name), *(["-v"] if verbose else [])]
+    if early is not None and early.started(name):
+        return early.finish(name)
+    if early is not None and name in STARTED_WITH:
+        other = STARTED_WITH[name]
+        early.start(other, _tier_argv(other, out, verbose), out)
+    argv = _tier_argv(name, out, verbose)
     log(f"+ tier {name}: " + " ".join(argv[1:]))
     return subprocess.call(argv, cwd=REPO)
+
+
+def _tier_argv(name: str, out: Path, verbose: bool) -> list[str]:
+    return [sys.executable, "-m", "pytest", "-m", dict(TIERS)[name], *_records_args(out, name),
+            *(["-v"] if verbose else [])]
 
 
 def _records_args(out: Path, name: str) -> list[str]:

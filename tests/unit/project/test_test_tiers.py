@@ -111,3 +111,54 @@ def test_a_tier_records_its_junit_xml_and_durations(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "test_ok" in (tmp_path / "unit.xml").read_text()
     assert "test_one.py::test_ok" in (tmp_path / "unit-durations.txt").read_text()
+
+
+def test_a_tier_started_beside_another_runs_at_once_and_is_collected_at_its_turn(tmp_path):
+    """testkit/beside.py with real processes: the early tier runs while the foreground one does, its exit
+    code comes back at its own turn, and a run that ends first stops it."""
+    from testkit.beside import Beside
+
+    lines: list[str] = []
+    early = Beside(REPO, lines.append)
+    marker = tmp_path / "started"
+    early.start("e2e", [sys.executable, "-c", f"import pathlib, time; pathlib.Path({str(marker)!r}).touch(); "
+                        "time.sleep(0.5); print('e2e done'); raise SystemExit(3)"], tmp_path)
+    deadline = time.monotonic() + 30
+    while not marker.exists() and time.monotonic() < deadline:  # it runs before its turn
+        time.sleep(0.05)
+    assert marker.exists()
+    assert early.started("e2e") and early.finish("e2e") == 3  # its own exit code, at its turn
+    assert "e2e done" in (tmp_path / "e2e.log").read_text()
+    early.start("slow", [sys.executable, "-c", "import time; time.sleep(60)"], tmp_path)
+    started = time.monotonic()
+    early.stop_all()  # negative control: a run that ended first leaves it not running
+    assert time.monotonic() - started < 30 and not early.started("slow")
+
+
+def test_the_full_run_starts_e2e_with_integration_and_collects_it_at_its_turn(tmp_path, monkeypatch):
+    """The routing only: the pytest runs are recorded, not run (each tier is a half-hour run; the test above
+    runs real processes through the same Beside)."""
+    calls: list[tuple[str, str]] = []
+
+    class Recorder:
+        def __init__(self):
+            self.running: set[str] = set()
+
+        def started(self, name):
+            return name in self.running
+
+        def start(self, name, argv, out):
+            calls.append(("start", name))
+            self.running.add(name)
+
+        def finish(self, name):
+            calls.append(("finish", name))
+            self.running.discard(name)
+            return 0
+
+    monkeypatch.setattr(tasks.subprocess, "call", lambda argv, cwd=None: calls.append(("run", argv[4])) or 0)
+    early = Recorder()
+    for name in ["integration", "e2e", "node"]:
+        assert tasks._tier(name, tmp_path, False, early) == 0
+    marker = dict(tasks.TIERS)
+    assert calls == [("start", "e2e"), ("run", marker["integration"]), ("finish", "e2e"), ("run", marker["node"])]
