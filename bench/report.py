@@ -107,7 +107,9 @@ def _alternated(runs: list[dict], sides: tuple[str, str]) -> bool:
     return True
 
 
-def load_raw(root: Path, name: str) -> dict:
+def load_raw(root: Path, name: str, partial_ok: bool = False) -> dict:
+    """A raw file, checked; a partial one (a shard, a run stopped half way) only where its row says
+    `"partial": true`, and then its row says so in the table."""
     path = root / "bench" / "results" / name
     if not path.is_file():
         raise ReportError(f"{ROWS}: raw file bench/results/{name} does not exist",
@@ -117,7 +119,7 @@ def load_raw(root: Path, name: str) -> dict:
         if key not in raw:
             raise ReportError(f"bench/results/{name}: no {key!r} (not written by bench/record.py)",
                               "re-measure with the bench.* task, or move the row to bench/historical.md")
-    if raw.get("partial"):
+    if raw.get("partial") and not (partial_ok and not isinstance(raw.get("shard"), dict)):
         part = f"shard {raw['shard']['index']}/{raw['shard']['count']}" if isinstance(raw.get("shard"), dict) else \
             "stopped half way"
         raise ReportError(f"bench/results/{name}: a partial run ({part}), not the whole",
@@ -127,7 +129,7 @@ def load_raw(root: Path, name: str) -> dict:
 
 def row(root: Path, spec: dict) -> str:
     """One table row from the raw file and measure `spec` names."""
-    raw = load_raw(root, spec["raw"])
+    raw = load_raw(root, spec["raw"], bool(spec.get("partial")))
     ours, base = spec.get("ours", "ours"), spec.get("baseline_side", "native")
     runs = [r for r in raw["runs"] if r["measure"] == spec["measure"]]
     field, higher, fmt = _field(spec)
@@ -147,6 +149,8 @@ def row(root: Path, spec: dict) -> str:
     met = goal is not None and (ratio >= goal if higher else ratio <= goal)
     verdict = f" (goal {'≥' if higher else '≤'} {goal}: {'met' if met else 'missed'})" if goal is not None else ""
     n_text = few or f"n={min(counts.values())}" + ("" if counts[ours] == counts[base] else f"/{max(counts.values())}")
+    if raw.get("partial"):
+        n_text += " (partial: the run was stopped before its last repeat)"
     verdict += _spread([a / b for a, b in zip(by_side[ours], by_side[base])], bool(spec.get("per_run")))
     return (f"| {spec['label']} | {fmt(med[ours])} | {spec['baseline']}, {fmt(med[base])} | {ratio:.2f}{verdict} | "
             f"{n_text} | {_load(raw, runs)} | `{raw['command']}` | [{spec['raw']}](bench/results/{spec['raw']}), "

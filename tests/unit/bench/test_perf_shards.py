@@ -229,3 +229,19 @@ def test_bench_perf_decides_its_shard_flag_before_any_work(args, words):
     proc = subprocess.run([sys.executable, "-m", "invoke", "bench.perf", *args], cwd=REPO, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode != 0 and words in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_a_run_stopped_half_way_renders_only_where_its_row_says_partial_and_says_so(tmp_path):
+    stopped = dict(whole(FOUR_VARIANTS), partial=True)
+    results_dir = tmp_path / "bench" / "results"
+    results_dir.mkdir(parents=True)
+    (results_dir / "stopped.json").write_text(json.dumps(stopped))
+    (results_dir / "shard.json").write_text(json.dumps(shard_files(whole(FOUR_VARIANTS), 2)[0][1]))
+    row = {"raw": "stopped.json", "measure": "SchedulingBasic/5000Nodes_10000Pods_QueueingHintsEnabled", "ours": "spec",
+           "baseline_side": "vanilla", "field": "pods_per_second", "label": "L", "baseline": "B"}
+    with pytest.raises(UserError, match=r"stopped.json: a partial run \(stopped half way\)"):
+        bench_report.row(tmp_path, row)  # negative control: no row flag, no row
+    line = bench_report.row(tmp_path, dict(row, partial=True))
+    assert "(partial: the run was stopped before its last repeat)" in line
+    with pytest.raises(UserError, match=r"shard.json: a partial run \(shard 1/2\)"):
+        bench_report.row(tmp_path, dict(row, raw="shard.json", partial=True))  # a shard is merged, never shown alone
