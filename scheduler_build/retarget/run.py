@@ -138,13 +138,20 @@ def retarget(request: RetargetRequest) -> RetargetResult:
         surface = framework_surface.framework_surface(target.version, request.cache_dir)
         result.advice = advice.advise(_sources(path), surface)
         log(f"    {len(result.advice)} finding(s)")
+    generated: dict[str, str] = {}
     if old_version:
-        _surface_changes(result, path, old_version, surface, request.cache_dir, request.fix)
+        generated = _surface_changes(result, path, old_version, surface, request.cache_dir, request.fix)
     if (request.write or request.fix) and new_text != text:
         write_atomic(path / "go.mod", new_text)
         result.written.append("go.mod")
+    if request.write and not request.fix:  # the scaffold's generated Handle fake follows the target, like go.mod
+        for name, fresh in sorted(generated.items()):
+            write_atomic(path / name, fresh)
+            result.written.append(name)
     with tempfile.TemporaryDirectory(prefix="sb-retarget-") as tmp:
         work = _copy(path, Path(tmp) / "new", new_text)
+        for name, fresh in generated.items():  # a dry run compiles what --write would leave
+            (work / name).write_text(fresh)
         # The newer of the target's go line and the module's own: the host's Go, else the proxy's toolchain.
         needed = max(target.go_version, mod.go, key=toolchain.parse)
         go = toolchain.choose(needed, what=f"{mod.module} against Kubernetes {target.version}")
@@ -179,15 +186,16 @@ def retarget(request: RetargetRequest) -> RetargetResult:
 
 
 def _surface_changes(result: RetargetResult, path: Path, old_version: str, surface: framework_surface.FrameworkSurface,
-                     cache_dir: Path, write: bool = False) -> None:
+                     cache_dir: Path, write: bool = False) -> dict[str, str]:
     """The framework's API changes from the plugin's release to the target, read from both sources (no compile),
-    where the plugin's code meets them (file:line, as advice), and the code --fix rewrites (written with `write`)."""
+    where the plugin's code meets them (file:line, as advice), and the code --fix rewrites (written with `write`).
+    Returns the scaffold's generated Handle fakes regenerated for the target (file -> text, changed ones only)."""
     with phase("api", f"the framework of Kubernetes {old_version} against {surface.version}, from their sources"):
         try:
             old_surface = framework_surface.framework_surface(old_version, cache_dir)
         except UserError as exc:
             log(f"    not compared: {exc.message}")
-            return
+            return {}
         changes = surface_diff.diff(old_surface, surface)
         result.api_changes = [c.line() for c in changes]
         sources = _sources(path)
@@ -203,6 +211,8 @@ def _surface_changes(result: RetargetResult, path: Path, old_version: str, surfa
             for name, text in sorted(fixes.files.items()):
                 write_atomic(path / name, text)  # a path _sources listed: inside the module, never vendor
                 result.written.append(name)
+        regenerated = {name: fix.regenerated_fake(name, text, surface, fix.Fixes()) for name, text in sources.items()}
+        return {name: text for name, text in regenerated.items() if text != sources[name]}
 
 
 def _sources(path: Path) -> dict[str, str]:
