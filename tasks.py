@@ -31,6 +31,7 @@ from testkit import pythons as supported_pythons
 from testkit import versions as test_versions
 from testkit import warmup
 from testkit.beside import Beside
+from testkit.tier_records import records_args
 from testkit.e2e import pytest_argv
 
 REPO = Path(__file__).resolve().parent
@@ -41,16 +42,19 @@ LAST = "remote_engine or pipelines"  # through a second engine, or whole CI pipe
 # the node tier): the cheapest and broadest first, so a unit failure is known in minutes.
 TIERS = [
     ("unit", UNIT),
-    ("unit-pythons", UNIT),  # again on the oldest and newest supported Python
     ("integration", f"integration and not e2e and not node and not ({LAST})"),
     ("e2e", f"e2e and not node and not ({LAST})"),
-    ("node", "node"),  # alone: a real node of its own
+    ("node", "node"),  # a real node of its own; no other control plane beside it
     ("remote-engine-and-pipelines", f"({LAST}) and not node"),
+    ("unit-pythons", UNIT),  # again on the oldest and newest supported Python
 ]
 NO_TESTS = 5  # pytest's exit code when a selection is empty (e.g. no node tests on this machine)
 # A tier started when another one starts, and collected at its own turn (testkit/beside.py): the e2e tier
-# waits on its control planes most of the time, the integration tier keeps both cores compiling.
-STARTED_WITH = {"integration": "e2e"}
+# waits on its control planes most of the time, the integration tier keeps both cores compiling; the node
+# and remote-engine tiers leave most of one core idle (waiting on pods, kubelets and a second engine), which
+# the other Pythons' unit runs fill, one at a time, at the lowest priority.
+STARTED_WITH = {"integration": "e2e", "node": "unit-pythons"}
+LOW_PRIORITY = {"unit-pythons"}
 
 
 def _pytest(argv: list[str]) -> None:
@@ -149,27 +153,24 @@ def cpu_busy(before: str, after: str) -> float | None:
 
 
 def _tier(name: str, out: Path, verbose: bool, early: Beside | None = None) -> int:
-    if name == "unit-pythons":
-        return _unit_tests_on_each_end(out, verbose)
     if early is not None and early.started(name):
         return early.finish(name)
+    if name == "unit-pythons":
+        return _unit_tests_on_each_end(out, verbose)
     if early is not None and name in STARTED_WITH:
         other = STARTED_WITH[name]
-        early.start(other, _tier_argv(other, out, verbose), out)
+        early.start(other, _tier_argv(other, out, verbose), out, low_priority=other in LOW_PRIORITY)
     argv = _tier_argv(name, out, verbose)
     log(f"+ tier {name}: " + " ".join(argv[1:]))
     return subprocess.call(argv, cwd=REPO)
 
 
 def _tier_argv(name: str, out: Path, verbose: bool) -> list[str]:
-    return [sys.executable, "-m", "pytest", "-m", dict(TIERS)[name], *_records_args(out, name),
+    if name == "unit-pythons":  # one run after the other: beside another tier, one core is what is left
+        return [sys.executable, "-m", "testkit.pythons", str(out), UNIT, "--one-at-a-time",
+                *(["--verbose"] if verbose else [])]
+    return [sys.executable, "-m", "pytest", "-m", dict(TIERS)[name], *records_args(out, name),
             *(["-v"] if verbose else [])]
-
-
-def _records_args(out: Path, name: str) -> list[str]:
-    """The tier's JUnit XML and its slowest tests (pytest's --durations, kept in a file beside it)."""
-    return [f"--junitxml={out / (name + '.xml')}", "--durations=30", "--durations-min=1.0",
-            f"--durations-file={out / (name + '-durations.txt')}"]  # tests/conftest.py
 
 
 CANARY_TESTS = ["tests/integration/test_served_minors.py", "tests/integration/test_retarget_minors.py"]
@@ -216,21 +217,8 @@ def bump_test_versions(c):
 
 
 def _unit_tests_on_each_end(out: Path, verbose: bool = False) -> int:
-    """The unit tests again on the oldest and the newest supported Python (testkit/pythons.py), the two runs
-    at once: each keeps one core busy, and a second core would otherwise wait. Each run's output goes to
-    <out>/unit-python3.N.log, its tail shown when it ends; the first failing run's exit code is returned."""
-    running = f"{sys.version_info.major}.{sys.version_info.minor}"
-    argvs, envs = {}, {}
-    for minor in [m for m in supported_pythons.ends() if m != running]:  # the running one has just run them
-        try:
-            env_dir = supported_pythons.venv(minor, settings.cache_dir(), log)
-        except (RuntimeError, subprocess.CalledProcessError) as exc:
-            log(f"error: Python {minor}: {exc}")
-            return 2
-        envs[minor] = dict(os.environ, PATH=f"{env_dir / 'bin'}:{os.environ.get('PATH', '')}")
-        argvs[minor] = [str(env_dir / "bin" / "python"), "-m", "pytest", "-q", "-m", UNIT,
-                        *_records_args(out, f"unit-python{minor}"), *(["-v"] if verbose else [])]
-    return supported_pythons.run_at_once(argvs, envs, {m: out / f"unit-python{m}.log" for m in argvs}, REPO, log)
+    """The unit tests again on the oldest and the newest supported Python (testkit/pythons.py), at once."""
+    return supported_pythons.on_each_end(out, UNIT, verbose, settings.cache_dir(), log)
 
 
 @task(default=True, help={

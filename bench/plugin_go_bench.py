@@ -31,8 +31,9 @@ BENCHSTAT = "golang.org/x/perf/cmd/benchstat@latest"
 
 
 def before_tree(commit: str, scratch: Path) -> Path:
-    """The module with the plugin's non-test sources at `commit` (a source file that commit does not have is
-    left out), and today's tests, less a test file that commit does not have (it tests what is new)."""
+    """The module with the plugin's files at `commit` (a file that commit does not have is left out), but
+    today's benchmark (bench_test.go), so both sides run the same one: the other tests test each side's
+    own internals."""
     tree = scratch / "before"
     shutil.copytree(MODULE, tree)
     for source in (tree / PACKAGE).glob("*.go"):
@@ -40,7 +41,7 @@ def before_tree(commit: str, scratch: Path) -> Path:
         shown = subprocess.run(["git", "show", f"{commit}:{rel}"], cwd=MODULE, capture_output=True, text=True)
         if shown.returncode != 0:
             source.unlink()  # new since `commit`: not part of the plugin then, or a test of what is new
-        elif not source.name.endswith("_test.go"):
+        elif source.name != "bench_test.go":
             source.write_text(shown.stdout)
     if not (tree / PACKAGE / "bench_test.go").exists():
         shutil.copy2(MODULE / PACKAGE / "bench_test.go", tree / PACKAGE / "bench_test.go")

@@ -19,6 +19,17 @@ TAIL_LINES = 60
 STOP_SECONDS = 180  # an e2e teardown stops its control plane and removes its state
 
 
+def _lowest_priority() -> None:
+    """In the child, after its new session: with autogroup scheduling every session is a group whose
+    weight is set in /proc/self/autogroup, and nice alone ranks only within the group."""
+    os.nice(19)
+    try:
+        with open("/proc/self/autogroup", "w") as group:
+            group.write("19")
+    except OSError:  # no autogroup scheduling here: nice is what counts
+        pass
+
+
 class Beside:
     """Tiers started early, each collected when its turn comes."""
 
@@ -26,13 +37,16 @@ class Beside:
         self.cwd, self.log = cwd, log
         self.procs: dict[str, tuple[subprocess.Popen, Path]] = {}
 
-    def start(self, name: str, argv: list[str], out: Path) -> None:
-        """Start tier `name` now, its output into out/<name>.log."""
+    def start(self, name: str, argv: list[str], out: Path, low_priority: bool = False) -> None:
+        """Start tier `name` now, its output into out/<name>.log; `low_priority`: at nice 19, its session's
+        autogroup too, so it takes only what the foreground tier leaves."""
         path = out / f"{name}.log"
         with open(path, "wb") as sink:
-            proc = subprocess.Popen(argv, cwd=self.cwd, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+            proc = subprocess.Popen(argv, cwd=self.cwd, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
+                                    preexec_fn=_lowest_priority if low_priority else None)
         self.procs[name] = (proc, path)
-        self.log(f"+ tier {name}, beside the next one (its output: {path}): " + " ".join(argv[1:]))
+        self.log(f"+ tier {name}, beside the next one{' at the lowest priority' if low_priority else ''} "
+                 f"(its output: {path}): " + " ".join(argv[1:]))
 
     def started(self, name: str) -> bool:
         return name in self.procs

@@ -15,11 +15,13 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Callable
 
 from scheduler_build.filelock import turn
+from testkit.tier_records import records_args
 
 REPO = Path(__file__).resolve().parents[1]
 _CLASSIFIER = re.compile(r'"Programming Language :: Python :: (3\.\d+)"')
@@ -137,3 +139,47 @@ def _wait_all(procs: dict[str, subprocess.Popen], logs: dict[str, Path], say: Ca
                 done = next((line.rsplit("[", 1)[-1].strip(" ]") for line in reversed(lines) if line.endswith("%]")), "")
                 say(f"python {minor}: running" + (f", {done} done" if done else ""))
     return codes
+
+
+def on_each_end(out: Path, marker: str, verbose: bool, cache_dir: Path, say: Callable[[str], None],
+                at_once: bool = True) -> int:
+    """The tests of `marker` on the oldest and the newest supported Python, each run's output in
+    <out>/unit-python3.N.log: both at once (each keeps one core busy), or one after the other (beside
+    another tier, where one core is what is left). The first failing run's exit code, 0 when all passed."""
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    argvs, envs = {}, {}
+    for minor in [m for m in ends() if m != running]:  # the running one has run them in the unit tier
+        try:
+            env_dir = venv(minor, cache_dir, say)
+        except (RuntimeError, subprocess.CalledProcessError) as exc:
+            say(f"error: Python {minor}: {exc}")
+            return 2
+        envs[minor] = dict(os.environ, PATH=f"{env_dir / 'bin'}:{os.environ.get('PATH', '')}")
+        argvs[minor] = [str(env_dir / "bin" / "python"), "-m", "pytest", "-q", "-m", marker,
+                        *records_args(out, f"unit-python{minor}"), *(["-v"] if verbose else [])]
+    logs = {m: out / f"unit-python{m}.log" for m in argvs}
+    if at_once:
+        return run_at_once(argvs, envs, logs, REPO, say)
+    codes = [run_at_once({m: argv}, {m: envs[m]}, {m: logs[m]}, REPO, say) for m, argv in argvs.items()]
+    return next((code for code in codes if code != 0), 0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m testkit.pythons OUT MARKER [--verbose] [--one-at-a-time]`: the unit-pythons tier as a
+    process of its own, so `inv test` can start it beside another tier (testkit/beside.py)."""
+    import argparse
+
+    from scheduler_build import settings
+    from scheduler_build.progress import log
+
+    parser = argparse.ArgumentParser(prog="python -m testkit.pythons")
+    parser.add_argument("out", type=Path)
+    parser.add_argument("marker")
+    parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--one-at-a-time", action="store_true")
+    args = parser.parse_args(argv)
+    return on_each_end(args.out, args.marker, args.verbose, settings.cache_dir(), log, at_once=not args.one_at_a_time)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

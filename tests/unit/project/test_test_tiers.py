@@ -28,7 +28,7 @@ def runner(codes: dict[str, int]):
 
 def test_the_tiers_run_cheapest_first_and_node_alone():
     names = [name for name, _ in tasks.TIERS]
-    assert names == ["unit", "unit-pythons", "integration", "e2e", "node", "remote-engine-and-pipelines"]
+    assert names == ["unit", "integration", "e2e", "node", "remote-engine-and-pipelines", "unit-pythons"]
     assert dict(tasks.TIERS)["unit"] == tasks.UNIT
 
 
@@ -37,9 +37,9 @@ def test_a_failing_tier_stops_the_run(tmp_path):
     run_one, ran = runner({"integration": 1})
     with pytest.raises(Exit, match="integration failed; not run: e2e, node"):
         tasks.run_tiers(names, run_one, tmp_path)
-    assert ran == ["unit", "unit-pythons", "integration"]
+    assert ran == ["unit", "integration"]
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert [(s["tier"], s["exit_code"]) for s in summary] == [("unit", 0), ("unit-pythons", 0), ("integration", 1)]
+    assert [(s["tier"], s["exit_code"]) for s in summary] == [("unit", 0), ("integration", 1)]
 
 
 def test_keep_going_runs_every_tier_and_still_fails(tmp_path):
@@ -106,7 +106,7 @@ def test_a_tier_records_its_junit_xml_and_durations(tmp_path):
                                        "pytest_sessionfinish  # noqa: F401\n")
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(REPO),
             "-c", str(REPO / "pyproject.toml"), str(tests),
-            *tasks._records_args(tmp_path, "unit")]
+            *tasks.records_args(tmp_path, "unit")]
     proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "test_ok" in (tmp_path / "unit.xml").read_text()
@@ -135,6 +135,24 @@ def test_a_tier_started_beside_another_runs_at_once_and_is_collected_at_its_turn
     assert time.monotonic() - started < 30 and not early.started("slow")
 
 
+def test_a_tier_started_at_low_priority_runs_at_nice_19_in_its_own_lowered_autogroup(tmp_path):
+    """The other Pythons' unit runs beside the node tier take only what it leaves: nice 19, and (with
+    autogroup scheduling, where nice ranks only within a session) their session's group lowered too."""
+    from testkit.beside import Beside
+
+    probe = ("import os, pathlib; g = pathlib.Path('/proc/self/autogroup'); "
+             "print('nice', os.nice(0)); print('group', g.read_text().strip() if g.exists() else 'none')")
+    early = Beside(REPO, [].append)
+    early.start("low", [sys.executable, "-c", probe], tmp_path, low_priority=True)
+    early.start("normal", [sys.executable, "-c", probe], tmp_path)  # negative control
+    assert early.finish("low") == 0 and early.finish("normal") == 0
+    low, normal = (tmp_path / "low.log").read_text(), (tmp_path / "normal.log").read_text()
+    assert "nice 19" in low and "nice 19" not in normal, (low, normal)
+    if "group none" not in low:
+        assert low.splitlines()[1].endswith("nice 19"), low
+        assert not normal.splitlines()[1].endswith("nice 19"), normal
+
+
 def test_the_full_run_starts_e2e_with_integration_and_collects_it_at_its_turn(tmp_path, monkeypatch):
     """The routing only: the pytest runs are recorded, not run (each tier is a half-hour run; the test above
     runs real processes through the same Beside)."""
@@ -147,8 +165,8 @@ def test_the_full_run_starts_e2e_with_integration_and_collects_it_at_its_turn(tm
         def started(self, name):
             return name in self.running
 
-        def start(self, name, argv, out):
-            calls.append(("start", name))
+        def start(self, name, argv, out, low_priority=False):
+            calls.append(("start", name) + (("low",) if low_priority else ()))
             self.running.add(name)
 
         def finish(self, name):
@@ -158,7 +176,11 @@ def test_the_full_run_starts_e2e_with_integration_and_collects_it_at_its_turn(tm
 
     monkeypatch.setattr(tasks.subprocess, "call", lambda argv, cwd=None: calls.append(("run", argv[4])) or 0)
     early = Recorder()
-    for name in ["integration", "e2e", "node"]:
+    for name in ["integration", "e2e", "node", "remote-engine-and-pipelines", "unit-pythons"]:
         assert tasks._tier(name, tmp_path, False, early) == 0
     marker = dict(tasks.TIERS)
-    assert calls == [("start", "e2e"), ("run", marker["integration"]), ("finish", "e2e"), ("run", marker["node"])]
+    assert calls == [("start", "e2e"), ("run", marker["integration"]), ("finish", "e2e"),
+                     ("start", "unit-pythons", "low"), ("run", marker["node"]),
+                     ("run", marker["remote-engine-and-pipelines"]), ("finish", "unit-pythons")]
+    argv = tasks._tier_argv("unit-pythons", tmp_path, False)
+    assert argv[1:3] == ["-m", "testkit.pythons"] and "--one-at-a-time" in argv
