@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -67,6 +68,16 @@ type UnderlayIPLimit struct {
 	// usage caches each node's counts by NodeInfo generation (usagecache.go),
 	// so the per-node path neither walks the node's pods nor takes a lock.
 	usage *usageCache
+
+	// last is the latest cycle PreFilter saw, so its Filter and Score calls
+	// find their state without a sync.Map lookup per node (see cycle).
+	last atomic.Pointer[cycleData]
+}
+
+// cycleData pairs a CycleState with the state PreFilter wrote into it.
+type cycleData struct {
+	state fwk.CycleState
+	data  *preFilterState
 }
 
 var _ fwk.PreFilterPlugin = &UnderlayIPLimit{}
@@ -138,29 +149,28 @@ func (pl *UnderlayIPLimit) capacity(node *v1.Node) (capacity int64, ok bool) {
 	return value, true
 }
 
-// nodeUsage returns the node's cached counts, counting its pods only when the
-// NodeInfo's generation is not the one cached.
-func (pl *UnderlayIPLimit) nodeUsage(nodeInfo fwk.NodeInfo) *nodeUsage {
-	node := nodeInfo.Node()
+// nodeUsage returns the node's counts from the cache, counting its pods only
+// when the NodeInfo's generation is not cached.
+func (pl *UnderlayIPLimit) nodeUsage(nodeInfo fwk.NodeInfo) nodeUsage {
 	generation := nodeInfo.GetGeneration()
-	if u := pl.usage.get(node.Name, generation); u != nil {
+	if u, ok := pl.usage.get(generation); ok {
 		return u
 	}
-	u := &nodeUsage{name: node.Name, generation: generation}
+	var u nodeUsage
 	for _, info := range nodeInfo.GetPods() {
 		pod := info.GetPod()
 		if pl.wants(pod) && pod.Status.Phase != v1.PodSucceeded && pod.Status.Phase != v1.PodFailed {
 			u.optedIn++
 		}
 	}
-	u.capacity, u.capacityOK = pl.capacity(node)
-	pl.usage.put(u)
+	u.capacity, u.capacityOK = pl.capacity(nodeInfo.Node())
+	pl.usage.put(generation, u)
 	return u
 }
 
 // used counts the opted-in pods on the node, plus those reserved there but not
 // yet in the snapshot (reserved: PreFilter's copy of the reservations).
-func (pl *UnderlayIPLimit) used(nodeInfo fwk.NodeInfo, u *nodeUsage, reserved map[string][]types.UID) int64 {
+func (pl *UnderlayIPLimit) used(nodeInfo fwk.NodeInfo, u nodeUsage, reserved map[string][]types.UID) int64 {
 	count := u.optedIn
 	if len(reserved) == 0 {
 		return count
@@ -226,9 +236,15 @@ func (pl *UnderlayIPLimit) release(uid types.UID) {
 	}
 }
 
-// cycle reads PreFilter's state; without one (a caller that skipped
+// cycle returns PreFilter's state for this cycle. Filter and Score ask once
+// per node, so the cycle PreFilter saw last is checked first, by identity
+// (CycleState.Read is a sync.Map lookup); a cloned state (nominated pods,
+// preemption) reads its own. Without PreFilter's state (a caller that skipped
 // PreFilter) it computes the same from the pod and the reservations.
 func (pl *UnderlayIPLimit) cycle(state fwk.CycleState, pod *v1.Pod) *preFilterState {
+	if last := pl.last.Load(); last != nil && last.state == state {
+		return last.data
+	}
 	if data, err := state.Read(stateKey); err == nil {
 		if s, ok := data.(*preFilterState); ok {
 			return s
@@ -247,6 +263,7 @@ func (pl *UnderlayIPLimit) PreFilter(_ context.Context, state fwk.CycleState, po
 		pl.usage.fit(len(nodes))
 	}
 	state.Write(stateKey, s)
+	pl.last.Store(&cycleData{state: state, data: s})
 	if !wants {
 		return nil, fwk.NewStatus(fwk.Skip)
 	}

@@ -1,66 +1,69 @@
 package underlayiplimit
 
-import (
-	"fmt"
-	"testing"
-)
+import "testing"
 
-// sharedSlot returns n node names whose first slot is the same in c's table.
-func sharedSlot(t *testing.T, c *usageCache, n int) []string {
-	t.Helper()
-	bySlot := map[int][]string{}
-	for i := 0; i < 1_000_000; i++ {
-		name := fmt.Sprintf("node-%d", i)
-		_, slot := c.slots(name)
-		bySlot[slot] = append(bySlot[slot], name)
-		if len(bySlot[slot]) == n {
-			return bySlot[slot]
-		}
-	}
-	t.Fatalf("no %d names share a slot", n)
-	return nil
-}
-
-func TestUsageCacheKeepsAnEntryPerNodeAndGeneration(t *testing.T) {
+func TestUsageCacheKeepsUsageByGeneration(t *testing.T) {
 	c := newUsageCache()
-	c.put(&nodeUsage{name: "a", generation: 1, optedIn: 3})
-	if u := c.get("a", 1); u == nil || u.optedIn != 3 {
-		t.Fatalf("get(a, 1) = %+v, want the entry stored", u)
+	c.put(7, nodeUsage{optedIn: 3, capacity: 10, capacityOK: true})
+	if u, ok := c.get(7); !ok || u != (nodeUsage{optedIn: 3, capacity: 10, capacityOK: true}) {
+		t.Fatalf("get(7) = %+v, %v, want the usage stored", u, ok)
 	}
-	if u := c.get("a", 2); u != nil {
-		t.Fatalf("get(a, 2) = %+v: an entry of another generation must not count", u)
+	if u, ok := c.get(8); ok {
+		t.Fatalf("get(8) = %+v: another generation's usage must not count", u)
 	}
-	if u := c.get("b", 1); u != nil {
-		t.Fatalf("get(b, 1) = %+v: another node's entry must not count", u)
+	// A generation a whole table away indexes the same pair: it must not read 7's usage.
+	if u, ok := c.get(7 + minSlots); ok {
+		t.Fatalf("get(7+%d) = %+v: a generation sharing the pair read another's usage", minSlots, u)
 	}
-	c.put(&nodeUsage{name: "a", generation: 2, optedIn: 4})
-	if u := c.get("a", 2); u == nil || u.optedIn != 4 {
-		t.Fatalf("get(a, 2) = %+v, want the newer entry", u)
+	c.put(9, nodeUsage{capacityOK: false})
+	if u, ok := c.get(9); !ok || u.capacityOK {
+		t.Fatalf("get(9) = %+v, %v, want an invalid capacity kept as invalid", u, ok)
 	}
 }
 
-func TestTwoNodesSharingASlotBothStayCached(t *testing.T) {
+func TestTwoGenerationsSharingAPairBothStayCachedAndTheOlderGoesFirst(t *testing.T) {
 	c := newUsageCache()
-	names := sharedSlot(t, c, 3)
-	c.put(&nodeUsage{name: names[0], generation: 1})
-	c.put(&nodeUsage{name: names[1], generation: 1})
-	for _, name := range names[:2] {
-		if c.get(name, 1) == nil {
-			t.Fatalf("%s was evicted by a node sharing its slot", name)
+	a, b, newer := int64(2), int64(2+minSlots), int64(2+2*minSlots)
+	c.put(a, nodeUsage{optedIn: 1})
+	c.put(b, nodeUsage{optedIn: 2})
+	if u, ok := c.get(a); !ok || u.optedIn != 1 {
+		t.Fatalf("generation %d was evicted by one sharing its pair (%+v)", a, u)
+	}
+	if u, ok := c.get(b); !ok || u.optedIn != 2 {
+		t.Fatalf("generation %d not kept beside %d (%+v)", b, a, u)
+	}
+	// A third takes the older one's slot: correct (the evicted node is recounted), never a wrong entry.
+	c.put(newer, nodeUsage{optedIn: 9})
+	if u, ok := c.get(newer); !ok || u.optedIn != 9 {
+		t.Fatalf("get(%d) = %+v after its put", newer, u)
+	}
+	if _, ok := c.get(a); ok {
+		t.Fatalf("the older generation %d stayed and the newer %d replaced the other", a, b)
+	}
+	if u, ok := c.get(b); !ok || u.optedIn != 2 {
+		t.Fatalf("generation %d was evicted instead of the older %d", b, a)
+	}
+}
+
+func TestUsageThatDoesNotFitIsNotCached(t *testing.T) {
+	c := newUsageCache()
+	for name, put := range map[string]struct {
+		generation int64
+		usage      nodeUsage
+	}{
+		"capacity over 4095":   {1, nodeUsage{capacity: 1 << capacityBits, capacityOK: true}},
+		"2048 opted-in pods":   {2, nodeUsage{optedIn: 1 << optedInBits, capacity: 10, capacityOK: true}},
+		"generation past 2^39": {1 << 39, nodeUsage{capacity: 10, capacityOK: true}},
+		"negative generation":  {-4, nodeUsage{capacity: 10, capacityOK: true}},
+	} {
+		c.put(put.generation, put.usage)
+		if u, ok := c.get(put.generation); ok {
+			t.Errorf("%s: cached as %+v; it must be counted every time instead", name, u)
 		}
 	}
-	// A third takes the first slot: correct (the evicted node is recounted), never a wrong entry.
-	c.put(&nodeUsage{name: names[2], generation: 1, optedIn: 9})
-	if u := c.get(names[2], 1); u == nil || u.optedIn != 9 {
-		t.Fatalf("get(%s) = %+v after its put", names[2], u)
-	}
-	if u := c.get(names[0], 1); u != nil && u.name != names[0] {
-		t.Fatalf("get(%s) returned %s's entry", names[0], u.name)
-	}
-	// Updating a node kept in the second slot replaces it there, not the first slot's node.
-	c.put(&nodeUsage{name: names[1], generation: 2})
-	if c.get(names[2], 1) == nil || c.get(names[1], 2) == nil {
-		t.Fatal("an update of the second slot's node evicted the first slot's")
+	c.put(3, nodeUsage{optedIn: 1<<optedInBits - 1, capacity: 1<<capacityBits - 1, capacityOK: true})
+	if u, ok := c.get(3); !ok || u.optedIn != 1<<optedInBits-1 || u.capacity != 1<<capacityBits-1 {
+		t.Fatalf("the largest usage that fits came back as %+v, %v", u, ok)
 	}
 }
 
