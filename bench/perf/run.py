@@ -256,9 +256,20 @@ def _uptime() -> str:
 
 def _with_labelled(h: harness.Harness, workloads: list[variants.Workload], labels: dict[str, str], root: Path,
                    thresholds: dict) -> tuple[list[variants.Workload], dict[str, Path]]:
-    """The workloads (plus the opt-in copy of the first when there are labels to set) and each one's file."""
-    configs = {w.label: variants.misc_config(h.module_dir) for w in workloads}
-    if labels and not any(w.case.endswith(variants.LABELLED) for w in workloads):
+    """The workloads, each with its file: a <Case>Labelled one named in --workloads gets the opt-in copy of
+    its case; without one, and with labels to set, the opt-in copy of the first is added."""
+    upstream = variants.misc_config(h.module_dir)
+    configs: dict[str, Path] = {}
+    copies: dict[str, Path] = {}
+    for w in workloads:
+        if not (labels and w.case.endswith(variants.LABELLED)):
+            configs[w.label] = upstream
+            continue
+        base = variants.Workload(w.case[:-len(variants.LABELLED)], w.name)
+        if base.case not in copies:
+            copies[base.case] = _labelled_config(h, base, labels, root / ("labelled" if not copies else f"labelled-{base.case}"))
+        configs[w.label], thresholds[w.label] = copies[base.case], None
+    if labels and not copies:
         extra = variants.labelled(workloads[0])
         configs[extra.label] = _labelled_config(h, workloads[0], labels, root / "labelled")
         thresholds[extra.label] = None
@@ -336,11 +347,12 @@ def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repea
     the cells `shard` names, shards.py); the result dict. pgo: the profile the *-pgo variants' harness is
     compiled with (variants.check_pgo). profiles: a directory for each run's CPU profile (`--profile`),
     their SVGs and the merged ones."""
+    labels = variants.pod_labels(spec, recorded=any(variants.BY_NAME[v].harness == variants.DEBUGGABLE for v in chosen))
+
     def known(module_dir: Path) -> dict:
         config_file = variants.misc_config(module_dir)
-        return variants.check_known(workloads, config_file.read_text(), str(config_file))
+        return variants.check_known(workloads, config_file.read_text(), str(config_file), labelled_ok=bool(labels))
 
-    labels = variants.pod_labels(spec, recorded=any(variants.BY_NAME[v].harness == variants.DEBUGGABLE for v in chosen))
     adds_labelled = bool(labels) and not any(w.case.endswith(variants.LABELLED) for w in workloads)  # _with_labelled
     shards.share(shard, repeats, [w.label for w in workloads] + ["labelled"] * adds_labelled)  # refuse before compiling
     h = harness.prepare(spec, cache_dir, gocache_volume, builder_image, pull, check=known)

@@ -155,17 +155,20 @@ def check_pgo(chosen: list[str], profile: object | None) -> None:
         raise UserError("--pgo-profile is given but no *-pgo variant is chosen", "add --variants spec,spec-pgo")
 
 
-def check_known(workloads: list[Workload], config_text: str, where: str) -> dict[str, float | None]:
-    """Every workload exists in upstream's file; returns its threshold (pods/s) or None, by label."""
+def check_known(workloads: list[Workload], config_text: str, where: str,
+                labelled_ok: bool = False) -> dict[str, float | None]:
+    """Every workload exists in upstream's file, or (`labelled_ok`: the spec labels pods) is the opt-in
+    copy <Case>Labelled of one that does; returns its threshold (pods/s) or None, by label."""
     cases = {c.get("name"): c for c in (load_yaml(config_text) or []) if isinstance(c, dict)}
     thresholds: dict[str, float | None] = {}
     for w in workloads:
-        case = cases.get(w.case)
+        copy = labelled_ok and w.case.endswith(LABELLED) and w.case not in cases
+        case = cases.get(w.case[:-len(LABELLED)] if copy else w.case)
         names = {x.get("name"): x for x in (case or {}).get("workloads", []) if isinstance(x, dict)}
         if w.name not in names:
             known = ", ".join(sorted(n for n in names if n)) if case else ", ".join(sorted(n for n in cases if n))
             raise UserError(f"--workloads {w.label}: not in {where}", f"known {'workloads of ' + w.case if case else 'test cases'}: {known}")
-        value = names[w.name].get("threshold")
+        value = None if copy else names[w.name].get("threshold")
         thresholds[w.label] = float(value) if value is not None else None
     return thresholds
 

@@ -87,6 +87,17 @@ def test_workloads_default_to_schedulingbasic_and_carry_upstream_thresholds():
     assert chosen[0].bench_pattern() == "^BenchmarkPerfScheduling$/^SchedulingBasic$/^500Nodes$"
 
 
+def test_the_opt_in_copy_of_a_case_is_known_only_when_the_spec_labels_pods():
+    chosen = variants.parse_workloads("SchedulingBasicLabelled/5000Nodes_10000Pods")
+    assert variants.check_known(chosen, UPSTREAM, "perf.yaml", labelled_ok=True) == {
+        "SchedulingBasicLabelled/5000Nodes_10000Pods": None}  # the copy has no upstream threshold
+    with pytest.raises(UserError, match="SchedulingBasicLabelled/5000Nodes_10000Pods: not in perf.yaml"):
+        variants.check_known(chosen, UPSTREAM, "perf.yaml")  # negative control: no labels, no copy
+    with pytest.raises(UserError, match="9Nodes: not in perf.yaml; known workloads of SchedulingBasic.*: 5000Nodes_10000Pods, 500Nodes"):
+        variants.check_known(variants.parse_workloads("SchedulingBasicLabelled/9Nodes"), UPSTREAM, "perf.yaml",
+                             labelled_ok=True)
+
+
 def test_unknown_workload_names_the_known_ones():
     with pytest.raises(UserError, match="--workloads SchedulingBasic/500nodes: not in perf.yaml; known workloads of SchedulingBasic: 5000Nodes_10000Pods, 500Nodes"):
         variants.check_known(variants.parse_workloads("500nodes"), UPSTREAM, "perf.yaml")
