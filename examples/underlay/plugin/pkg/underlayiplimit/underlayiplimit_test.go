@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 )
@@ -271,5 +272,48 @@ func TestNodeCountFollowsTheNodeInfo(t *testing.T) {
 	}
 	if s := filter(t, pl, pod, node("n", "2", 0, 0)); !s.IsSuccess() {
 		t.Errorf("another, empty NodeInfo of the same name: %v", s)
+	}
+}
+
+func TestReservationsTheSnapshotShowsAreNotLookedUpPerNode(t *testing.T) {
+	first, second := optedIn("first"), optedIn("second")
+	placed := first.DeepCopy()
+	placed.Spec.NodeName = "n"
+	n := st.MakeNode().Name("n").Label(DefaultCapacityLabel, "2").Obj()
+	for _, c := range []struct {
+		name     string
+		pods     []*v1.Pod
+		unseen   int
+		wantCode fwk.Code
+	}{
+		{"the snapshot shows the reserved pod", []*v1.Pod{placed}, 0, fwk.Success},
+		{"the snapshot does not show it yet", nil, 1, fwk.Success},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pl := newPlugin(t, "")
+			snapshot := cache.NewSnapshot(c.pods, []*v1.Node{n})
+			pl.handle = snapshotHandle{snapshot: snapshot}
+			pl.Reserve(context.Background(), framework.NewCycleState(), first, "n")
+			state := framework.NewCycleState()
+			nodes, err := snapshot.NodeInfos().List()
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl.PreFilter(context.Background(), state, second, nodes)
+			if got := len(pl.cycle(state, second).reserved); got != c.unseen {
+				t.Fatalf("%d node(s) with reservations left for Filter to look up, want %d", got, c.unseen)
+			}
+			// Either way the reserved pod counts once: 1 of 2 used, room for the second.
+			if s := pl.Filter(context.Background(), state, second, nodes[0]); s.Code() != c.wantCode {
+				t.Errorf("Filter: %v, want %v", s, c.wantCode)
+			}
+			third := optedIn("third")
+			pl.Reserve(context.Background(), state, second, "n")
+			state = framework.NewCycleState()
+			pl.PreFilter(context.Background(), state, third, nodes)
+			if s := pl.Filter(context.Background(), state, third, nodes[0]); s.Code() != fwk.Unschedulable {
+				t.Errorf("with both reserved, Filter: %v, want Unschedulable (2/2 used)", s)
+			}
+		})
 	}
 }
