@@ -85,7 +85,7 @@ def _prepared(spec: Spec, workloads: list[variants.Workload], chosen: list[str],
     body, planned = shard_plan.plan(h, spec, workloads, configs, chosen, repeats, count, has_gate, args)
     files.update(planned)
     key = {"binary": shard_plan.BINARY, "key": h.binary.parent.name, "compiled": h.compiled, "compile_seconds": h.compile_seconds}
-    meta = {"spec": str(spec.path), "spec_sha256": hashlib.sha256(Path(spec.path).read_bytes()).hexdigest(), "kubernetes": h.kubernetes,
+    meta = {"spec": record.shown(spec.path), "spec_sha256": hashlib.sha256(Path(spec.path).read_bytes()).hexdigest(), "kubernetes": h.kubernetes,
             "variants": chosen, "repeats": repeats, "workloads": [w.label for w in workloads], "thresholds": thresholds,
             "plugin_names": list(h.plugin_names), "harness": key, "harnesses": {v: dict(key) for v in chosen},
             "runs_dir": "", "machine_before": {}, "machine_after": {}, "profiles": {},
