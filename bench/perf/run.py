@@ -298,6 +298,14 @@ def _profiled(path: Path, spec: Spec) -> dict:
     return dict(shares, file=record.shown(path), svg=record.shown(picture) if picture else "")
 
 
+def runs_dir(cache_dir: Path) -> Path:
+    """A fresh directory for one bench's runs, `<cache>/perf-runs/<stamp>-<random>/`: two benches started in the
+    same second on one cache (a CI matrix's shards sharing it, act's host jobs) get one each."""
+    base = Path(cache_dir) / "perf-runs"
+    base.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=time.strftime("%Y%m%dT%H%M%S-"), dir=base))
+
+
 def _merged(found: dict, profiles: Path) -> dict[str, str]:
     """Per variant, its runs' profiles merged into one (`build --pgo` input)."""
     out = {}
@@ -362,7 +370,7 @@ def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repea
     thresholds = known(h.module_dir)
     with phase("etcd", "at the version hack/lib/etcd.sh pins"):
         etcd_bin = etcd.binary(h.module_dir, cache_dir)
-    root = Path(cache_dir) / "perf-runs" / time.strftime("%Y%m%dT%H%M%S")
+    root = runs_dir(cache_dir)
     workloads, configs = _with_labelled(h, workloads, labels, root, thresholds)
     has_gate = variants.GATE in vocabulary.feature_gates(h.kubernetes, cache_dir)
     before = machine()
