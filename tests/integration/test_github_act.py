@@ -57,7 +57,8 @@ def act(tmp_path_factory) -> Act:
 
 
 def succeeded_jobs(output: str) -> list[str]:
-    return sorted(line.split("]")[0].lstrip("[") for line in output.splitlines() if line.endswith("Job succeeded"))
+    # act pads the names in its prefix to the longest job name's width: "[perf/merge  ]" beside "[perf/shard-1]"
+    return sorted(line.split("]")[0].lstrip("[").strip() for line in output.splitlines() if line.endswith("Job succeeded"))
 
 
 PR_EVENT = {"number": 7, "pull_request": {"number": 7, "head": {"ref": "feature"}, "base": {"ref": "main"}}}
