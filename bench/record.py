@@ -66,6 +66,13 @@ def commit() -> str:
     return head + ("-dirty" if dirty else "")
 
 
+def shown(path: Path | str) -> str:
+    """A path as a raw file records it: relative to this checkout when inside it (the spec of shards run in
+    different checkouts, e.g. two CI runners' workspaces, is then the same), else absolute."""
+    path = Path(path).resolve()
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
+
+
 def command_line(argv: list[str]) -> str:
     """The command as typed: `inv TASK ...` for invoke's entry points (sys.argv[0] is a path)."""
     program = Path(argv[0]).name if argv else ""

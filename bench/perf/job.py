@@ -14,6 +14,10 @@ The pod needs no network (the harness runs its API server, etcd and scheduler in
 loopback): a NetworkPolicy denies it all ingress and egress. It writes only under /tmp (an emptyDir),
 runs as a non-root user with a read-only root filesystem and no capabilities, and prints its shard's
 raw file on stdout, which the caller collects from the pod's log.
+
+A caller killed outright (SIGKILL, a lost machine) cannot delete its Job: `activeDeadlineSeconds` (the
+run's --timeout) has the cluster end it, and `ttlSecondsAfterFinished` (unless --keep or --render-only)
+has the cluster remove it once over; the NetworkPolicy is owned by the Job and goes with it.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ class JobPlan:
     repeats: int
     backoff_per_index: int = 1  # retries of one shard
     scratch: str = "4Gi"  # ephemeral storage per shard (request = limit): etcd's data and the runs' files in /tmp
+    deadline: int | None = None  # activeDeadlineSeconds: the cluster ends the Job even when its caller is gone
+    ttl: int | None = None  # ttlSecondsAfterFinished: the cluster removes a finished Job no caller removed
 
 
 def check(plan: JobPlan) -> None:
@@ -83,6 +89,8 @@ def render(plan: JobPlan) -> list[dict]:
             "completionMode": "Indexed", "completions": plan.count, "parallelism": plan.count,
             "backoffLimitPerIndex": plan.backoff_per_index,
             "podFailurePolicy": {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]},
+            **({"activeDeadlineSeconds": plan.deadline} if plan.deadline else {}),
+            **({"ttlSecondsAfterFinished": plan.ttl} if plan.ttl is not None else {}),
             "template": {
                 "metadata": {"labels": labels},
                 "spec": {"restartPolicy": "Never", "automountServiceAccountToken": False,

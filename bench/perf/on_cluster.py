@@ -37,6 +37,7 @@ from testkit import etcd
 
 POLL = 5.0  # seconds between looks at the Job; a progress line every other look at most 10 s apart
 PROGRESS = 10.0
+TTL = 600  # seconds a finished Job stays when no caller removed it (killed outright): the cluster removes it then
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def _prepared(spec: Spec, workloads: list[variants.Workload], chosen: list[str],
     body, planned = shard_plan.plan(h, spec, workloads, configs, chosen, repeats, count, has_gate, args)
     files.update(planned)
     key = {"binary": shard_plan.BINARY, "key": h.binary.parent.name, "compiled": h.compiled, "compile_seconds": h.compile_seconds}
-    meta = {"spec": str(spec.path), "spec_sha256": hashlib.sha256(Path(spec.path).read_bytes()).hexdigest(), "kubernetes": h.kubernetes,
+    meta = {"spec": record.shown(spec.path), "spec_sha256": hashlib.sha256(Path(spec.path).read_bytes()).hexdigest(), "kubernetes": h.kubernetes,
             "variants": chosen, "repeats": repeats, "workloads": [w.label for w in workloads], "thresholds": thresholds,
             "plugin_names": list(h.plugin_names), "harness": key, "harnesses": {v: dict(key) for v in chosen},
             "runs_dir": "", "machine_before": {}, "machine_after": {}, "profiles": {},
@@ -102,11 +103,14 @@ def apply(kube: Any, objects: list[dict]) -> None:
     """Create the Job and its NetworkPolicy (create, not apply: a Job of the same name is someone else's run)."""
     from kubernetes import client
 
+    owner = None
     for obj in objects:
         ns = obj["metadata"]["namespace"]
         if obj["kind"] == "Job":
-            client.BatchV1Api(kube).create_namespaced_job(ns, obj)
-        elif obj["kind"] == "NetworkPolicy":
+            created = client.BatchV1Api(kube).create_namespaced_job(ns, obj)
+            owner = {"apiVersion": "batch/v1", "kind": "Job", "name": created.metadata.name, "uid": created.metadata.uid}
+        elif obj["kind"] == "NetworkPolicy":  # owned by the Job: removed with it, by us or by its TTL
+            obj = dict(obj, metadata=dict(obj["metadata"], **({"ownerReferences": [owner]} if owner else {})))
             client.NetworkingV1Api(kube).create_namespaced_network_policy(ns, obj)
 
 
@@ -184,16 +188,18 @@ def collect(kube: Any, body: dict, meta: dict, head: dict, state: follow.State, 
 def run_job(kube: Any, plan: job.JobPlan, timeout: float, keep: bool,
             then: Callable[[follow.State, list[dict]], Any] = lambda state, pods: (state, pods)) -> Any:
     """Create the Job, follow it to its end and call `then(state, pods)` (the collect: the pods' logs go with
-    the Job); delete it afterwards unless `keep`, and always when interrupted or failed."""
-    interrupted = True
+    the Job); delete it afterwards unless `keep` (a failed run's Job too: its pods' logs say why), and always
+    when interrupted (Ctrl-C, SIGTERM): a stopped run's Job is nobody's."""
+    stopped = False
     try:  # from before the create: a signal between the Job's create and the NetworkPolicy's must delete it too
         apply(kube, job.render(plan))
         log(f"    created job {plan.namespace}/{plan.name}: {plan.count} shard(s), image {plan.image}")
-        found = then(*watch(kube, plan.name, plan.namespace, plan.count, timeout))
-        interrupted = False
-        return found
+        return then(*watch(kube, plan.name, plan.namespace, plan.count, timeout))
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (scheduler_build/signals.py)
+        stopped = True
+        raise
     finally:
-        if interrupted or not keep:  # a Ctrl-C/SIGTERM (KeyboardInterrupt) or a failure: the Job is ours to remove
+        if stopped or not keep:
             delete(kube, plan.name, plan.namespace)
 
 
@@ -215,8 +221,9 @@ def run_on(spec: Spec, workloads: list[variants.Workload], chosen: list[str], re
                                      builder_image, pull)
     image = push(harness_image.build(found, platforms.host_arch(), cache_dir))
     name = "bench-perf-" + time.strftime("%Y%m%dt%H%M%S").lower()
+    kept = inputs.keep or inputs.render_only is not None  # their Jobs are collected by hand: no TTL
     plan = job.JobPlan(name, inputs.namespace, image, inputs.parallel, inputs.cpus, inputs.memory, body["workloads"],
-                       body["variants"], repeats)
+                       body["variants"], repeats, deadline=max(1, int(inputs.timeout)), ttl=None if kept else TTL)
     if inputs.render_only is not None:
         render_only(plan, inputs.render_only)
         return None

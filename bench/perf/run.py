@@ -295,11 +295,15 @@ def _profiled(path: Path, spec: Spec) -> dict:
     not enabled: its 0% is the control) and its SVG call graph."""
     shares = cpu.summary(cpu.attribute(cpu.traces(path), plugin_packages(spec)))
     picture = cpu.svg(path, path.with_suffix(".svg"), cpu.focus_regexp())
-    return dict(shares, file=_shown(path), svg=_shown(picture) if picture else "")
+    return dict(shares, file=record.shown(path), svg=record.shown(picture) if picture else "")
 
 
-def _shown(path: Path) -> str:
-    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
+def runs_dir(cache_dir: Path) -> Path:
+    """A fresh directory for one bench's runs, `<cache>/perf-runs/<stamp>-<random>/`: two benches started in the
+    same second on one cache (a CI matrix's shards sharing it, act's host jobs) get one each."""
+    base = Path(cache_dir) / "perf-runs"
+    base.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=time.strftime("%Y%m%dT%H%M%S-"), dir=base))
 
 
 def _merged(found: dict, profiles: Path) -> dict[str, str]:
@@ -308,7 +312,7 @@ def _merged(found: dict, profiles: Path) -> dict[str, str]:
     for variant in next(iter(found.values()), {}):
         files = sorted(profiles.glob(f"*-{variant}-[0-9]*.pprof"))
         if files:
-            out[variant] = _shown(cpu.merge(files, profiles / f"merged-{variant}.pprof"))
+            out[variant] = record.shown(cpu.merge(files, profiles / f"merged-{variant}.pprof"))
     return out
 
 
@@ -366,7 +370,7 @@ def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repea
     thresholds = known(h.module_dir)
     with phase("etcd", "at the version hack/lib/etcd.sh pins"):
         etcd_bin = etcd.binary(h.module_dir, cache_dir)
-    root = Path(cache_dir) / "perf-runs" / time.strftime("%Y%m%dT%H%M%S")
+    root = runs_dir(cache_dir)
     workloads, configs = _with_labelled(h, workloads, labels, root, thresholds)
     has_gate = variants.GATE in vocabulary.feature_gates(h.kubernetes, cache_dir)
     before = machine()
@@ -379,7 +383,7 @@ def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repea
         profiles.mkdir(parents=True, exist_ok=True)
     found = _cells(harnesses, etcd_bin, spec, groups, workloads, chosen, repeats, root, configs, has_gate, profiles)
     meta = {
-        "spec": str(spec.path), "spec_sha256": _sha256(spec.path), "kubernetes": h.kubernetes, "variants": chosen,
+        "spec": record.shown(spec.path), "spec_sha256": _sha256(spec.path), "kubernetes": h.kubernetes, "variants": chosen,
         "repeats": repeats, "workloads": [w.label for w in workloads], "thresholds": thresholds,
         "plugin_names": list(h.plugin_names),
         "harness": {"binary": str(h.binary), "key": h.binary.parent.name, "compiled": h.compiled,
@@ -389,7 +393,7 @@ def run(spec: Spec, workloads: list[variants.Workload], chosen: list[str], repea
                       for v, x in harnesses.items()},
         **({"pgo_profile": pgo.to_dict()} if pgo and any(r.pgo for r in rows) else {}),
         "runs_dir": str(root), "machine_before": before, "machine_after": machine(),
-        "profiles": ({"dir": _shown(profiles), "merged": _merged(found, profiles)} if profiles else {}),
+        "profiles": ({"dir": record.shown(profiles), "merged": _merged(found, profiles)} if profiles else {}),
         "notes": report.notes(spec, labels, chosen),
     }
     if shard is not None:

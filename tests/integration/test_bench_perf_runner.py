@@ -26,6 +26,9 @@ pytestmark = pytest.mark.skipif(not Path(GO).exists(), reason="needs Go to compi
 FAKE = """#!/bin/sh
 # scheduler_perf's stand-in: $REFUSE in the argv's config path -> the gate refusal run._one retries ungated
 for a in "$@"; do case "$a" in -data-items-dir=*) dir="${a#-data-items-dir=}";; -sb-config=*) cfg="${a#-sb-config=}";; esac; done
+# etcd's unix socket goes under TMPDIR and its path must fit 108 bytes (sun_path), as the real harness's does
+sock="$TMPDIR/integration_test_etcd_data1211820425/etcd.sock"
+[ ${#sock} -le 107 ] || { echo "listen unix $sock: bind: invalid argument"; echo FAIL; exit 1; }
 case "$cfg" in *"$REFUSE"*) echo "E1128 cannot set feature gate OpportunisticBatching to true"; exit 1;; esac
 echo 'I1128 "Disabling signatures for profile because plugins do not sign." profile="default-scheduler" plugins=["X"]'
 printf '%s' "$ITEMS" > "$dir/BenchmarkPerfScheduling_x.json"

@@ -26,8 +26,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import unproven
-
 from scheduler_build import settings
 from scheduler_build.golang import gotool
 from testkit.act_runner import Act, seed_warm_cache
@@ -59,7 +57,8 @@ def act(tmp_path_factory) -> Act:
 
 
 def succeeded_jobs(output: str) -> list[str]:
-    return sorted(line.split("]")[0].lstrip("[") for line in output.splitlines() if line.endswith("Job succeeded"))
+    # act pads the names in its prefix to the longest job name's width: "[perf/merge  ]" beside "[perf/shard-1]"
+    return sorted(line.split("]")[0].lstrip("[").strip() for line in output.splitlines() if line.endswith("Job succeeded"))
 
 
 PR_EVENT = {"number": 7, "pull_request": {"number": 7, "head": {"ref": "feature"}, "base": {"ref": "main"}}}
@@ -116,7 +115,6 @@ def test_release_workflow_fans_out_from_the_spec_and_pushes_signed(act, release_
 
 
 @pytest.mark.timeout(3600)  # two shard jobs of 5Nodes (harness compiled once, cached in the warm cache)
-@unproven("each act job compiles the perf harness through the engine; never run to the end here (issue 43)")
 def test_perf_workflow_runs_two_shards_as_a_matrix_and_merges(act):
     """ci/github/perf.yml: a two-shard matrix of `inv bench.perf --shard I/2` (the smallest workload, two
     variants, one repeat: two (repeat, workload) groups, one per shard), artifacts handed to the merge job."""

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from scheduler_build.cluster import containerd, network
-from tests.node import debuggable, gitops, rotation, runtime_config, scenarios
+from tests.node import bench_job, debuggable, gitops, rotation, runtime_config, scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -260,6 +260,13 @@ def test_the_node_pulls_what_image_push_pushed(node, node_registries, scheme):
         assert any(e.reason == "Pulled" for e in events), [(e.reason, e.message) for e in events]
     finally:
         core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
+
+
+# Issue 43: bench.perf's shards as one Indexed Job pulled from the plain registry, then its caller stopped.
+def test_bench_perf_on_the_node_runs_one_indexed_job_merges_it_and_sigterm_deletes_a_running_one(node, node_registries,
+                                                                                                  tmp_path):
+    bench_job.runs_as_one_indexed_job_and_merges(node[1], node_registries["http"].host, tmp_path)
+    bench_job.sigterm_of_the_caller_deletes_its_job(node[1], node_registries["http"].host, tmp_path)
 
 
 def test_a_second_node_cluster_is_refused(node, tmp_path):

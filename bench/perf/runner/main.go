@@ -165,11 +165,16 @@ func contains(lines []string, s string) bool {
 // harness runs one argv (its working directory under /tmp) in a process group of its own, ended with
 // it: etcd is its child. The log lines the caller judges are returned (the last 400 of them).
 func harness(p plan, argv []string, work string) (int, []string) {
-	scratch := work + ".tmp"
-	for _, d := range []string{work, scratch} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return 1, []string{err.Error()}
-		}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return 1, []string{err.Error()}
+	}
+	// The harness's TMPDIR holds etcd's unix socket, whose path must fit 108 bytes: a short directory of
+	// its own, as a local run makes (run.py), not one named after the cell (a labelled workload's ungated
+	// retry made "listen unix /tmp/runs/SchedulingBasicLabelled_5Nodes-vanilla-1-ungated.tmp/...: bind:
+	// invalid argument").
+	scratch, err := os.MkdirTemp("", "sb-perf-")
+	if err != nil {
+		return 1, []string{err.Error()}
 	}
 	defer os.RemoveAll(scratch)
 	cmd := exec.Command(argv[0], argv[1:]...)

@@ -18,7 +18,8 @@ from scheduler_build.errors import UserError
 
 K8S = "v1.36.3"
 PLAN = job.JobPlan("bench-perf-20261128t0600", "bench", "127.0.0.1:5000/acme/perf-harness@sha256:" + "a" * 64,
-                   count=2, cpus=2, memory="4Gi", workloads="500Nodes", variants="vanilla,spec", repeats=3)
+                   count=2, cpus=2, memory="4Gi", workloads="500Nodes", variants="vanilla,spec", repeats=3,
+                   deadline=7200, ttl=600)
 
 
 def test_one_indexed_job_whose_completion_index_is_the_shard_and_whose_pods_are_guaranteed():
@@ -37,6 +38,14 @@ def test_one_indexed_job_whose_completion_index_is_the_shard_and_whose_pods_are_
         job.shard_of(2, 2)
     assert deny["kind"] == "NetworkPolicy" and deny["spec"]["policyTypes"] == ["Ingress", "Egress"]
     assert "ingress" not in deny["spec"] and "egress" not in deny["spec"]  # nothing allowed
+
+
+def test_a_job_whose_caller_was_killed_outright_is_ended_and_removed_by_the_cluster():
+    # SIGKILL leaves no handler to delete the Job: the deadline (--timeout) ends it, the TTL removes it.
+    spec = job.render(PLAN)[0]["spec"]
+    assert (spec["activeDeadlineSeconds"], spec["ttlSecondsAfterFinished"]) == (7200, 600)
+    kept = job.render(PLAN.__class__(**{**PLAN.__dict__, "deadline": None, "ttl": None}))[0]["spec"]  # --keep
+    assert "activeDeadlineSeconds" not in kept and "ttlSecondsAfterFinished" not in kept
 
 
 @pytest.mark.parametrize("change,words", [

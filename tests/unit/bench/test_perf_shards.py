@@ -245,3 +245,13 @@ def test_a_run_stopped_half_way_renders_only_where_its_row_says_partial_and_says
     assert "(partial: the run was stopped before its last repeat)" in line
     with pytest.raises(UserError, match=r"shard.json: a partial run \(shard 1/2\)"):
         bench_report.row(tmp_path, dict(row, raw="shard.json", partial=True))  # a shard is merged, never shown alone
+
+
+def test_two_shards_started_in_the_same_second_on_one_cache_get_a_runs_directory_each(tmp_path):
+    # A CI matrix's shard jobs sharing one cache start together (act's host jobs did: the second shard's
+    # labelled workload met the first's directory, FileExistsError).
+    from bench.perf import run
+
+    first, second = run.runs_dir(tmp_path), run.runs_dir(tmp_path)
+    assert first != second and first.parent == second.parent == tmp_path / "perf-runs"
+    assert first.is_dir() and second.is_dir() and not any(first.iterdir())

@@ -40,3 +40,11 @@ def test_a_finished_bench_is_whole_and_nothing_is_written_without_a_checkpoint(t
     other = tmp_path / "none.json"  # negative control: no checkpoint, no file during the run
     record.measure("bench.x", lambda: record.run("w", "spec", 1.0), argv=["inv"])
     assert not other.exists() and not record._partial
+
+
+def test_a_path_in_the_checkout_is_recorded_relative_to_it_so_shards_of_two_checkouts_name_one_spec(tmp_path):
+    # Two CI runners check the commit out in different directories (act: one per job); the spec's recorded
+    # path is the merge's "same spec" check, so it must not carry the checkout's own directory.
+    spec = record.REPO / "examples" / "underlay" / "scheduler.yaml"
+    assert record.shown(spec) == "examples/underlay/scheduler.yaml"
+    assert record.shown(tmp_path / "scheduler.yaml") == str((tmp_path / "scheduler.yaml").resolve())
