@@ -10,20 +10,24 @@ left "not fixed"; then `inv build --spec` with it compiled in; then its `go test
 
 Cost: the session's builder and Go build cache volume (testkit/minors.compile_and_vet); retarget's compile
 and the build's share them, so only the plugin's own packages and the link are new once
-tests/integration/test_plugin_build.py's 1.37 builds ran.
+tests/integration/test_plugin_build.py's 1.37 builds ran. That is still minutes (190 s on 2026-11-28, the 1.37
+packages cached, load about 6: the retarget about 65 s, the build 100 s, `go test` 15 s), which `.ci/run` (84 of
+its 90 minutes) has no room for, so it is opt-in: SB_RETARGET_OLD_PLUGIN=1 (docs/development.md, opt-in tests).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
-from conftest import DATA, REPO, unproven
+from conftest import DATA, REPO
 from testkit import minors
 
 FIXTURE = DATA / "retarget" / "oldfilter"
@@ -33,7 +37,8 @@ def inv(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "invoke", *args], cwd=REPO, capture_output=True, text=True)
 
 
-@unproven("written with the fixture and --fix checked by the pure rewrite; its compiles were not run on a loaded machine")
+@pytest.mark.skipif(os.environ.get("SB_RETARGET_OLD_PLUGIN") != "1",
+                    reason="minutes of compile (a retarget, a build, go test): SB_RETARGET_OLD_PLUGIN=1")
 def test_a_1_27_plugin_is_ported_built_into_a_1_37_scheduler_and_its_tests_pass(tmp_path):
     module = tmp_path / "oldfilter"
     shutil.copytree(FIXTURE, module)
