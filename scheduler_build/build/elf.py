@@ -1,7 +1,9 @@
 """Pure ELF inspection: class, machine, interpreter and dynamic section.
 
 Enough of the format to prove a binary is static and built for the requested
-architecture; reads only the file header and program headers.
+architecture (the file header and program headers), to find a Go build ID, and to find a section
+by name (golang/symbols.py reads Go's function-name table). Every function takes a buffer: bytes,
+or an mmap of the file so that a 73 MB binary is not read to look at its headers.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 PT_DYNAMIC = 2
 PT_INTERP = 3
@@ -123,4 +126,33 @@ def _go_note(notes: bytes, order: str) -> str | None:
         if tag == GO_BUILD_ID_TAG and notes[name_at:name_at + namesz] == GO_NOTE_NAME:
             return notes[desc_at:desc_at + descsz].decode(errors="replace")
         offset = desc_at + (descsz + 3) // 4 * 4
+    return None
+
+
+def section(data: Any, name: str) -> tuple[int, int] | None:
+    """(file offset, size) of the section called `name` in `data` (bytes, or an mmap of the file), from
+    the section headers; None when there is none (or no section headers, or they do not fit in `data`)."""
+    try:
+        if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
+            return None
+        order = "<" if data[5] == 1 else ">"
+        wide = data[4] == 2
+        e_shoff = struct.unpack_from(order + ("Q" if wide else "I"), data, 40 if wide else 32)[0]
+        e_shentsize, e_shnum, e_shstrndx = struct.unpack_from(order + "HHH", data, 58 if wide else 46)
+        entry = order + ("IIQQQQ" if wide else "IIIIII")  # name, type, flags, addr, offset, size
+
+        def header(index: int) -> tuple[int, int, int]:
+            fields = struct.unpack_from(entry, data, e_shoff + index * e_shentsize)
+            return fields[0], fields[4], fields[5]
+
+        if not e_shoff or e_shstrndx >= e_shnum:
+            return None
+        strings = header(e_shstrndx)[1]
+        wanted = name.encode() + b"\x00"
+        for index in range(e_shnum):
+            name_at, offset, size = header(index)
+            if data[strings + name_at:strings + name_at + len(wanted)] == wanted:
+                return (offset, size) if offset + size <= len(data) else None
+    except (struct.error, OverflowError):
+        return None
     return None

@@ -3,7 +3,7 @@
 from invoke import Collection, task
 
 from scheduler_build import platforms
-from scheduler_build.config import render
+from scheduler_build.config import batching_key, render
 from scheduler_build.config import validate as config_validate
 from scheduler_build.build import patches
 from scheduler_build.build import pipeline as build_stage
@@ -68,14 +68,16 @@ def build(c, k8s_version=None, arch=None, os=None, component=None, name=None, cg
 
 
 def _batching_summary(decided: BuildInputs, results) -> None:
-    """Whether each profile keeps opportunistic batching, from the binary just built (on stderr)."""
+    """Whether each profile keeps opportunistic batching, from the binary just built (on stderr). Its verdict
+    is kept per what it depends on (config/batching_key.py), not per binary: a plugin edit that keeps every
+    method and signature reuses it rather than running the new binary once more."""
     for result in results:
         if result.info.arch != platforms.host_arch() or result.binary.name != "kube-scheduler":
             continue
-        lines = config_validate.batching_summary(result.binary, result.info.binary.sha256, render.config_text(decided.spec),
-                                                 result.info.builder.image,
-                                                 result.info.kubernetes.version, decided.cache_dir,
-                                                 decided.spec.feature_gates)
+        lines = config_validate.batching_summary(
+            result.binary, lambda: batching_key.depends_on(result.binary, result.info, decided.cache_dir),
+            render.config_text(decided.spec), result.info.builder.image, result.info.kubernetes.version,
+            decided.cache_dir, decided.spec.feature_gates)
         for line in lines:
             log(line)
         return

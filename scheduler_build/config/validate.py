@@ -22,7 +22,7 @@ import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
@@ -222,33 +222,39 @@ def refusal_hint(output: str, spec: Spec) -> str:
 BATCHING_CACHE = "batching"  # under the cache directory; `clean` knows it by this name
 
 
-def batching_summary_path(cache_root: Path, binary_sha256: str, config: str) -> Path:
-    """Where build's batching summary of one binary and configuration is kept."""
-    return Path(cache_root) / BATCHING_CACHE / hashlib.sha256(f"{binary_sha256}\0{config}".encode()).hexdigest()
+def batching_summary_path(cache_root: Path, depends_on: str, config: str) -> Path:
+    """Where build's batching summary is kept: per what the verdict depends on besides the configuration
+    (config/batching_key.py) and the configuration with its gate flags."""
+    return Path(cache_root) / BATCHING_CACHE / hashlib.sha256(f"{depends_on}\0{config}".encode()).hexdigest()
 
 
-def batching_summary(binary: Path, binary_sha256: str, config: str, image: str, k8s_version: str,
+def batching_summary(binary: Path, depends_on: Callable[[], str], config: str, image: str, k8s_version: str,
                      cache_root: Path, gates: dict[str, bool] | None = None) -> list[str]:
     """One line per profile: does it keep opportunistic batching, as the binary says while building its
     profiles (config.batching); before them, what it says of the spec's feature gates (config.feature_gates).
     For `build`'s summary: never raises, says why when it cannot tell.
-    Kept per binary digest, configuration and gates, so a no-change rebuild starts no container for it."""
+
+    What the configuration alone decides (extenders, a release without the gate) needs no key and no run.
+    Otherwise the verdict is kept per `depends_on()` (the binary's digest, or batching_key.depends_on: what
+    the verdict depends on, which a plugin edit of bodies and constants leaves alone), configuration and
+    gates, so a rebuild that changed none of them starts no container for it."""
     flags = spec_mod.feature_gates_flag(gates or {})
-    seen = batching_summary_path(cache_root, binary_sha256, "\0".join([config, *flags]))
     try:
-        if seen.is_file():
-            return seen.read_text().splitlines()
+        parsed = yaml.load(config, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}  # our own rendering
         gate = vocabulary.feature_gates(k8s_version, cache_root).get(batching.GATE)
-        decided = batching.judge_static(yaml.safe_load(config) or {}, gate)
+        decided = batching.judge_static(parsed, gate)
         if decided is not None and not gates:  # extenders, or no gate: the binary need not run (a plugin edit's loop)
             return [v.line() for v in decided]
+        seen = batching_summary_path(cache_root, depends_on(), "\0".join([config, *flags]))
+        if seen.is_file():
+            return seen.read_text().splitlines()
         verdict = validate_with_binary(binary, config, image, flags=flags)
         gate_lines = [("warning: " if v.refused else "") + v.line(k8s_version)
                       for v in feature_gates.judge_output(verdict.output, gates or {}) if v.refused or v.warning]
         if not verdict.ok:
             return gate_lines + [for_program(f"batching: not checked ({refusal_reason(verdict.output)}; "
                                              "see `inv config.validate`)")]
-        judged = decided if decided is not None else batching.judge(verdict.output, yaml.safe_load(config) or {}, gate)
+        judged = decided if decided is not None else batching.judge(verdict.output, parsed, gate)
         lines = gate_lines + [v.line() for v in judged]
         seen.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(seen, "\n".join(lines) + "\n")  # only a verdict the binary gave is kept

@@ -41,25 +41,29 @@ def test_a_profile_name_with_a_quote_and_json_shape():
                                  "extenders": ["(unnamed)"], "unavailable": ""}
 
 
-def test_builds_summary_is_kept_per_binary_digest_and_config_and_a_failure_is_not_kept(tmp_path):
-    """build's batching line: a binary and configuration already judged start no container again."""
+def test_builds_summary_is_kept_per_key_and_config_and_a_failure_is_not_kept(tmp_path, monkeypatch):
+    """build's batching line: what the verdict depends on (the key) and the configuration already judged start
+    no container again. The release's gate comes from a stand-in (the vocabulary needs the release's sources)."""
     import hashlib
 
     from scheduler_build.config import validate
+    from scheduler_build.resolve import vocabulary
 
+    monkeypatch.setattr(vocabulary, "feature_gates", lambda version, cache: {batching.GATE: "Beta"})
     missing = tmp_path / "no-such" / "kube-scheduler"
-    failed = validate.batching_summary(missing, "aa" * 32, "profiles: []\n", "scheduler-build/golang:none", "v1.36.3",
-                                       tmp_path)
+    failed = validate.batching_summary(missing, lambda: "aa" * 32, "profiles: []\n", "scheduler-build/golang:none",
+                                       "v1.36.3", tmp_path)
     assert failed[0].startswith("batching: not checked"), failed
     assert not (tmp_path / "batching").exists()  # negative control: what the binary did not say is not kept
     kept = tmp_path / "batching" / hashlib.sha256(("bb" * 32 + "\0profiles: []\n").encode()).hexdigest()
+    assert kept == validate.batching_summary_path(tmp_path, "bb" * 32, "profiles: []\n")
     kept.parent.mkdir(parents=True)
     kept.write_text("batching: profile p: on\n")
-    assert validate.batching_summary(missing, "bb" * 32, "profiles: []\n", "scheduler-build/golang:none", "v1.36.3",
-                                     tmp_path) == ["batching: profile p: on"]
-    # another configuration of the same binary is judged again (and here fails: no binary)
-    assert validate.batching_summary(missing, "bb" * 32, "profiles: [x]\n", "scheduler-build/golang:none", "v1.36.3",
-                                     tmp_path)[0].startswith("batching: not checked")
+    assert validate.batching_summary(missing, lambda: "bb" * 32, "profiles: []\n", "scheduler-build/golang:none",
+                                     "v1.36.3", tmp_path) == ["batching: profile p: on"]
+    # another configuration under the same key is judged again (and here fails: no binary)
+    assert validate.batching_summary(missing, lambda: "bb" * 32, "profiles: [x]\n", "scheduler-build/golang:none",
+                                     "v1.36.3", tmp_path)[0].startswith("batching: not checked")
 
 
 # --- the batching line of `build` after a plugin edit: no second run of the binary when the configuration decides
@@ -94,8 +98,14 @@ def test_the_build_summary_runs_the_binary_only_when_the_configuration_does_not_
     monkeypatch.setattr(vocabulary, "feature_gates", lambda version, cache: {batching.GATE: "Beta"})
     monkeypatch.setattr(validate, "validate_with_binary", lambda *args, **kwargs: runs.append(args) or
                         validate.BinaryVerdict(ok=True, output="", written=""))
-    lines = validate.batching_summary(tmp_path / "kube-scheduler", "ab" * 32, EXTENDER_CONFIG, "img", "v1.36.3", tmp_path)
-    assert runs == [] and lines[0].endswith("off (extenders configured: https://ext.example:8888)")
-    validate.batching_summary(tmp_path / "kube-scheduler", "cd" * 32, "profiles: [{schedulerName: a}]\n", "img",
+    keys = []
+
+    def key() -> str:  # the key is worked out (a scan of the binary) only when the configuration does not decide
+        keys.append(1)
+        return "cd" * 32
+
+    lines = validate.batching_summary(tmp_path / "kube-scheduler", key, EXTENDER_CONFIG, "img", "v1.36.3", tmp_path)
+    assert runs == [] and keys == [] and lines[0].endswith("off (extenders configured: https://ext.example:8888)")
+    validate.batching_summary(tmp_path / "kube-scheduler", key, "profiles: [{schedulerName: a}]\n", "img",
                               "v1.36.3", tmp_path)
-    assert len(runs) == 1
+    assert len(runs) == 1 and keys == [1]
