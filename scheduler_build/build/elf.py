@@ -8,6 +8,8 @@ or an mmap of the file so that a 73 MB binary is not read to look at its headers
 
 from __future__ import annotations
 
+import mmap
+import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +74,16 @@ def inspect(data: bytes) -> ElfInfo:
         interpreter=interpreter,
         has_dynamic=has_dynamic,
     )
+
+
+def inspect_file(path: Path) -> ElfInfo:
+    """`inspect` of a file, mapped rather than read: the headers are all it looks at, and reading a 73 MB
+    binary to see them cost a tenth of a second (more on a loaded machine) of the plugin-edit loop."""
+    with open(path, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size == 0:  # an empty file cannot be mapped
+            return inspect(b"")
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return inspect(data)
 
 
 PT_NOTE = 4

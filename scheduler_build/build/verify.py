@@ -32,7 +32,7 @@ class Verified:
 
 def check_elf(path: Path, arch: str, allow_dynamic: bool = False) -> elf.ElfInfo:
     try:
-        info = elf.inspect(path.read_bytes())
+        info = elf.inspect_file(path)
     except (OSError, elf.NotELF) as exc:
         raise BuildFailed(f"{path} is not a usable ELF binary: {exc}")
     if info.arch != arch:

@@ -32,8 +32,18 @@ def _namespace() -> Collection:
     return ns
 
 
-program = SchedulerBuildProgram(namespace_factory=_namespace, name="scheduler-build", binary="scheduler-build",
-                                version=__version__, config_class=SchedulerBuildConfig)
+def _runnable(names: set[str]) -> Collection | None:
+    """Only the tasks under these root names (e.g. {"build"}), each module imported alone; None when one of
+    them is not a product module's (`help` and `version` need the program: `_namespace`)."""
+    from scheduler_build import commands  # its task modules are imported by namespace(only=...), each alone
+
+    if not names or not names <= set(commands.TASKS) | set(commands.COLLECTIONS):
+        return None
+    return commands.namespace(only=names)
+
+
+program = SchedulerBuildProgram(namespace_factory=_namespace, runnable_factory=_runnable, name="scheduler-build",
+                                binary="scheduler-build", version=__version__, config_class=SchedulerBuildConfig)
 add_suggestions(program)
 
 
