@@ -196,7 +196,7 @@ def _plan(request: BuildRequest) -> _Plan:
         go = toolchain.choose(resolution.go_version, request.go, request.goroot, f"Kubernetes {resolution.version}")
         chosen = _select_builder(engine, request, resolution.go_version, go)
     workspace = render_wrapper(resolution, request.component, custom.imports, custom.requires, custom.local_replaces,
-                               custom.registrations, request.debuggable)
+                               custom.registrations, request.debuggable, cache_root=request.cache_dir)
     with _timed(phases, "vendor"):
         vendored = vendor.prepare(workspace, request.cache_dir, go=go.go)
         k8s_agreement.check_tidied((vendored.workspace_dir / "go.mod").read_text(), resolution)

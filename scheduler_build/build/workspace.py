@@ -1,4 +1,5 @@
-"""The wrapper Go module: pure rendering of its files from templates/wrapper/.
+"""The wrapper Go module: its files rendered from templates/wrapper/ (pure), kept per their inputs in the
+cache when asked (a plugin edit leaves them all alone, so its build renders nothing).
 
 Every plugin import and `app.WithPlugin` line of main.go ends with a comment
 naming the build-spec field that produced it (`// plugins[0].register[1].factory`),
@@ -8,16 +9,20 @@ about that field.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from scheduler_build.build.debuggable import Debuggable
 from scheduler_build.resolve.versions import Resolution
-from scheduler_build.templating import render
+from scheduler_build.atomic import write_atomic
+from scheduler_build.templating import render, source
 
 WRAPPER_MODULE = "scheduler-build.local/wrapper"
+RENDERED_FORMAT = "rendered-wrapper/1"  # bumped when what a kept rendering holds changes
 
 
 @dataclass(frozen=True)
@@ -63,9 +68,12 @@ def render_wrapper(
     local_replaces: dict[str, str] | None = None,
     registrations: tuple[WrapperRegistration, ...] = (),
     debuggable: Debuggable | None = None,
+    cache_root: Path | None = None,
 ) -> Workspace:
     """requires: extra module -> version; local_replaces: module -> directory (plugins.py);
-    debuggable: the recorder's settings, compiled into main.go (build/debuggable.py)."""
+    debuggable: the recorder's settings, compiled into main.go (build/debuggable.py).
+    cache_root: keep the rendering under <cache>/src/rendered/, keyed by the templates' text and every
+    value they read, and reuse it: a plugin edit keeps all of them, and renders (and imports Jinja) no more."""
     context = dict(
         requires=dict(requires or {}),
         local_replaces=dict(local_replaces or {}),
@@ -78,16 +86,40 @@ def render_wrapper(
         registrations=list(registrations),
         debuggable=debuggable if debuggable is not None and debuggable.enabled else None,
     )
-    files = {"go.mod": render("wrapper/go.mod.j2", **context)}
     if component == "kube-scheduler":
-        files["main.go"] = render("wrapper/main.go.j2", **context)
-        package = "."
+        templates, package = {"go.mod": "wrapper/go.mod.j2", "main.go": "wrapper/main.go.j2"}, "."
     else:
         if plugins or registrations or (debuggable is not None and debuggable.enabled):
             raise ValueError("plugins only apply to kube-scheduler")
-        files["tools.go"] = render("wrapper/tools.go.j2", **context)
+        templates = {"go.mod": "wrapper/go.mod.j2", "tools.go": "wrapper/tools.go.j2"}
         package = f"k8s.io/kubernetes/cmd/{component}"
+    kept = _rendered_path(Path(cache_root), templates, context) if cache_root is not None else None
+    files = _read_rendered(kept, set(templates)) if kept is not None else None
+    if files is None:
+        files = {name: render(template, **context) for name, template in templates.items()}
+        if kept is not None:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(kept, json.dumps(files, sort_keys=True))
     return Workspace(component=component, package=package, files=files)
+
+
+def _rendered_path(cache_root: Path, templates: dict[str, str], context: dict) -> Path:
+    """Where a rendering is kept: keyed by each template's text and the context, as JSON (pure data)."""
+    digest = hashlib.sha256(RENDERED_FORMAT.encode())
+    for name, template in sorted(templates.items()):
+        digest.update(f"\0{name}\0{template}\0".encode() + source(template).encode())
+    digest.update(json.dumps(context, sort_keys=True, default=dataclasses.asdict).encode())
+    return cache_root / "src" / "rendered" / f"{digest.hexdigest()[:32]}.json"
+
+
+def _read_rendered(path: Path, names: set[str]) -> dict[str, str] | None:
+    """A kept rendering, or None (none yet, unreadable, or not the files asked for: rendered again)."""
+    try:
+        files = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(files, dict) and set(files) == names and all(isinstance(v, str) for v in files.values())
+    return files if ok else None
 
 
 _COMPILER_LINE = re.compile(r"^(?:\./)?main\.go:(\d+):(?:\d+:)?\s*(.*)$")

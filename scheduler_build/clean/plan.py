@@ -65,7 +65,7 @@ CACHE_ENTRIES = {
     "tools": "Go tools built from the module proxy (cosign, kubeconform, kube-score, the node's containerd and CoreDNS)",
     "k8s-schemas": "JSON schemas generated from a release's OpenAPI document (kubeconform)",
     "node": "the node's pause binary",
-    "batching": "build's batching summary per binary and configuration (config/validate.py)",
+    "batching": "build's batching summary per configuration and what the verdict depends on (config/batching_key.py)",
     "debuggable": "the recorder patch of debuggable builds",
 }
 

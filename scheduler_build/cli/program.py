@@ -108,8 +108,8 @@ class SchedulerBuildProgram(Program):
     def execute(self) -> None:
         """The real tasks in place of the listed ones: only their modules imported when they can be alone."""
         if self._listed:
-            self._namespace = self.collection = self._real_tasks()
             self._listed = False
+            self._namespace = self.collection = self._real_tasks()
         if not gc.isenabled():  # the console script's start-up (entry.py): its imports are done
             gc.freeze()  # what they made lives as long as the process: no collection walks it again, the exit's neither
             gc.enable()
