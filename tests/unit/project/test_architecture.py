@@ -36,6 +36,7 @@ HEAVY_OPTIONAL = {
     "http.server": "the extender's plain-HTTP probe port, only when asked for",
     "matplotlib": "compare --chart's PNG, only when asked for",
     "matplotlib.pyplot": "beside it",
+    "jinja2": "templates: only when one is rendered (a plugin edit's build reads its wrapper module back, build/workspace.py)",
 }
 EXTENDER_HEAVY = ("prometheus_client", "msgspec", "uvicorn", "uvloop", "httptools")
 
