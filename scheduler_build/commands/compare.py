@@ -26,14 +26,15 @@ from scheduler_build.inputs.compare import compare_inputs, generate_inputs, take
     "chart": "also write a PNG of each node's utilisation, a beside b, to this file",
     "apiserver": flag_help("cluster.apiserver"),
     "timeout": flag_help("cluster.timeout"),
+    "dist": flag_help("paths.dist_dir", after="; where each spec side's compare build and the kube-apiserver go"),
 })
 @user_errors
 def compare(c, snapshot, a=None, b=None, a_config=None, b_config=None, profile=None, pending_only=False, json=None,
-            chart=None, apiserver=None, timeout=None):
+            chart=None, apiserver=None, timeout=None, dist=None):
     """What changes if I ship this build: replay SNAPSHOT through side a and side b, each on a fresh API server."""
     inputs = compare_inputs(c, snapshot=snapshot, a=a, b=b, a_config=a_config, b_config=b_config, profile=profile,
                             pending_only=pending_only, json_out=json, chart_out=chart, apiserver=apiserver,
-                            timeout=timeout)
+                            timeout=timeout, dist=dist)
     compare_flow.run(inputs, emit)
 
 

@@ -72,7 +72,7 @@ def compare_request(request: BuildRequest, minor: str | None = None) -> BuildReq
 
 
 def side_inputs(c: Any, label: str, source: str | None, config: str | None, profile: str | None,
-         apiserver: str | None) -> SideInputs:
+         apiserver: str | None, dist: str | None = None) -> SideInputs:
     """A spec path is loaded and its compare build requested; anything else must be a kube-scheduler binary
     with --{label}-config (the flags are -a and -b)."""
     if not source:
@@ -86,9 +86,9 @@ def side_inputs(c: Any, label: str, source: str | None, config: str | None, prof
             raise UserError(f"--{label}-config is for a built binary; {source} is a spec",
                             f"drop --{label}-config: the spec's own configuration is used")
         spec = spec_at(Path(path))
-        request = compare_request(build_request(c, arch=host_arch(), component="kube-scheduler", spec=spec))
+        request = compare_request(build_request(c, arch=host_arch(), component="kube-scheduler", spec=spec, dist=dist))
         return SideInputs(label, source, spec, request, None, None, profile or "", request.k8s_version,
-                    None if explicit_apiserver else component_request(c, "kube-apiserver", request.k8s_version),
+                    None if explicit_apiserver else component_request(c, "kube-apiserver", request.k8s_version, dist),
                     explicit_apiserver)
     if not config:
         raise UserError(f"-{label} {source} is a binary and has no configuration",
@@ -101,7 +101,7 @@ def side_inputs(c: Any, label: str, source: str | None, config: str | None, prof
         raise UserError(f"-{label} {source}: no build-info.json beside it tells its Kubernetes version",
                         "pass --apiserver BINARY (a kube-apiserver the skew policy allows with it)")
     return SideInputs(label, source, None, None, path.resolve(), config_path.resolve(), profile or "", version,
-                component_request(c, "kube-apiserver", version) if version and not explicit_apiserver else None,
+                component_request(c, "kube-apiserver", version, dist) if version and not explicit_apiserver else None,
                 explicit_apiserver)
 
 
@@ -119,12 +119,12 @@ def _built_version(binary: Path) -> str:
 def compare_inputs(c: Any, *, snapshot: str, a: str | None, b: str | None, a_config: str | None = None,
                    b_config: str | None = None, profile: str | None = None, pending_only: bool = False,
                    json_out: str | None = None, chart_out: str | None = None, apiserver: str | None = None,
-                   timeout: Any = None) -> CompareInputs:
+                   timeout: Any = None, dist: str | None = None) -> CompareInputs:
     """Every value by the one precedence rule; the snapshot is read (strictly) before any build."""
     shot_path = Path(snapshot).expanduser()
     shot = snapshot_mod.load(shot_path)
     explicit = option(c, "cluster.apiserver", apiserver) or None
-    sides = [side_inputs(c, "a", a, a_config, profile, explicit), side_inputs(c, "b", b, b_config, profile, explicit)]
+    sides = [side_inputs(c, "a", a, a_config, profile, explicit, dist), side_inputs(c, "b", b, b_config, profile, explicit, dist)]
     for out, flag in ((json_out, "--json"), (chart_out, "--chart")):
         if out and not Path(out).expanduser().resolve().parent.is_dir():
             raise UserError(f"{flag} {out}: its directory does not exist", "create it or pick another path")

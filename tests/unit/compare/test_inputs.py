@@ -81,3 +81,13 @@ def test_both_builds_of_a_side_go_to_the_decided_dist_dir(shot, tmp_path):
     for side in (inputs.a, inputs.b):
         assert side.request is not None and side.apiserver is not None
         assert Path(side.request.dist_dir) == dist and Path(side.apiserver.dist_dir) == dist
+
+
+def test_dist_flag_wins_over_the_setting_for_both_builds_of_each_side(shot, tmp_path):
+    flag, setting = tmp_path / "flag", tmp_path / "setting"
+    inputs = compare_inputs({"paths": {"dist_dir": str(setting)}}, snapshot=str(shot), a=str(EXAMPLE), b=str(EXAMPLE),
+                            dist=str(flag))
+    for side in (inputs.a, inputs.b):
+        assert Path(side.request.dist_dir) == flag and Path(side.apiserver.dist_dir) == flag
+    unflagged = compare_inputs({"paths": {"dist_dir": str(setting)}}, snapshot=str(shot), a=str(EXAMPLE), b=str(EXAMPLE))
+    assert Path(unflagged.a.request.dist_dir) == setting  # negative control: without the flag, the setting

@@ -22,8 +22,6 @@ INPUTS = Path(__file__).resolve().parents[3] / "scheduler_build" / "inputs"
 # needed fails the walk below, so this cannot go stale silently.
 NO_DIST_FLAG = {
     "image.verify": "--rebuild builds into a temporary dist directory of its own; the user's is never read",
-    "compare": "each side's compare build goes under its own name in paths.dist_dir; compare/ has its own owner "
-               "(issue 42: left to it)",
 }
 # Reads of paths.dist_dir in inputs/ without a flag, each with why.
 FLAGLESS_READS = {"clean_inputs": "clean's --dist chooses the kind to remove; the directory is paths.dist_dir"}
