@@ -75,7 +75,7 @@ def builder(target: str) -> Callable[[], None]:
 
 
 ITEMS: list[tuple[str, Callable[[], None]]] = [
-    ("the oldest and newest Python's virtualenvs", _pythons),  # the unit-pythons tier, first
+    ("the oldest and newest Python's virtualenvs", _pythons),  # the unit-pythons tier (beside the node tier)
     ("etcd", _etcd),
     *((what, builder(target)) for what, target in TOOLS),
 ]
