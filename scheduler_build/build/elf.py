@@ -91,14 +91,21 @@ GO_NOTE_NAME, GO_BUILD_ID_TAG = b"Go\x00\x00", 4
 BUILD_ID_READ = 1 << 16  # the Go linker puts its notes in the first page; read a little more
 
 
+def _ident(data: Any) -> tuple[str, bool] | None:
+    """(struct byte order, 64-bit) of an ELF file's start; None when it is not one we read."""
+    if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
+        return None
+    return ("<" if data[5] == 1 else ">"), data[4] == 2
+
+
 def go_build_id(data: bytes) -> str | None:
     """The Go build ID in the ELF note "Go"/4 of `data` (the file's start), as `go tool buildid`
     prints it; None when `data` has none (not ELF, not Go, or the note is not in `data`)."""
     try:
-        if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
+        ident = _ident(data)
+        if ident is None:
             return None
-        order = "<" if data[5] == 1 else ">"
-        wide = data[4] == 2
+        order, wide = ident
         e_phoff = struct.unpack_from(order + ("Q" if wide else "I"), data, 32 if wide else 28)[0]
         e_phentsize, e_phnum = struct.unpack_from(order + "HH", data, 54 if wide else 42)
         for index in range(e_phnum):
@@ -145,10 +152,10 @@ def section(data: Any, name: str) -> tuple[int, int] | None:
     """(file offset, size) of the section called `name` in `data` (bytes, or an mmap of the file), from
     the section headers; None when there is none (or no section headers, or they do not fit in `data`)."""
     try:
-        if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
+        ident = _ident(data)
+        if ident is None:
             return None
-        order = "<" if data[5] == 1 else ">"
-        wide = data[4] == 2
+        order, wide = ident
         e_shoff = struct.unpack_from(order + ("Q" if wide else "I"), data, 40 if wide else 32)[0]
         e_shentsize, e_shnum, e_shstrndx = struct.unpack_from(order + "HHH", data, 58 if wide else 46)
         entry = order + ("IIQQQQ" if wide else "IIIIII")  # name, type, flags, addr, offset, size
