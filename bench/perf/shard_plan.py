@@ -13,8 +13,11 @@ bench.merge takes it as it takes a `--shard I/N` file.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import hashlib
 import json
+import re
 from pathlib import Path
 
 from bench.perf import cells, harness, results, run, shards, variants
@@ -24,6 +27,7 @@ from scheduler_build.spec import Spec
 
 BEGIN = "===== scheduler-build perf shard BEGIN ====="  # runner/main.go prints these two lines
 END = "===== scheduler-build perf shard END ====="
+CHUNK = "perf-shard-chunk"  # each line of the block: CHUNK K/N <base64 piece>; END carries sha256=<hex>
 BINARY = "/usr/local/bin/perf.test"
 TEST_SRCDIR, TEST_WORKSPACE = "/k8s", "ws"  # run.source_root's layout, inside the image
 CELLS = "/perf/cells"  # the planned configuration files, read-only
@@ -101,20 +105,41 @@ def plan(h: harness.Harness, spec: Spec, workloads: list[variants.Workload], con
 
 
 def parse_block(log_text: str, where: str) -> dict:
-    """The runner's block from a pod's log (the last one: a retried container prints its own)."""
+    """The runner's block from a pod's log (the last one: a retried container prints its own).
+
+    Lines between the markers that are not chunks are the pod's stderr, which the kubelet interleaves."""
     start = log_text.rfind(BEGIN)
     stop = log_text.find(END, start) if start >= 0 else -1
     if start < 0 or stop < 0:
         tail = [ln for ln in log_text.splitlines() if ln.strip()][-1:] or ["an empty log"]
         raise UserError(f"{where}: its log has no shard block (the runner did not finish): {tail[0][:200]}",
                         "see the pod's log; the shard is missing from the merge")
-    try:
-        block = json.loads(log_text[start + len(BEGIN):stop])
-    except ValueError as e:
-        raise UserError(f"{where}: the shard block is not JSON ({e})", "the log was cut: run the shard again") from None
+    block = json.loads(_joined(log_text[start + len(BEGIN):stop], log_text[stop:].split("\n", 1)[0], where))
     if not isinstance(block, dict) or not isinstance(block.get("runs"), list):
         raise UserError(f"{where}: the shard block has no runs list", "an image of another version: rebuild it")
     return block
+
+
+def _joined(between: str, end_line: str, where: str) -> bytes:
+    """The block's bytes from its numbered chunks, checked against the digest on its END line."""
+    pieces: dict[int, str] = {}
+    total = set()
+    for line in between.splitlines():
+        m = re.fullmatch(rf"{CHUNK} (\d+)/(\d+) ([A-Za-z0-9+/=]+)", line.strip())
+        if m:
+            pieces[int(m[1])] = m[3]
+            total.add(int(m[2]))
+    digest = re.search(r"sha256=([0-9a-f]{64})", end_line)
+    if len(total) != 1 or digest is None:
+        raise UserError(f"{where}: the shard block has no numbered chunks and digest",
+                        "an image of another version: rebuild it (bench.perf --on builds it)")
+    n = total.pop()
+    missing = [k for k in range(1, n + 1) if k not in pieces]
+    data = base64.b64decode("".join(pieces[k] for k in range(1, n + 1))) if not missing else b""
+    if missing or hashlib.sha256(data).hexdigest() != digest[1]:
+        what = f"chunk {missing[0]} of {n} missing" if missing else "its digest does not match"
+        raise UserError(f"{where}: the shard block is cut ({what})", "the log was cut: run the shard again")
+    return data
 
 
 def _judged(r: dict, cell: dict, where: str) -> tuple[results.RunFigures, str]:

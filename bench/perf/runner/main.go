@@ -8,6 +8,9 @@ package main
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -25,6 +28,10 @@ const (
 	planFile = "/perf/plan.json"
 	begin    = "===== scheduler-build perf shard BEGIN ====="
 	end      = "===== scheduler-build perf shard END ====="
+	chunk    = "perf-shard-chunk" // shard_plan.CHUNK
+	// The container runtime splits a log line longer than 16 KiB into partial entries, and the kubelet
+	// reading the log back puts a stderr line written meanwhile between them. Lines this short stay whole.
+	chunkWidth = 8192
 )
 
 // The log lines the caller needs: batching (run.batching_state), the threshold miss and failure lines
@@ -107,7 +114,7 @@ func main() {
 		out = append(out, r)
 	}
 	block, _ := json.Marshal(map[string]any{"shard": shard, "runs": out, "load_before": before, "load_after": loadavg()})
-	fmt.Printf("%s\n%s\n%s\n", begin, block, end)
+	printBlock(block)
 	for _, r := range out {
 		// A run that left no JSON failed outright: the pod fails, so backoffLimitPerIndex retries the shard.
 		// One that left its JSON and exited non-zero (a threshold miss) is the caller's to judge.
@@ -116,6 +123,21 @@ func main() {
 			os.Exit(1)
 		}
 	}
+}
+
+// printBlock prints the block as base64 lines of its own, numbered, with its digest on the END line,
+// so the caller finds a lost or interleaved piece instead of reading a cut block as a short one.
+func printBlock(block []byte) {
+	text := base64.StdEncoding.EncodeToString(block)
+	n := (len(text) + chunkWidth - 1) / chunkWidth
+	w := bufio.NewWriter(os.Stdout)
+	fmt.Fprintln(w, begin)
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(w, "%s %d/%d %s\n", chunk, i+1, n, text[i*chunkWidth:min((i+1)*chunkWidth, len(text))])
+	}
+	sum := sha256.Sum256(block)
+	fmt.Fprintf(w, "%s sha256=%s\n", end, hex.EncodeToString(sum[:]))
+	w.Flush()
 }
 
 func runCell(p plan, c cell) result {

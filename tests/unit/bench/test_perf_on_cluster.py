@@ -5,6 +5,8 @@ tests/e2e/test_bench_perf_job.py (real kube-apiserver) and the real-node run (do
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from pathlib import Path
 
@@ -62,7 +64,17 @@ def block(body: dict, index: int, exit_code: int = 0) -> str:
              "log": ["I1128 scheduler.go] started"] if exit_code == 0 else ["FATAL ERROR: etcd did not start"]}
             for k, c in enumerate(body["shards"][str(index)])]
     payload = {"shard": f"{index}/2", "runs": runs, "load_before": [1.0, 1.0, 1.0], "load_after": [1.5, 1.2, 1.0]}
-    return f"perf-shard {index}/2: run 1/2 ...\n{shard_plan.BEGIN}\n{json.dumps(payload)}\n{shard_plan.END}\n"
+    return f"perf-shard {index}/2: run 1/2 ...\n" + printed(json.dumps(payload).encode())
+
+
+def printed(data: bytes, width: int = 300, stderr_after: int = 1) -> str:
+    """The block as runner/main.go prints it (numbered base64 chunks, the digest on END), with a stderr
+    line between two chunks as the kubelet interleaves the pod's two streams."""
+    text = base64.b64encode(data).decode()
+    pieces = [text[k:k + width] for k in range(0, len(text), width)]
+    lines = [f"{shard_plan.CHUNK} {k + 1}/{len(pieces)} {piece}" for k, piece in enumerate(pieces)]
+    lines.insert(stderr_after, "perf-shard 1/2: SchedulingBasic/500Nodes spec exit 0 in 30.0s")
+    return "\n".join([shard_plan.BEGIN, *lines, f"{shard_plan.END} sha256={hashlib.sha256(data).hexdigest()}", ""])
 
 
 HEAD = {"schema": 1, "task": "bench.perf", "command": "inv bench.perf --on k --parallel 2", "commit": "abc",
@@ -110,10 +122,25 @@ def test_a_failed_run_or_a_cut_log_is_one_line_naming_the_pod(planned):
     cut = block(body, 1).split(shard_plan.END)[0]
     with pytest.raises(UserError, match="pod p1: its log has no shard block"):
         shard_plan.parse_block(cut, "pod p1")
-    short = json.loads(block(body, 1).split("\n")[2])
+    short = shard_plan.parse_block(block(body, 1), "pod p1")
     short["runs"] = short["runs"][:1]
     with pytest.raises(UserError, match="ran 1 of its 2 planned cells"):
         shard_plan.shard_raw(short, body, HEAD, meta, (), "pod p1")
+
+
+def test_a_block_with_a_chunk_lost_or_changed_is_refused_and_one_with_stderr_between_chunks_is_read():
+    data = json.dumps({"shard": "1/2", "runs": [{"log": ["x" * 2000]}]}).encode()
+    assert shard_plan.parse_block(printed(data, stderr_after=2), "pod p1")["runs"][0]["log"] == ["x" * 2000]
+    lines = printed(data).split("\n")
+    lost = "\n".join(lines[:3] + lines[4:])
+    with pytest.raises(UserError, match=r"pod p1: the shard block is cut \(chunk 2 of \d+ missing\)"):
+        shard_plan.parse_block(lost, "pod p1")
+    changed = printed(data).replace("eHh4", "eHh5", 1)
+    with pytest.raises(UserError, match=r"pod p1: the shard block is cut \(its digest does not match\)"):
+        shard_plan.parse_block(changed, "pod p1")
+    old_image = f"{shard_plan.BEGIN}\n{data.decode()}\n{shard_plan.END}\n"  # a block printed whole on one line
+    with pytest.raises(UserError, match="no numbered chunks and digest"):
+        shard_plan.parse_block(old_image, "pod p1")
 
 
 def test_variants_the_image_cannot_run_are_refused():
