@@ -138,6 +138,9 @@ def test_a_block_with_a_chunk_lost_or_changed_is_refused_and_one_with_stderr_bet
     changed = printed(data).replace("eHh4", "eHh5", 1)
     with pytest.raises(UserError, match=r"pod p1: the shard block is cut \(its digest does not match\)"):
         shard_plan.parse_block(changed, "pod p1")
+    cut_short = "\n".join(lines[:3] + [lines[3][:-1]] + lines[4:])  # a chunk line that lost its last character
+    with pytest.raises(UserError, match=r"pod p1: the shard block is cut \(its digest does not match\)"):
+        shard_plan.parse_block(cut_short, "pod p1")
     old_image = f"{shard_plan.BEGIN}\n{data.decode()}\n{shard_plan.END}\n"  # a block printed whole on one line
     with pytest.raises(UserError, match="no numbered chunks and digest"):
         shard_plan.parse_block(old_image, "pod p1")
