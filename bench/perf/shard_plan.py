@@ -135,13 +135,16 @@ def _joined(between: str, end_line: str, where: str) -> bytes:
                         "an image of another version: rebuild it (bench.perf --on builds it)")
     n = total.pop()
     missing = [k for k in range(1, n + 1) if k not in pieces]
+    if missing:
+        raise UserError(f"{where}: the shard block is cut (chunk {missing[0]} of {n} missing)",
+                        "the log was cut: run the shard again")
     try:
-        data = base64.b64decode("".join(pieces[k] for k in range(1, n + 1)), validate=True) if not missing else b""
-    except ValueError:  # a chunk cut inside a line: its length is no longer whole base64
+        data = base64.b64decode("".join(pieces[k] for k in range(1, n + 1)), validate=True)
+    except ValueError:  # a chunk cut inside its line is no longer whole base64: the digest check refuses it
         data = b""
-    if missing or hashlib.sha256(data).hexdigest() != digest[1]:
-        what = f"chunk {missing[0]} of {n} missing" if missing else "its digest does not match"
-        raise UserError(f"{where}: the shard block is cut ({what})", "the log was cut: run the shard again")
+    if hashlib.sha256(data).hexdigest() != digest[1]:
+        raise UserError(f"{where}: the shard block is cut (its digest does not match)",
+                        "the log was cut: run the shard again")
     return data
 
 
