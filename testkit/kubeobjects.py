@@ -156,6 +156,22 @@ def wait_bound(api: Any, namespace: str, count: int, timeout: float) -> dict[str
     return wait_until(bound, timeout, interval=1.0, what=f"{count} pods bound in {namespace}")
 
 
+def wait_events(api: Any, namespace: str, reason: str, names: Iterable[str], timeout: float) -> dict[str, str]:
+    """Wait until each named object has an event of `reason`; return name -> reporting component.
+
+    A scheduler sends its events after the binding, through a buffered broadcaster, so a pod can
+    be bound seconds before its Scheduled event exists (a loaded CI run saw 3 of 7 events).
+    """
+    wanted = set(names)
+
+    def reported() -> dict[str, str] | None:
+        seen = {ev.involved_object.name: ev.reporting_component or (ev.source.component if ev.source else "")
+                for ev in events_for(api, namespace, reason)}
+        return seen if wanted <= set(seen) else None
+
+    return wait_until(reported, timeout, interval=1.0, what=f"{reason} events of {sorted(wanted)} in {namespace}")
+
+
 def events_for(api: Any, namespace: str, reason: str | None = None) -> list[Any]:
     from kubernetes import client as k  # heavy: only when a cluster is driven
 

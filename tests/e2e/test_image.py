@@ -30,7 +30,7 @@ def test_scheduler_image_schedules_pods_from_a_container(control_plane, kube, na
                         + [kobj.pod_body("not-ours", "default-scheduler")])
         placed = kobj.wait_bound(kube, namespace, 8, 180)
         assert "not-ours" not in placed
-        reporters = {ev.reporting_component for ev in kobj.events_for(kube, namespace, "Scheduled")}
+        reporters = set(kobj.wait_events(kube, namespace, "Scheduled", placed, 180).values())
         assert reporters == {ours}
     finally:
         run.stop()

@@ -15,11 +15,6 @@ pytestmark = pytest.mark.timeout(900)
 BIND_TIMEOUT = 180  # generous: the machine is shared and noisy
 
 
-def _scheduled_by(kube, namespace):
-    """pod -> the component that reported its Scheduled event."""
-    return {ev.involved_object.name: ev.reporting_component for ev in kobj.events_for(kube, namespace, "Scheduled")}
-
-
 def test_pods_not_naming_our_scheduler_are_left_alone(control_plane, kube, namespace, nodes, schedulers, unique):
     ours = f"sb-side-{unique}"
     node_names = nodes([kobj.node_body(f"side-{unique}-{i}") for i in range(4)])
@@ -45,7 +40,7 @@ def test_pods_not_naming_our_scheduler_are_left_alone(control_plane, kube, names
     for name, pod in pods.items():
         if not name.startswith("mine-"):
             assert pod.spec.node_name is None, f"{name} ({pod.spec.scheduler_name}) was bound by someone"
-    reported = _scheduled_by(kube, namespace)
+    reported = kobj.wait_events(kube, namespace, "Scheduled", placed, BIND_TIMEOUT)
     assert set(reported) == set(placed)
     assert set(reported.values()) == {ours}
     # Nothing our scheduler emitted concerns the foreign pods (no FailedScheduling either).
@@ -62,7 +57,7 @@ def test_two_of_our_schedulers_split_the_pods_by_name(control_plane, kube, names
     bodies = [kobj.pod_body(f"a-{i}", first) for i in range(5)] + [kobj.pod_body(f"b-{i}", second) for i in range(5)]
     kobj.create_pods(kube, namespace, bodies)
     kobj.wait_bound(kube, namespace, 10, BIND_TIMEOUT)
-    reported = kobj.wait_until(lambda: (r := _scheduled_by(kube, namespace)) and len(r) == 10 and r,
-                              BIND_TIMEOUT, what="10 Scheduled events")
+    reported = kobj.wait_events(kube, namespace, "Scheduled", [b["metadata"]["name"] for b in bodies], BIND_TIMEOUT)
+    assert len(reported) == 10, reported
     for pod, component in reported.items():
         assert component == (first if pod.startswith("a-") else second), (pod, component)

@@ -62,9 +62,13 @@ def scheduled_through(kubeconfig: str, scheduler: str, namespace: str) -> None:
             "name": "c", "image": containerd.PAUSE_IMAGE, "imagePullPolicy": "Never"}]}})
     try:
         wait(lambda: core.read_namespaced_pod(pod, "default").status.phase == "Running", what=f"pod {pod} Running")
-        events = core.list_namespaced_event("default", field_selector=f"involvedObject.name={pod}").items
+        # The Scheduled event trails the binding (a buffered broadcaster): wait for it, then check who sent it.
+        def events():
+            return core.list_namespaced_event("default", field_selector=f"involvedObject.name={pod}").items
+
+        wait(lambda: any(e.reason == "Scheduled" for e in events()), what=f"the Scheduled event of {pod}")
         assert any(e.reason == "Scheduled" and scheduler in (e.reporting_component or e.source.component or "")
-                   for e in events), [(e.reason, e.reporting_component) for e in events]
+                   for e in events()), [(e.reason, e.reporting_component) for e in events()]
     finally:
         core.delete_namespaced_pod(pod, "default", grace_period_seconds=0)
 

@@ -305,6 +305,9 @@ def test_the_rendered_scheduler_and_extender_run_and_schedule_through_cluster_dn
                "name": "c", "image": containerd.PAUSE_IMAGE, "imagePullPolicy": "Never"}]}}
     _, core = kubectl_apply(kubeconfig, [pod])
     wait(lambda: core.read_namespaced_pod("custom", "default").status.phase == "Running", what="pod custom Running")
+    # The Scheduled event trails the binding (a buffered broadcaster): wait for it, then check who sent it.
+    wait(lambda: any(e.reason == "Scheduled" for e in core.list_namespaced_event(
+        "default", field_selector="involvedObject.name=custom").items), what="the Scheduled event of custom")
     events = core.list_namespaced_event("default", field_selector="involvedObject.name=custom").items
     assert any(e.reason == "Scheduled" and "underlay-scheduler" in (e.reporting_component or e.source.component or "")
                for e in events), [(e.reason, e.reporting_component, e.source.component) for e in events]
