@@ -102,17 +102,44 @@ def running(log_path: Path) -> Iterator[None]:
 
 def stop(proc: subprocess.Popen) -> None:
     """SIGTERM to its process group (each build removes its staging directory), then SIGKILL to what is
-    left of the group after 30 s (a `go` child its leader left behind)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+    left of the group after 30 s (a `go` child its leader left behind). Returns once no process of the
+    group runs: a signal is only sent by kill(), and a child at nice 19 on a busy machine may take a
+    while to act on it (a CI run saw the warm-up's child still there right after the leader's exit)."""
+    for sig, grace in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
             break
+        deadline = time.monotonic() + grace
         try:
-            proc.wait(30)
+            proc.wait(grace)
         except subprocess.TimeoutExpired:
             pass
+        while group_running(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not group_running(proc.pid):
+            break
     proc.wait()
+
+
+def group_running(pgid: int) -> bool:
+    """Whether a process of the group still runs; a zombie does not (its parent, init here, reaps it)."""
+    try:
+        entries = [e for e in Path("/proc").iterdir() if e.name.isdigit()]
+    except OSError:  # no /proc: ask the kernel, which counts a zombie as running
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    for entry in entries:
+        try:
+            state, _ppid, group = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, ValueError):
+            continue  # it ended while being read
+        if int(group) == pgid and state != "Z":
+            return True
+    return False
 
 
 def lowest_priority() -> None:
